@@ -1,0 +1,434 @@
+//! The navigation grid: which cells can be walked, what they cost, and which
+//! cells can reach each other.
+//!
+//! Nothing here depends on Bevy's ECS; [`NavGrid`] is also a Bevy
+//! [`Component`](bevy::prelude::Component) so the plugin can keep one on each
+//! map entity.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use bevy::prelude::Component;
+
+/// A cell of a [`NavGrid`], by column `x` and row `y`.
+///
+/// The grid does not care which way `y` points: bevy_ecs_tilemap puts row 0 at
+/// the bottom, MovingAI files put it at the top, and both load as they are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cell {
+    /// Column, from 0.
+    pub x: u32,
+    /// Row, from 0.
+    pub y: u32,
+}
+
+impl Cell {
+    /// The cell at column `x`, row `y`.
+    pub const fn new(x: u32, y: u32) -> Self {
+        Self { x, y }
+    }
+}
+
+impl From<(u32, u32)> for Cell {
+    fn from((x, y): (u32, u32)) -> Self {
+        Self { x, y }
+    }
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {})", self.x, self.y)
+    }
+}
+
+/// Which moves a unit may make from a cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Neighborhood {
+    /// Up, down, left and right, each costing the entered cell's cost.
+    Four,
+    /// The four orthogonal moves plus the four diagonals, a diagonal costing
+    /// √2 × the entered cell's cost. A diagonal step needs both orthogonal
+    /// cells beside it to be passable (no cutting wall corners).
+    #[default]
+    Eight,
+}
+
+/// Error returned by fallible [`NavGrid`] operations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GridError {
+    /// Width or height was zero, or `width × height` does not fit the grid's
+    /// 32-bit cell index.
+    BadSize {
+        /// Requested width.
+        width: u32,
+        /// Requested height.
+        height: u32,
+    },
+    /// A cost array did not have `width × height` entries.
+    WrongCellCount {
+        /// `width × height`.
+        expected: usize,
+        /// Entries given.
+        got: usize,
+    },
+    /// A cell lies outside the grid.
+    OutOfBounds(Cell),
+}
+
+impl fmt::Display for GridError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GridError::BadSize { width, height } => {
+                write!(f, "a {width}×{height} grid is empty or too large")
+            }
+            GridError::WrongCellCount { expected, got } => {
+                write!(f, "expected {expected} cell costs, got {got}")
+            }
+            GridError::OutOfBounds(cell) => write!(f, "cell {cell} is outside the grid"),
+        }
+    }
+}
+
+impl std::error::Error for GridError {}
+
+/// Largest number of cells a grid may have: cell indices and heap positions
+/// share a 32-bit word with 3 bits of parent direction in the search.
+pub const MAX_CELLS: u64 = 1 << 28;
+
+/// A rectangular grid of cells, each blocked or walkable at a cost.
+///
+/// - Cost 0 ([`NavGrid::BLOCKED`]) is a wall; 1 is plain ground; 2..=255 is
+///   rough terrain, that many times slower to cross.
+/// - Entering a cell orthogonally costs its cost; diagonally (in
+///   [`Neighborhood::Eight`]) √2 × its cost, and only when both orthogonal
+///   cells beside the diagonal are walkable.
+/// - Connected-region labels answer "can A reach B at all?" in O(1). They
+///   are recomputed lazily, once, after any number of edits.
+/// - [`NavGrid::version`] changes on every edit that changes a cell, so
+///   searches and paths can tell that the ground moved under them.
+#[derive(Component, Debug)]
+pub struct NavGrid {
+    width: u32,
+    height: u32,
+    neighborhood: Neighborhood,
+    costs: Vec<u8>,
+    /// How many cells have each cost; gives the cheapest walkable cost (the
+    /// heuristic's scale) in O(1) after any edit.
+    cost_histogram: [u32; 256],
+    version: u64,
+    regions: OnceLock<Regions>,
+}
+
+#[derive(Debug)]
+struct Regions {
+    /// Region label per cell; `NO_REGION` for blocked cells.
+    labels: Vec<u32>,
+    count: u32,
+}
+
+const NO_REGION: u32 = u32::MAX;
+
+impl Clone for NavGrid {
+    fn clone(&self) -> Self {
+        Self {
+            width: self.width,
+            height: self.height,
+            neighborhood: self.neighborhood,
+            costs: self.costs.clone(),
+            cost_histogram: self.cost_histogram,
+            version: self.version,
+            regions: OnceLock::new(),
+        }
+    }
+}
+
+impl NavGrid {
+    /// The cost of a wall.
+    pub const BLOCKED: u8 = 0;
+
+    /// A `width × height` grid of plain ground (cost 1), 8-neighbour moves.
+    pub fn new(width: u32, height: u32) -> Result<Self, GridError> {
+        let cells = Self::checked_cells(width, height)?;
+        Self::from_costs(width, height, vec![1; cells])
+    }
+
+    /// A grid from one cost per cell, row by row (`index = y × width + x`).
+    pub fn from_costs(width: u32, height: u32, costs: Vec<u8>) -> Result<Self, GridError> {
+        let expected = Self::checked_cells(width, height)?;
+        if costs.len() != expected {
+            return Err(GridError::WrongCellCount {
+                expected,
+                got: costs.len(),
+            });
+        }
+        let mut cost_histogram = [0u32; 256];
+        for &cost in &costs {
+            cost_histogram[cost as usize] += 1;
+        }
+        Ok(Self {
+            width,
+            height,
+            neighborhood: Neighborhood::Eight,
+            costs,
+            cost_histogram,
+            version: 0,
+            regions: OnceLock::new(),
+        })
+    }
+
+    fn checked_cells(width: u32, height: u32) -> Result<usize, GridError> {
+        let cells = width as u64 * height as u64;
+        if width == 0 || height == 0 || cells > MAX_CELLS {
+            return Err(GridError::BadSize { width, height });
+        }
+        Ok(cells as usize)
+    }
+
+    /// This grid with the given move set.
+    pub fn with_neighborhood(mut self, neighborhood: Neighborhood) -> Self {
+        self.set_neighborhood(neighborhood);
+        self
+    }
+
+    /// Changes the move set (bumps the version: paths found under the old
+    /// rule may no longer be valid).
+    pub fn set_neighborhood(&mut self, neighborhood: Neighborhood) {
+        if self.neighborhood != neighborhood {
+            self.neighborhood = neighborhood;
+            self.version += 1;
+        }
+    }
+
+    /// Columns.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Rows.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// `width × height`.
+    pub fn cell_count(&self) -> usize {
+        self.costs.len()
+    }
+
+    /// The move set.
+    pub fn neighborhood(&self) -> Neighborhood {
+        self.neighborhood
+    }
+
+    /// A number that changes whenever a cell's cost or the move set changes.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Whether `cell` lies inside the grid.
+    pub fn in_bounds(&self, cell: Cell) -> bool {
+        cell.x < self.width && cell.y < self.height
+    }
+
+    /// The flat index of an in-bounds cell (`y × width + x`).
+    pub fn index(&self, cell: Cell) -> Option<usize> {
+        self.in_bounds(cell)
+            .then(|| cell.y as usize * self.width as usize + cell.x as usize)
+    }
+
+    /// The cell at a flat index.
+    pub fn cell(&self, index: usize) -> Cell {
+        Cell::new(
+            (index % self.width as usize) as u32,
+            (index / self.width as usize) as u32,
+        )
+    }
+
+    /// The cost of `cell`: `Some(0)` for a wall, `None` outside the grid.
+    pub fn cost(&self, cell: Cell) -> Option<u8> {
+        self.index(cell).map(|i| self.costs[i])
+    }
+
+    /// Whether `cell` is inside the grid and not a wall.
+    pub fn is_walkable(&self, cell: Cell) -> bool {
+        self.cost(cell).is_some_and(|c| c != Self::BLOCKED)
+    }
+
+    /// All cell costs, row by row.
+    pub fn costs(&self) -> &[u8] {
+        &self.costs
+    }
+
+    /// The cheapest walkable cost on the grid (1 if nothing is walkable).
+    /// The default heuristic is scaled by it, which keeps it admissible on
+    /// maps made only of rough terrain.
+    pub fn min_walkable_cost(&self) -> u8 {
+        (1..=255u8)
+            .find(|&c| self.cost_histogram[c as usize] > 0)
+            .unwrap_or(1)
+    }
+
+    /// Sets one cell's cost ([`NavGrid::BLOCKED`] makes it a wall). Returns
+    /// whether anything changed.
+    pub fn set_cost(&mut self, cell: Cell, cost: u8) -> Result<bool, GridError> {
+        let index = self.index(cell).ok_or(GridError::OutOfBounds(cell))?;
+        Ok(self.write(index, cost))
+    }
+
+    /// Sets every cell of the rectangle from `min` to `max` (both inclusive,
+    /// in any order) to `cost`. Cells outside the grid are an error and
+    /// nothing is changed. Returns how many cells changed.
+    pub fn fill_rect(&mut self, min: Cell, max: Cell, cost: u8) -> Result<usize, GridError> {
+        for corner in [min, max] {
+            if !self.in_bounds(corner) {
+                return Err(GridError::OutOfBounds(corner));
+            }
+        }
+        let mut changed = 0;
+        for y in min.y.min(max.y)..=min.y.max(max.y) {
+            for x in min.x.min(max.x)..=min.x.max(max.x) {
+                let index = y as usize * self.width as usize + x as usize;
+                changed += self.write(index, cost) as usize;
+            }
+        }
+        Ok(changed)
+    }
+
+    fn write(&mut self, index: usize, cost: u8) -> bool {
+        let old = self.costs[index];
+        if old == cost {
+            return false;
+        }
+        self.cost_histogram[old as usize] -= 1;
+        self.cost_histogram[cost as usize] += 1;
+        self.costs[index] = cost;
+        self.version += 1;
+        // Only a change between wall and ground can change connectivity.
+        if (old == Self::BLOCKED) != (cost == Self::BLOCKED) {
+            self.regions = OnceLock::new();
+        }
+        true
+    }
+
+    /// The connected region of a walkable cell, `None` for walls and cells
+    /// outside the grid. Two cells with the same region can reach each other.
+    ///
+    /// With no corner cutting, 8-neighbour reachability equals 4-neighbour
+    /// reachability, so both move sets share these labels.
+    pub fn region(&self, cell: Cell) -> Option<u32> {
+        let index = self.index(cell)?;
+        let label = self.regions().labels[index];
+        (label != NO_REGION).then_some(label)
+    }
+
+    /// Whether a path exists between two cells (both walkable and in the
+    /// same region). O(1) once the labels are computed.
+    pub fn connected(&self, a: Cell, b: Cell) -> bool {
+        match (self.region(a), self.region(b)) {
+            (Some(ra), Some(rb)) => ra == rb,
+            _ => false,
+        }
+    }
+
+    /// How many connected regions the grid has.
+    pub fn region_count(&self) -> u32 {
+        self.regions().count
+    }
+
+    fn regions(&self) -> &Regions {
+        self.regions.get_or_init(|| self.label_regions())
+    }
+
+    /// Flood fill with 4-connectivity, one label per walkable component.
+    fn label_regions(&self) -> Regions {
+        let (w, h) = (self.width as usize, self.height as usize);
+        let mut labels = vec![NO_REGION; self.costs.len()];
+        let mut stack = Vec::new();
+        let mut count = 0;
+        for seed in 0..self.costs.len() {
+            if labels[seed] != NO_REGION || self.costs[seed] == Self::BLOCKED {
+                continue;
+            }
+            labels[seed] = count;
+            stack.push(seed);
+            while let Some(i) = stack.pop() {
+                let (x, y) = (i % w, i / w);
+                let mut visit = |j: usize| {
+                    if labels[j] == NO_REGION && self.costs[j] != Self::BLOCKED {
+                        labels[j] = count;
+                        stack.push(j);
+                    }
+                };
+                if x > 0 {
+                    visit(i - 1);
+                }
+                if x + 1 < w {
+                    visit(i + 1);
+                }
+                if y > 0 {
+                    visit(i - w);
+                }
+                if y + 1 < h {
+                    visit(i + w);
+                }
+            }
+            count += 1;
+        }
+        Regions { labels, count }
+    }
+
+    /// Whether one move from `from` to the adjacent cell `to` is allowed:
+    /// both walkable, adjacent under the move set, and for a diagonal both
+    /// orthogonal cells beside it walkable.
+    pub fn can_step(&self, from: Cell, to: Cell) -> bool {
+        if !self.is_walkable(from) || !self.is_walkable(to) {
+            return false;
+        }
+        let dx = to.x.abs_diff(from.x);
+        let dy = to.y.abs_diff(from.y);
+        match (dx, dy, self.neighborhood) {
+            (1, 0, _) | (0, 1, _) => true,
+            (1, 1, Neighborhood::Eight) => {
+                self.is_walkable(Cell::new(to.x, from.y))
+                    && self.is_walkable(Cell::new(from.x, to.y))
+            }
+            _ => false,
+        }
+    }
+
+    /// The cost of one allowed move from `from` to the adjacent `to`
+    /// (`None` when [`NavGrid::can_step`] says no).
+    pub fn step_cost(&self, from: Cell, to: Cell) -> Option<f64> {
+        self.can_step(from, to).then(|| {
+            let cost = self.costs[self.index(to).unwrap_or_default()] as f64;
+            if from.x != to.x && from.y != to.y {
+                cost * std::f64::consts::SQRT_2
+            } else {
+                cost
+            }
+        })
+    }
+
+    /// The cells reachable in one move from `cell`, with the move's cost.
+    pub fn neighbors(&self, cell: Cell) -> impl Iterator<Item = (Cell, f64)> + '_ {
+        const OFFSETS: [(i64, i64); 8] = [
+            (1, 0),
+            (-1, 0),
+            (0, 1),
+            (0, -1),
+            (1, 1),
+            (-1, 1),
+            (1, -1),
+            (-1, -1),
+        ];
+        let moves = match self.neighborhood {
+            Neighborhood::Four => &OFFSETS[..4],
+            Neighborhood::Eight => &OFFSETS[..],
+        };
+        moves.iter().filter_map(move |&(dx, dy)| {
+            let x = u32::try_from(cell.x as i64 + dx).ok()?;
+            let y = u32::try_from(cell.y as i64 + dy).ok()?;
+            let to = Cell::new(x, y);
+            self.step_cost(cell, to).map(|cost| (to, cost))
+        })
+    }
+}

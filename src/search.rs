@@ -1,0 +1,736 @@
+//! Resumable A* on a [`NavGrid`].
+//!
+//! A [`Search`] holds everything it needs between calls (its open list,
+//! scores, parents and closed set live in its [`Scratch`]), so
+//! [`Search::step`] can stop after any number of expansions and carry on
+//! later, in the next frame or the next minute, and still return the path an
+//! unsliced search would.
+//!
+//! Costs are kept in fixed point ([`COST_SCALE`] units per step of plain
+//! ground), so searches are exact, integer and identical on every machine.
+
+use std::fmt;
+
+use crate::grid::{Cell, NavGrid, Neighborhood};
+use crate::heap::{HeapPositions, OpenList};
+
+/// Fixed-point units per unit of path cost: an orthogonal step onto plain
+/// ground costs `COST_SCALE`.
+pub const COST_SCALE: u64 = 1 << 20;
+const ORTHOGONAL: u64 = COST_SCALE;
+/// √2 × 2²⁰, rounded: the relative error, 3·10⁻⁷, is far below the precision
+/// of any published benchmark length.
+const DIAGONAL: u64 = 1_482_910;
+/// Fixed-point scale of the heuristic weight.
+const WEIGHT_SCALE: u64 = 1 << 10;
+
+/// How a search behaves. [`SearchConfig::default`] gives optimal paths with
+/// no expansion cap.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchConfig {
+    /// Multiplier on the heuristic. 1 (the default) gives optimal paths;
+    /// above 1 expands fewer nodes for paths up to that factor longer, and
+    /// closed nodes are reopened when a cheaper way to them turns up; 0
+    /// turns A* into Dijkstra's algorithm.
+    pub heuristic_weight: f32,
+    /// Give up after this many expansions and return a path to the node
+    /// closest to the goal (by heuristic) as [`SearchStatus::Partial`].
+    pub max_expansions: Option<u32>,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self {
+            heuristic_weight: 1.0,
+            max_expansions: None,
+        }
+    }
+}
+
+/// Where a search stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SearchStatus {
+    /// Still searching: call [`Search::step`] again.
+    Running,
+    /// Reached the goal; the path is optimal (for a heuristic weight of at
+    /// most 1).
+    Found,
+    /// Stopped at [`SearchConfig::max_expansions`]; the path leads to the
+    /// explored cell nearest the goal.
+    Partial,
+    /// The goal cannot be reached from the start (decided without
+    /// expanding a node when they lie in different regions).
+    Unreachable,
+}
+
+impl SearchStatus {
+    /// Whether the search has ended.
+    pub fn is_finished(self) -> bool {
+        self != SearchStatus::Running
+    }
+}
+
+/// Why a search could not start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SearchError {
+    /// The start cell is outside the grid.
+    StartOutOfBounds(Cell),
+    /// The goal cell is outside the grid.
+    GoalOutOfBounds(Cell),
+    /// The start cell is a wall.
+    StartBlocked(Cell),
+    /// The goal cell is a wall.
+    GoalBlocked(Cell),
+    /// The heuristic weight was negative, infinite or NaN.
+    BadHeuristicWeight(f32),
+}
+
+impl fmt::Display for SearchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SearchError::StartOutOfBounds(c) => write!(f, "start {c} is outside the grid"),
+            SearchError::GoalOutOfBounds(c) => write!(f, "goal {c} is outside the grid"),
+            SearchError::StartBlocked(c) => write!(f, "start {c} is a wall"),
+            SearchError::GoalBlocked(c) => write!(f, "goal {c} is a wall"),
+            SearchError::BadHeuristicWeight(w) => {
+                write!(f, "heuristic weight {w} is not a finite number ≥ 0")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SearchError {}
+
+/// A path: the cells from start to end, both included, each one move from
+/// the next, and the total cost of those moves.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Path {
+    /// Cells from start to end.
+    pub cells: Vec<Cell>,
+    /// Sum of the move costs (an orthogonal step on plain ground costs 1).
+    pub cost: f64,
+}
+
+/// Per-cell record of a search, 16 bytes. `stamp` says whether the rest is
+/// from the current search (open or closed) or left over from an older one.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Node {
+    /// Best known cost from the start, fixed point.
+    g: u64,
+    /// `generation` = open, `generation + 1` = closed, anything else = unseen.
+    stamp: u32,
+    /// Heap position (while open) above 3 bits of the move that reached
+    /// this cell (an index into `moves`), which leads back to the parent.
+    slot: u32,
+}
+
+const DIRECTION_BITS: u32 = 3;
+const DIRECTION_MASK: u32 = (1 << DIRECTION_BITS) - 1;
+
+/// Open-list key: lowest f first, ties to the larger g (the deeper node),
+/// which on open ground cuts expansions several-fold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Priority {
+    f: u64,
+    g: u64,
+}
+
+impl Ord for Priority {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.f.cmp(&other.f).then(other.g.cmp(&self.g))
+    }
+}
+
+impl PartialOrd for Priority {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+struct NodePositions<'a>(&'a mut [Node]);
+
+impl HeapPositions for NodePositions<'_> {
+    #[inline(always)]
+    fn set_position(&mut self, item: u32, position: u32) {
+        let node = &mut self.0[item as usize];
+        node.slot = (position << DIRECTION_BITS) | (node.slot & DIRECTION_MASK);
+    }
+}
+
+/// The memory a search works in: one 16-byte record per grid cell and the
+/// open list. Reused from search to search and reset in O(1) by bumping a
+/// generation number, never cleared cell by cell (but once every 2³¹
+/// searches, when the number wraps).
+#[derive(Default)]
+pub struct Scratch {
+    nodes: Vec<Node>,
+    generation: u32,
+    open: OpenList<Priority>,
+}
+
+impl fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scratch")
+            .field("cells", &self.nodes.len())
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+impl Scratch {
+    /// Bytes of per-cell scratch a search uses on each grid cell.
+    pub const BYTES_PER_CELL: usize = std::mem::size_of::<Node>();
+
+    /// Empty scratch space; it grows to the size of the first grid searched.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bytes held now: the per-cell records plus the open list's capacity.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * Self::BYTES_PER_CELL
+            + self.open.capacity() * std::mem::size_of::<(Priority, u32)>()
+    }
+
+    /// Starts a new search over `cells` cells; returns the open stamp.
+    fn begin(&mut self, cells: usize) -> u32 {
+        if self.generation >= u32::MAX - 2 {
+            self.nodes.iter_mut().for_each(|n| n.stamp = 0);
+            self.generation = 0;
+        }
+        self.generation += 2;
+        if self.nodes.len() < cells {
+            self.nodes.resize(cells, Node::default());
+        }
+        self.open.clear();
+        self.generation
+    }
+}
+
+/// A pool of [`Scratch`] spaces, so that searches started one after another
+/// reuse memory instead of allocating a grid-sized array each time.
+#[derive(Debug, Default)]
+pub struct ScratchPool {
+    free: Vec<Scratch>,
+}
+
+impl ScratchPool {
+    /// An empty pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A scratch space from the pool, or a new one.
+    pub fn take(&mut self) -> Scratch {
+        self.free.pop().unwrap_or_default()
+    }
+
+    /// Returns a scratch space to the pool.
+    pub fn give(&mut self, scratch: Scratch) {
+        self.free.push(scratch);
+    }
+
+    /// Scratch spaces waiting in the pool.
+    pub fn len(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Whether the pool holds none.
+    pub fn is_empty(&self) -> bool {
+        self.free.is_empty()
+    }
+}
+
+/// A resumable A* search from one cell to another.
+///
+/// ```
+/// use bevy_frontier::prelude::*;
+///
+/// let mut grid = NavGrid::new(16, 16).unwrap();
+/// grid.fill_rect(Cell::new(8, 0), Cell::new(8, 14), NavGrid::BLOCKED).unwrap();
+///
+/// let mut search =
+///     Search::new(&grid, Cell::new(0, 0), Cell::new(15, 0), SearchConfig::default()).unwrap();
+/// // A few expansions per frame, until it ends.
+/// while search.step(&grid, 10) == SearchStatus::Running {}
+/// let path = search.path().unwrap();
+/// assert_eq!(path.cells.first(), Some(&Cell::new(0, 0)));
+/// assert_eq!(path.cells.last(), Some(&Cell::new(15, 0)));
+/// ```
+#[derive(Debug)]
+pub struct Search {
+    start: Cell,
+    goal: Cell,
+    config: SearchConfig,
+    scratch: Scratch,
+    status: SearchStatus,
+    expansions: u64,
+    restarts: u32,
+    path: Option<Path>,
+    /// What the search was started on; a grid with another shape or
+    /// version restarts it.
+    grid_shape: (u32, u32, u64),
+    /// The open stamp of this search (closed = `open + 1`).
+    open_stamp: u32,
+    /// Lowest-heuristic cell reached so far, as `(h, cell index)`: the end
+    /// of a partial path.
+    best: (u64, u32),
+    heuristic_scale: u64,
+}
+
+impl Search {
+    /// A search from `start` to `goal` in its own new scratch space.
+    pub fn new(
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        config: SearchConfig,
+    ) -> Result<Self, SearchError> {
+        Self::with_scratch(grid, start, goal, config, Scratch::new())
+    }
+
+    /// A search that takes its scratch space from `pool` (only when the
+    /// request is valid); give it back with [`Search::into_scratch`].
+    pub fn new_in(
+        pool: &mut ScratchPool,
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        config: SearchConfig,
+    ) -> Result<Self, SearchError> {
+        Self::validate(grid, start, goal, config)?;
+        Self::with_scratch(grid, start, goal, config, pool.take())
+    }
+
+    /// A search working in the given scratch space.
+    pub fn with_scratch(
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        config: SearchConfig,
+        scratch: Scratch,
+    ) -> Result<Self, SearchError> {
+        Self::validate(grid, start, goal, config)?;
+        let mut search = Self {
+            start,
+            goal,
+            config,
+            scratch,
+            status: SearchStatus::Running,
+            expansions: 0,
+            restarts: 0,
+            path: None,
+            grid_shape: (0, 0, 0),
+            open_stamp: 0,
+            best: (u64::MAX, 0),
+            heuristic_scale: 0,
+        };
+        search.begin(grid);
+        Ok(search)
+    }
+
+    fn validate(
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        config: SearchConfig,
+    ) -> Result<(), SearchError> {
+        let weight = config.heuristic_weight;
+        if !weight.is_finite() || weight < 0.0 {
+            return Err(SearchError::BadHeuristicWeight(weight));
+        }
+        match (grid.cost(start), grid.cost(goal)) {
+            (None, _) => Err(SearchError::StartOutOfBounds(start)),
+            (_, None) => Err(SearchError::GoalOutOfBounds(goal)),
+            (Some(NavGrid::BLOCKED), _) => Err(SearchError::StartBlocked(start)),
+            (_, Some(NavGrid::BLOCKED)) => Err(SearchError::GoalBlocked(goal)),
+            _ => Ok(()),
+        }
+    }
+
+    /// (Re)initialises the search state on `grid`; the cheap region check
+    /// settles unreachable goals here, before any expansion.
+    fn begin(&mut self, grid: &NavGrid) {
+        self.grid_shape = (grid.width(), grid.height(), grid.version());
+        self.path = None;
+        self.open_stamp = self.scratch.begin(grid.cell_count());
+        self.heuristic_scale = grid.min_walkable_cost() as u64
+            * (self.config.heuristic_weight as f64 * WEIGHT_SCALE as f64).round() as u64;
+        if Self::validate(grid, self.start, self.goal, self.config).is_err()
+            || !grid.connected(self.start, self.goal)
+        {
+            self.status = SearchStatus::Unreachable;
+            return;
+        }
+        self.status = SearchStatus::Running;
+        let start = grid.index(self.start).unwrap_or_default() as u32;
+        let h = self.heuristic(grid, self.start);
+        self.best = (h, start);
+        let open = self.open_stamp;
+        let nodes = &mut self.scratch.nodes;
+        nodes[start as usize] = Node {
+            g: 0,
+            stamp: open,
+            slot: 0,
+        };
+        self.scratch
+            .open
+            .push(Priority { f: h, g: 0 }, start, &mut NodePositions(nodes));
+    }
+
+    fn heuristic(&self, grid: &NavGrid, cell: Cell) -> u64 {
+        heuristic(
+            grid.neighborhood(),
+            cell.x.abs_diff(self.goal.x),
+            cell.y.abs_diff(self.goal.y),
+            self.heuristic_scale,
+        )
+    }
+
+    /// The start cell.
+    pub fn start(&self) -> Cell {
+        self.start
+    }
+
+    /// The goal cell.
+    pub fn goal(&self) -> Cell {
+        self.goal
+    }
+
+    /// The configuration the search runs with.
+    pub fn config(&self) -> SearchConfig {
+        self.config
+    }
+
+    /// Where the search stands.
+    pub fn status(&self) -> SearchStatus {
+        self.status
+    }
+
+    /// Nodes expanded so far, over all calls to [`Search::step`] (and all
+    /// restarts).
+    pub fn expansions(&self) -> u64 {
+        self.expansions
+    }
+
+    /// How many times the search started over because its grid changed.
+    pub fn restarts(&self) -> u32 {
+        self.restarts
+    }
+
+    /// Cells waiting in the open list.
+    pub fn open_len(&self) -> usize {
+        self.scratch.open.len()
+    }
+
+    /// The path, once the search is [`Found`](SearchStatus::Found) or
+    /// [`Partial`](SearchStatus::Partial).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_ref()
+    }
+
+    /// Takes the path out of a finished search.
+    pub fn take_path(&mut self) -> Option<Path> {
+        self.path.take()
+    }
+
+    /// Ends the search and hands back its scratch space for reuse.
+    pub fn into_scratch(self) -> Scratch {
+        self.scratch
+    }
+
+    /// Expands at most `budget` nodes and says where the search stands.
+    ///
+    /// `grid` must be the grid the search was created on. If it has changed
+    /// since (its version or size differs), the search starts over on the
+    /// new grid, counting a restart; a start or goal that became a wall
+    /// makes it [`Unreachable`](SearchStatus::Unreachable). A finished search
+    /// returns its status again without doing anything.
+    pub fn step(&mut self, grid: &NavGrid, budget: u32) -> SearchStatus {
+        if self.status.is_finished() {
+            return self.status;
+        }
+        if self.grid_shape != (grid.width(), grid.height(), grid.version()) {
+            self.restarts += 1;
+            self.begin(grid);
+            if self.status.is_finished() {
+                return self.status;
+            }
+        }
+        let budget = match self.config.max_expansions {
+            Some(cap) => {
+                let left = (cap as u64).saturating_sub(self.expansions);
+                if left == 0 {
+                    return self.finish(grid, SearchStatus::Partial, self.best.1);
+                }
+                budget.min(left.min(u32::MAX as u64) as u32)
+            }
+            None => budget,
+        };
+        let (status, end) = self.expand(grid, budget);
+        if status.is_finished() {
+            return self.finish(grid, status, end);
+        }
+        if self
+            .config
+            .max_expansions
+            .is_some_and(|cap| self.expansions >= cap as u64)
+        {
+            return self.finish(grid, SearchStatus::Partial, self.best.1);
+        }
+        self.status
+    }
+
+    /// Runs the search to its end, whatever it takes.
+    pub fn run(&mut self, grid: &NavGrid) -> SearchStatus {
+        while self.step(grid, u32::MAX) == SearchStatus::Running {}
+        self.status
+    }
+
+    fn finish(&mut self, grid: &NavGrid, status: SearchStatus, end: u32) -> SearchStatus {
+        self.status = status;
+        if status != SearchStatus::Unreachable {
+            self.path = Some(self.trace_back(grid, end));
+        }
+        self.status
+    }
+
+    /// The path from the start to `end` through the recorded parents.
+    fn trace_back(&self, grid: &NavGrid, end: u32) -> Path {
+        let moves = Moves::new(grid.width());
+        let start = grid.index(self.start).unwrap_or_default() as u32;
+        let nodes = &self.scratch.nodes;
+        let mut cells = vec![grid.cell(end as usize)];
+        let mut at = end;
+        while at != start {
+            let direction = nodes[at as usize].slot & DIRECTION_MASK;
+            at = (at as i64 - moves.offsets[direction as usize]) as u32;
+            cells.push(grid.cell(at as usize));
+        }
+        cells.reverse();
+        Path {
+            cells,
+            cost: nodes[end as usize].g as f64 / COST_SCALE as f64,
+        }
+    }
+
+    /// The A* inner loop: at most `budget` expansions. Returns the status
+    /// and, when finished, the cell the path ends at.
+    fn expand(&mut self, grid: &NavGrid, budget: u32) -> (SearchStatus, u32) {
+        let width = grid.width();
+        let height = grid.height();
+        let costs = grid.costs();
+        let eight = grid.neighborhood() == Neighborhood::Eight;
+        let moves = Moves::new(width);
+        let goal = grid.index(self.goal).unwrap_or_default() as u32;
+        let (goal_x, goal_y) = (self.goal.x, self.goal.y);
+        let open = self.open_stamp;
+        let closed = open + 1;
+        let reopen = self.config.heuristic_weight > 1.0;
+        let scale = self.heuristic_scale;
+        let neighborhood = grid.neighborhood();
+        let Scratch {
+            nodes, open: heap, ..
+        } = &mut self.scratch;
+        let nodes = &mut nodes[..costs.len()];
+        let mut best = self.best;
+        let mut expanded = 0;
+        let mut result = (SearchStatus::Running, 0);
+
+        while expanded < budget {
+            let Some((priority, current)) = heap.pop(&mut NodePositions(nodes)) else {
+                result = (SearchStatus::Unreachable, 0);
+                break;
+            };
+            expanded += 1;
+            nodes[current as usize].stamp = closed;
+            if current == goal {
+                result = (SearchStatus::Found, goal);
+                break;
+            }
+            let g = priority.g;
+            let x = current % width;
+            let y = current / width;
+            let can = [x + 1 < width, x > 0, y + 1 < height, y > 0];
+            let mut walkable = [false; 4];
+            for direction in 0..4 {
+                if !can[direction] {
+                    continue;
+                }
+                let next = (current as i64 + moves.offsets[direction]) as u32;
+                let cost = costs[next as usize];
+                if cost == NavGrid::BLOCKED {
+                    continue;
+                }
+                walkable[direction] = true;
+                let (nx, ny) = moves.cell_of(direction, x, y);
+                let h = heuristic(
+                    neighborhood,
+                    nx.abs_diff(goal_x),
+                    ny.abs_diff(goal_y),
+                    scale,
+                );
+                relax(
+                    nodes,
+                    heap,
+                    Relax {
+                        cell: next,
+                        g: g + cost as u64 * ORTHOGONAL,
+                        h,
+                        direction: direction as u32,
+                        open,
+                        reopen,
+                    },
+                    &mut best,
+                );
+            }
+            if eight {
+                for direction in 4..8 {
+                    let [a, b] = DIAGONAL_SIDES[direction - 4];
+                    if !(walkable[a] && walkable[b]) {
+                        continue;
+                    }
+                    let next = (current as i64 + moves.offsets[direction]) as u32;
+                    let cost = costs[next as usize];
+                    if cost == NavGrid::BLOCKED {
+                        continue;
+                    }
+                    let (nx, ny) = moves.cell_of(direction, x, y);
+                    let h = heuristic(
+                        neighborhood,
+                        nx.abs_diff(goal_x),
+                        ny.abs_diff(goal_y),
+                        scale,
+                    );
+                    relax(
+                        nodes,
+                        heap,
+                        Relax {
+                            cell: next,
+                            g: g + cost as u64 * DIAGONAL,
+                            h,
+                            direction: direction as u32,
+                            open,
+                            reopen,
+                        },
+                        &mut best,
+                    );
+                }
+            }
+        }
+        self.best = best;
+        self.expansions += expanded as u64;
+        result
+    }
+}
+
+/// Octile (8 neighbours) or Manhattan (4) distance in fixed point, times
+/// `scale` (cheapest cell cost × weight, itself in `WEIGHT_SCALE` units).
+#[inline(always)]
+fn heuristic(neighborhood: Neighborhood, dx: u32, dy: u32, scale: u64) -> u64 {
+    let (dx, dy) = (dx as u64, dy as u64);
+    let distance = match neighborhood {
+        Neighborhood::Eight => {
+            let (low, high) = if dx < dy { (dx, dy) } else { (dy, dx) };
+            (high - low) * ORTHOGONAL + low * DIAGONAL
+        }
+        Neighborhood::Four => (dx + dy) * ORTHOGONAL,
+    };
+    distance * scale / WEIGHT_SCALE
+}
+
+/// The two orthogonal moves a diagonal passes between (indices into
+/// `Moves::offsets`): both must be walkable, so no wall corner is cut.
+const DIAGONAL_SIDES: [[usize; 2]; 4] = [[0, 2], [1, 2], [0, 3], [1, 3]];
+
+/// The eight moves as index offsets: east, west, south (+y), north (−y),
+/// then the diagonals between them.
+struct Moves {
+    offsets: [i64; 8],
+}
+
+impl Moves {
+    const DELTAS: [(i32, i32); 8] = [
+        (1, 0),
+        (-1, 0),
+        (0, 1),
+        (0, -1),
+        (1, 1),
+        (-1, 1),
+        (1, -1),
+        (-1, -1),
+    ];
+
+    fn new(width: u32) -> Self {
+        let w = width as i64;
+        Self {
+            offsets: Self::DELTAS.map(|(dx, dy)| dx as i64 + dy as i64 * w),
+        }
+    }
+
+    #[inline(always)]
+    fn cell_of(&self, direction: usize, x: u32, y: u32) -> (u32, u32) {
+        let (dx, dy) = Self::DELTAS[direction];
+        (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy))
+    }
+}
+
+struct Relax {
+    cell: u32,
+    g: u64,
+    h: u64,
+    direction: u32,
+    open: u32,
+    reopen: bool,
+}
+
+/// Offers a path of cost `g` to `cell`: records it if it is the first or a
+/// cheaper one, pushing or sifting the cell in the open list.
+#[inline(always)]
+fn relax(nodes: &mut [Node], heap: &mut OpenList<Priority>, step: Relax, best: &mut (u64, u32)) {
+    let node = nodes[step.cell as usize];
+    let priority = Priority {
+        f: step.g + step.h,
+        g: step.g,
+    };
+    if node.stamp == step.open {
+        if step.g < node.g {
+            let slot = &mut nodes[step.cell as usize];
+            slot.g = step.g;
+            slot.slot = (node.slot & !DIRECTION_MASK) | step.direction;
+            heap.decrease_key(
+                node.slot >> DIRECTION_BITS,
+                priority,
+                &mut NodePositions(nodes),
+            );
+        }
+        return;
+    }
+    let closed = node.stamp == step.open + 1;
+    if closed && !(step.reopen && step.g < node.g) {
+        return;
+    }
+    nodes[step.cell as usize] = Node {
+        g: step.g,
+        stamp: step.open,
+        slot: step.direction,
+    };
+    heap.push(priority, step.cell, &mut NodePositions(nodes));
+    if (step.h, step.cell) < *best {
+        *best = (step.h, step.cell);
+    }
+}
+
+/// Runs a search from `start` to `goal` to its end and returns its status
+/// and path (none when unreachable).
+pub fn find_path(
+    grid: &NavGrid,
+    start: Cell,
+    goal: Cell,
+    config: SearchConfig,
+) -> Result<(SearchStatus, Option<Path>), SearchError> {
+    let mut search = Search::new(grid, start, goal, config)?;
+    let status = search.run(grid);
+    Ok((status, search.take_path()))
+}

@@ -1,0 +1,118 @@
+//! Helpers shared by the test modules.
+
+use std::path::PathBuf;
+
+use bevy_frontier::prelude::*;
+
+/// The MovingAI benchmark folder: `$FRONTIER_MOVINGAI_DIR`, else
+/// `../shared/movingai` beside the crate. `None` (with a message saying the
+/// test is skipped) when neither exists.
+pub fn movingai_dir(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("FRONTIER_MOVINGAI_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/movingai"));
+    if dir.join("maps").is_dir() {
+        Some(dir)
+    } else {
+        println!(
+            "skipping {test}: no MovingAI data at {} (set FRONTIER_MOVINGAI_DIR)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Every `(map, scenario file)` pair in the MovingAI folder, sorted.
+pub fn movingai_pairs(dir: &std::path::Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut pairs = Vec::new();
+    for set in std::fs::read_dir(dir.join("maps")).expect("maps folder") {
+        let set = set.expect("maps entry").path();
+        for map in std::fs::read_dir(&set).expect("map set folder") {
+            let map = map.expect("map entry").path();
+            let name = map
+                .file_name()
+                .expect("file name")
+                .to_string_lossy()
+                .to_string();
+            let set_name = set.file_name().expect("set name");
+            let scen = dir
+                .join("scenarios")
+                .join(set_name)
+                .join(format!("{name}.scen"));
+            if scen.is_file() {
+                pairs.push((map, scen));
+            }
+        }
+    }
+    pairs.sort();
+    pairs
+}
+
+/// A small deterministic random generator (xorshift64*), so tests need no
+/// extra dependency and fail the same way every time.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: u32) -> u32 {
+        (self.next() % n as u64) as u32
+    }
+}
+
+/// A random grid: each cell a wall with probability `wall_percent`%, else
+/// a cost from 1 to `max_cost`.
+pub fn random_grid(
+    rng: &mut Rng,
+    width: u32,
+    height: u32,
+    wall_percent: u32,
+    max_cost: u8,
+) -> NavGrid {
+    let costs = (0..width * height)
+        .map(|_| {
+            if rng.below(100) < wall_percent {
+                NavGrid::BLOCKED
+            } else {
+                1 + rng.below(max_cost as u32) as u8
+            }
+        })
+        .collect();
+    NavGrid::from_costs(width, height, costs).expect("valid size")
+}
+
+/// A random walkable cell, if the grid has one.
+pub fn random_walkable(rng: &mut Rng, grid: &NavGrid) -> Option<Cell> {
+    let walkable: Vec<usize> = (0..grid.cell_count())
+        .filter(|&i| grid.costs()[i] != NavGrid::BLOCKED)
+        .collect();
+    (!walkable.is_empty()).then(|| grid.cell(walkable[rng.below(walkable.len() as u32) as usize]))
+}
+
+/// Checks that `path` is a chain of allowed moves from `start` to `end` whose
+/// costs add up to `path.cost`.
+pub fn assert_valid_path(grid: &NavGrid, path: &Path, start: Cell, end: Cell) {
+    assert_eq!(path.cells.first(), Some(&start), "path starts elsewhere");
+    assert_eq!(path.cells.last(), Some(&end), "path ends elsewhere");
+    let mut total = 0.0;
+    for pair in path.cells.windows(2) {
+        total += grid
+            .step_cost(pair[0], pair[1])
+            .unwrap_or_else(|| panic!("illegal move {} -> {}", pair[0], pair[1]));
+    }
+    assert!(
+        (total - path.cost).abs() <= 1e-6 * total.max(1.0),
+        "path cost {} but its moves add up to {total}",
+        path.cost
+    );
+}

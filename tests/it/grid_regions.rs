@@ -1,0 +1,103 @@
+//! Grid edits, versions and connected regions.
+
+use bevy_frontier::prelude::*;
+
+#[test]
+fn regions_follow_walls() {
+    let mut grid = NavGrid::new(10, 5).unwrap();
+    assert_eq!(grid.region_count(), 1);
+    let version = grid.version();
+    assert_eq!(
+        grid.fill_rect(Cell::new(4, 4), Cell::new(4, 0), NavGrid::BLOCKED),
+        Ok(5)
+    );
+    assert!(grid.version() > version);
+    assert_eq!(grid.region_count(), 2);
+    assert!(!grid.connected(Cell::new(0, 0), Cell::new(9, 0)));
+    assert!(grid.connected(Cell::new(0, 0), Cell::new(3, 4)));
+    assert_eq!(grid.region(Cell::new(4, 2)), None, "walls have no region");
+
+    // A diagonal gap is no gap: moves may not cut wall corners.
+    grid.set_cost(Cell::new(4, 2), 1).unwrap();
+    grid.set_cost(Cell::new(3, 2), NavGrid::BLOCKED).unwrap();
+    grid.set_cost(Cell::new(5, 2), NavGrid::BLOCKED).unwrap();
+    grid.set_cost(Cell::new(3, 1), NavGrid::BLOCKED).unwrap();
+    grid.set_cost(Cell::new(5, 3), NavGrid::BLOCKED).unwrap();
+    grid.set_cost(Cell::new(3, 3), NavGrid::BLOCKED).unwrap();
+    grid.set_cost(Cell::new(5, 1), NavGrid::BLOCKED).unwrap();
+    assert!(!grid.connected(Cell::new(0, 0), Cell::new(9, 0)));
+    let (status, _) = find_path(
+        &grid,
+        Cell::new(0, 0),
+        Cell::new(9, 0),
+        SearchConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(status, SearchStatus::Unreachable);
+
+    // Opening a door joins the two sides.
+    grid.set_cost(Cell::new(4, 0), 1).unwrap();
+    assert!(grid.connected(Cell::new(0, 0), Cell::new(9, 0)));
+    assert_eq!(
+        grid.region_count(),
+        1 + 1,
+        "the walled-in (4, 2) is its own region"
+    );
+}
+
+#[test]
+fn edits_report_changes_and_bounds() {
+    let mut grid = NavGrid::new(4, 4).unwrap();
+    let version = grid.version();
+    assert_eq!(
+        grid.set_cost(Cell::new(1, 1), 1),
+        Ok(false),
+        "same cost is no change"
+    );
+    assert_eq!(grid.version(), version);
+    assert_eq!(grid.set_cost(Cell::new(1, 1), 5), Ok(true));
+    assert_eq!(grid.cost(Cell::new(1, 1)), Some(5));
+    assert_eq!(
+        grid.set_cost(Cell::new(4, 0), 1),
+        Err(GridError::OutOfBounds(Cell::new(4, 0)))
+    );
+    assert!(grid.fill_rect(Cell::new(0, 0), Cell::new(9, 9), 0).is_err());
+    assert_eq!(
+        grid.cost(Cell::new(0, 0)),
+        Some(1),
+        "a failed fill changes nothing"
+    );
+    assert!(NavGrid::new(0, 3).is_err());
+    assert!(NavGrid::from_costs(2, 2, vec![1; 3]).is_err());
+}
+
+#[test]
+fn rough_terrain_is_avoided_when_cheaper() {
+    // A band of cost-9 swamp, three rows deep, with a plain ford at x = 9:
+    // wading straight across costs 32, the detour through the ford 22.5.
+    let mut grid = NavGrid::new(10, 9).unwrap();
+    grid.fill_rect(Cell::new(0, 3), Cell::new(8, 5), 9).unwrap();
+    let (start, goal) = (Cell::new(0, 0), Cell::new(0, 8));
+    let (_, path) = find_path(&grid, start, goal, SearchConfig::default()).unwrap();
+    let path = path.unwrap();
+    assert!(
+        path.cells.contains(&Cell::new(9, 4)),
+        "path should take the ford: {:?}",
+        path.cells
+    );
+    // All cells cost 9 except the goal: the heuristic scales to the cheapest cost.
+    let mut swamp = NavGrid::new(12, 12).unwrap();
+    swamp
+        .fill_rect(Cell::new(0, 0), Cell::new(11, 11), 9)
+        .unwrap();
+    assert_eq!(swamp.min_walkable_cost(), 9);
+    let (_, path) = find_path(
+        &swamp,
+        Cell::new(0, 0),
+        Cell::new(11, 5),
+        SearchConfig::default(),
+    )
+    .unwrap();
+    let expected = 9.0 * (6.0 + 5.0 * std::f64::consts::SQRT_2);
+    assert!((path.unwrap().cost - expected).abs() < 1e-4);
+}
