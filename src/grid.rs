@@ -267,6 +267,15 @@ impl NavGrid {
             .unwrap_or(1)
     }
 
+    /// The most expensive walkable cost on the grid (1 if nothing is
+    /// walkable).
+    pub fn max_walkable_cost(&self) -> u8 {
+        (1..=255u8)
+            .rev()
+            .find(|&c| self.cost_histogram[c as usize] > 0)
+            .unwrap_or(1)
+    }
+
     /// Sets one cell's cost ([`NavGrid::BLOCKED`] makes it a wall). Returns
     /// whether anything changed.
     pub fn set_cost(&mut self, cell: Cell, cost: u8) -> Result<bool, GridError> {

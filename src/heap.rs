@@ -80,14 +80,37 @@ impl<K: Ord + Copy> OpenList<K> {
     }
 
     /// Removes and returns the smallest key and its item.
+    ///
+    /// Floyd's variant: the hole left at the root walks down to a leaf along
+    /// the smaller children (one comparison per level instead of two), and
+    /// the last entry then sifts up from there, which in an A* open list is
+    /// rarely more than a level or two.
     pub fn pop(&mut self, positions: &mut impl HeapPositions) -> Option<(K, u32)> {
         let last = self.entries.pop()?;
-        let Some(top) = self.entries.first_mut() else {
+        if self.entries.is_empty() {
             return Some((last.key, last.item));
-        };
-        let popped = std::mem::replace(top, last);
-        self.sift_down(0, positions);
-        Some((popped.key, popped.item))
+        }
+        let top = self.entries[0];
+        let len = self.entries.len();
+        let mut hole = 0;
+        let mut child = 1;
+        while child + 1 < len {
+            child += (self.entries[child + 1].key < self.entries[child].key) as usize;
+            let moved = self.entries[child];
+            self.entries[hole] = moved;
+            positions.set_position(moved.item, hole as u32);
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        if child < len {
+            let moved = self.entries[child];
+            self.entries[hole] = moved;
+            positions.set_position(moved.item, hole as u32);
+            hole = child;
+        }
+        self.entries[hole] = last;
+        self.sift_up(hole, positions);
+        Some((top.key, top.item))
     }
 
     /// Lowers the key of the item at `position` to `key` and restores the
@@ -112,32 +135,6 @@ impl<K: Ord + Copy> OpenList<K> {
             self.entries[position] = above;
             positions.set_position(above.item, position as u32);
             position = parent;
-        }
-        self.entries[position] = moving;
-        positions.set_position(moving.item, position as u32);
-    }
-
-    fn sift_down(&mut self, mut position: usize, positions: &mut impl HeapPositions) {
-        let len = self.entries.len();
-        let moving = self.entries[position];
-        loop {
-            let left = 2 * position + 1;
-            if left >= len {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < len && self.entries[right].key < self.entries[left].key {
-                right
-            } else {
-                left
-            };
-            let below = self.entries[child];
-            if moving.key <= below.key {
-                break;
-            }
-            self.entries[position] = below;
-            positions.set_position(below.item, position as u32);
-            position = child;
         }
         self.entries[position] = moving;
         positions.set_position(moving.item, position as u32);

@@ -118,33 +118,55 @@ pub struct Path {
 struct Node {
     /// Best known cost from the start, fixed point.
     g: u64,
-    /// `generation` = open, `generation + 1` = closed, anything else = unseen.
+    /// The search generation above 3 bits of the move that reached this
+    /// cell (an index into `Moves`, leading back to the parent). Generation
+    /// `open` means open, `open + 1` closed, anything else unseen.
     stamp: u32,
-    /// Heap position (while open) above 3 bits of the move that reached
-    /// this cell (an index into `moves`), which leads back to the parent.
-    slot: u32,
+    /// Position in the open list, while open. Kept apart from the stamp so
+    /// the heap's sifting writes it without reading the record first.
+    position: u32,
 }
 
 const DIRECTION_BITS: u32 = 3;
 const DIRECTION_MASK: u32 = (1 << DIRECTION_BITS) - 1;
 
-/// Open-list key: lowest f first, ties to the larger g (the deeper node),
-/// which on open ground cuts expansions several-fold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Priority {
-    f: u64,
-    g: u64,
+/// Packs an open-list key into one `u64`: f in the high bits, exact, and
+/// below it as many bits as are left of `max_g - g`, so that f-ties go to
+/// the larger g (the deeper node), which on open ground cuts expansions
+/// several-fold. One integer compare per heap level, and 16-byte heap
+/// entries.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyPacking {
+    /// Bits below f (0 when f needs all 64, in which case ties are left
+    /// to the heap's order).
+    tie_bits: u32,
+    /// Right shift that makes any g fit in `tie_bits`.
+    g_shift: u32,
 }
 
-impl Ord for Priority {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.f.cmp(&other.f).then(other.g.cmp(&self.g))
+impl KeyPacking {
+    /// Bounds every f and g a search on `grid` can produce: a path enters
+    /// each cell at most once, at most diagonally at the highest cost.
+    fn new(grid: &NavGrid, heuristic_scale: u64) -> Self {
+        let cells = grid.cell_count() as u128;
+        let max_g = cells * grid.max_walkable_cost() as u128 * DIAGONAL as u128;
+        let span = grid.width() as u128 + grid.height() as u128;
+        let max_h = span * DIAGONAL as u128 * heuristic_scale as u128 / WEIGHT_SCALE as u128;
+        let bits = |n: u128| 128 - n.leading_zeros();
+        let tie_bits = 64u32.saturating_sub(bits(max_g + max_h));
+        Self {
+            tie_bits,
+            g_shift: bits(max_g).saturating_sub(tie_bits),
+        }
     }
-}
 
-impl PartialOrd for Priority {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
+    #[inline(always)]
+    fn key(self, f: u64, g: u64) -> u64 {
+        if self.tie_bits == 0 {
+            return f;
+        }
+        let tie_mask = (1u64 << self.tie_bits) - 1;
+        (f << self.tie_bits) | (tie_mask - (g >> self.g_shift))
     }
 }
 
@@ -153,20 +175,19 @@ struct NodePositions<'a>(&'a mut [Node]);
 impl HeapPositions for NodePositions<'_> {
     #[inline(always)]
     fn set_position(&mut self, item: u32, position: u32) {
-        let node = &mut self.0[item as usize];
-        node.slot = (position << DIRECTION_BITS) | (node.slot & DIRECTION_MASK);
+        self.0[item as usize].position = position;
     }
 }
 
 /// The memory a search works in: one 16-byte record per grid cell and the
 /// open list. Reused from search to search and reset in O(1) by bumping a
-/// generation number, never cleared cell by cell (but once every 2³¹
+/// generation number, never cleared cell by cell (but once every 2²⁸
 /// searches, when the number wraps).
 #[derive(Default)]
 pub struct Scratch {
     nodes: Vec<Node>,
     generation: u32,
-    open: OpenList<Priority>,
+    open: OpenList<u64>,
 }
 
 impl fmt::Debug for Scratch {
@@ -190,12 +211,12 @@ impl Scratch {
     /// Bytes held now: the per-cell records plus the open list's capacity.
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * Self::BYTES_PER_CELL
-            + self.open.capacity() * std::mem::size_of::<(Priority, u32)>()
+            + self.open.capacity() * std::mem::size_of::<(u64, u32)>()
     }
 
     /// Starts a new search over `cells` cells; returns the open stamp.
     fn begin(&mut self, cells: usize) -> u32 {
-        if self.generation >= u32::MAX - 2 {
+        if self.generation >= (u32::MAX >> DIRECTION_BITS) - 2 {
             self.nodes.iter_mut().for_each(|n| n.stamp = 0);
             self.generation = 0;
         }
@@ -277,6 +298,10 @@ pub struct Search {
     /// of a partial path.
     best: (u64, u32),
     heuristic_scale: u64,
+    /// A cell taken out of turn: opened no worse than the open list's
+    /// minimum, so it is expanded next without entering the heap.
+    bypass: Option<(u64, u32)>,
+    keys: KeyPacking,
 }
 
 impl Search {
@@ -325,6 +350,8 @@ impl Search {
             open_stamp: 0,
             best: (u64::MAX, 0),
             heuristic_scale: 0,
+            bypass: None,
+            keys: KeyPacking::default(),
         };
         search.begin(grid);
         Ok(search)
@@ -354,9 +381,11 @@ impl Search {
     fn begin(&mut self, grid: &NavGrid) {
         self.grid_shape = (grid.width(), grid.height(), grid.version());
         self.path = None;
+        self.bypass = None;
         self.open_stamp = self.scratch.begin(grid.cell_count());
         self.heuristic_scale = grid.min_walkable_cost() as u64
             * (self.config.heuristic_weight as f64 * WEIGHT_SCALE as f64).round() as u64;
+        self.keys = KeyPacking::new(grid, self.heuristic_scale);
         if Self::validate(grid, self.start, self.goal, self.config).is_err()
             || !grid.connected(self.start, self.goal)
         {
@@ -371,21 +400,20 @@ impl Search {
         let nodes = &mut self.scratch.nodes;
         nodes[start as usize] = Node {
             g: 0,
-            stamp: open,
-            slot: 0,
+            stamp: open << DIRECTION_BITS,
+            position: 0,
         };
         self.scratch
             .open
-            .push(Priority { f: h, g: 0 }, start, &mut NodePositions(nodes));
+            .push(self.keys.key(h, 0), start, &mut NodePositions(nodes));
     }
 
     fn heuristic(&self, grid: &NavGrid, cell: Cell) -> u64 {
-        heuristic(
-            grid.neighborhood(),
-            cell.x.abs_diff(self.goal.x),
-            cell.y.abs_diff(self.goal.y),
-            self.heuristic_scale,
-        )
+        let (dx, dy) = (cell.x.abs_diff(self.goal.x), cell.y.abs_diff(self.goal.y));
+        match grid.neighborhood() {
+            Neighborhood::Eight => heuristic::<true>(dx, dy, self.heuristic_scale),
+            Neighborhood::Four => heuristic::<false>(dx, dy, self.heuristic_scale),
+        }
     }
 
     /// The start cell.
@@ -504,7 +532,7 @@ impl Search {
         let mut cells = vec![grid.cell(end as usize)];
         let mut at = end;
         while at != start {
-            let direction = nodes[at as usize].slot & DIRECTION_MASK;
+            let direction = nodes[at as usize].stamp & DIRECTION_MASK;
             at = (at as i64 - moves.offsets[direction as usize]) as u32;
             cells.push(grid.cell(at as usize));
         }
@@ -518,10 +546,23 @@ impl Search {
     /// The A* inner loop: at most `budget` expansions. Returns the status
     /// and, when finished, the cell the path ends at.
     fn expand(&mut self, grid: &NavGrid, budget: u32) -> (SearchStatus, u32) {
+        match grid.neighborhood() {
+            Neighborhood::Eight => self.expand_with::<true>(grid, budget),
+            Neighborhood::Four => self.expand_with::<false>(grid, budget),
+        }
+    }
+
+    /// [`Search::expand`] for one move set, so the neighbour loop and the
+    /// heuristic compile without a branch on it.
+    fn expand_with<const EIGHT: bool>(
+        &mut self,
+        grid: &NavGrid,
+        budget: u32,
+    ) -> (SearchStatus, u32) {
         let width = grid.width();
         let height = grid.height();
+        let rows = RowDivider::new(width);
         let costs = grid.costs();
-        let eight = grid.neighborhood() == Neighborhood::Eight;
         let moves = Moves::new(width);
         let goal = grid.index(self.goal).unwrap_or_default() as u32;
         let (goal_x, goal_y) = (self.goal.x, self.goal.y);
@@ -529,113 +570,145 @@ impl Search {
         let closed = open + 1;
         let reopen = self.config.heuristic_weight > 1.0;
         let scale = self.heuristic_scale;
-        let neighborhood = grid.neighborhood();
+        let keys = self.keys;
         let Scratch {
             nodes, open: heap, ..
         } = &mut self.scratch;
         let nodes = &mut nodes[..costs.len()];
         let mut best = self.best;
+        let mut bypass = self.bypass.take();
         let mut expanded = 0;
         let mut result = (SearchStatus::Running, 0);
 
         while expanded < budget {
-            let Some((priority, current)) = heap.pop(&mut NodePositions(nodes)) else {
-                result = (SearchStatus::Unreachable, 0);
-                break;
+            let (key, current) = match bypass.take() {
+                Some(next) => next,
+                None => match heap.pop(&mut NodePositions(nodes)) {
+                    Some(next) => next,
+                    None => {
+                        result = (SearchStatus::Unreachable, 0);
+                        break;
+                    }
+                },
             };
             expanded += 1;
-            nodes[current as usize].stamp = closed;
+            let node = &mut nodes[current as usize];
+            node.stamp = (closed << DIRECTION_BITS) | (node.stamp & DIRECTION_MASK);
+            let g = node.g;
             if current == goal {
                 result = (SearchStatus::Found, goal);
                 break;
             }
-            let g = priority.g;
-            let x = current % width;
-            let y = current / width;
-            let can = [x + 1 < width, x > 0, y + 1 < height, y > 0];
+            let y = rows.row_of(current);
+            let x = current - y * width;
+            let in_grid = [x + 1 < width, x > 0, y + 1 < height, y > 0];
             let mut walkable = [false; 4];
-            for direction in 0..4 {
-                if !can[direction] {
+            for direction in 0..if EIGHT { 8 } else { 4 } {
+                let (step_cost, allowed) = if direction < 4 {
+                    (ORTHOGONAL, in_grid[direction])
+                } else {
+                    let [a, b] = DIAGONAL_SIDES[direction - 4];
+                    (DIAGONAL, walkable[a] & walkable[b])
+                };
+                if !allowed {
                     continue;
                 }
-                let next = (current as i64 + moves.offsets[direction]) as u32;
+                let next = current.wrapping_add(moves.offsets[direction] as u32);
                 let cost = costs[next as usize];
                 if cost == NavGrid::BLOCKED {
                     continue;
                 }
-                walkable[direction] = true;
-                let (nx, ny) = moves.cell_of(direction, x, y);
-                let h = heuristic(
-                    neighborhood,
-                    nx.abs_diff(goal_x),
-                    ny.abs_diff(goal_y),
-                    scale,
-                );
-                relax(
-                    nodes,
-                    heap,
-                    Relax {
-                        cell: next,
-                        g: g + cost as u64 * ORTHOGONAL,
-                        h,
-                        direction: direction as u32,
-                        open,
-                        reopen,
-                    },
-                    &mut best,
-                );
-            }
-            if eight {
-                for direction in 4..8 {
-                    let [a, b] = DIAGONAL_SIDES[direction - 4];
-                    if !(walkable[a] && walkable[b]) {
-                        continue;
-                    }
-                    let next = (current as i64 + moves.offsets[direction]) as u32;
-                    let cost = costs[next as usize];
-                    if cost == NavGrid::BLOCKED {
-                        continue;
-                    }
-                    let (nx, ny) = moves.cell_of(direction, x, y);
-                    let h = heuristic(
-                        neighborhood,
-                        nx.abs_diff(goal_x),
-                        ny.abs_diff(goal_y),
-                        scale,
-                    );
-                    relax(
-                        nodes,
-                        heap,
-                        Relax {
-                            cell: next,
-                            g: g + cost as u64 * DIAGONAL,
-                            h,
-                            direction: direction as u32,
-                            open,
-                            reopen,
-                        },
-                        &mut best,
-                    );
+                if direction < 4 {
+                    walkable[direction] = true;
                 }
+                let next_g = g + cost as u64 * step_cost;
+                let seen = nodes[next as usize];
+                let generation = seen.stamp >> DIRECTION_BITS;
+                let reopened = generation == closed;
+                if (generation == open || reopened) && !(next_g < seen.g && (!reopened || reopen)) {
+                    continue;
+                }
+                // Only cells that get a new or cheaper path pay for the
+                // heuristic.
+                let (nx, ny) = moves.cell_of(direction, x, y);
+                let h = heuristic::<EIGHT>(nx.abs_diff(goal_x), ny.abs_diff(goal_y), scale);
+                let next_key = keys.key(next_g + h, next_g);
+                let stamp = (open << DIRECTION_BITS) | direction as u32;
+                if generation == open {
+                    let record = &mut nodes[next as usize];
+                    record.g = next_g;
+                    record.stamp = stamp;
+                    heap.decrease_key(seen.position, next_key, &mut NodePositions(nodes));
+                    continue;
+                }
+                nodes[next as usize] = Node {
+                    g: next_g,
+                    stamp,
+                    position: 0,
+                };
+                if (h, next) < best {
+                    best = (h, next);
+                }
+                // A newly opened cell no worse than the one just expanded is
+                // the open list's minimum: it is expanded next without the
+                // round trip through the heap. Only the best such cell skips
+                // the heap; the others are pushed.
+                let opened = (next_key, next);
+                let spare = match bypass {
+                    Some(held) if held.0 <= next_key => opened,
+                    Some(held) => {
+                        bypass = Some(opened);
+                        held
+                    }
+                    None if next_key <= key => {
+                        bypass = Some(opened);
+                        continue;
+                    }
+                    None => opened,
+                };
+                heap.push(spare.0, spare.1, &mut NodePositions(nodes));
             }
         }
+        self.bypass = bypass;
         self.best = best;
         self.expansions += expanded as u64;
         result
     }
 }
 
+/// Divides cell indices by the grid width with a multiply and a shift
+/// instead of a division: exact for every index a grid can have (index ×
+/// width < 2⁶⁰).
+#[derive(Clone, Copy)]
+struct RowDivider {
+    magic: u64,
+}
+
+impl RowDivider {
+    const SHIFT: u32 = 60;
+
+    fn new(width: u32) -> Self {
+        Self {
+            magic: (1u64 << Self::SHIFT) / width as u64 + 1,
+        }
+    }
+
+    #[inline(always)]
+    fn row_of(self, index: u32) -> u32 {
+        ((index as u128 * self.magic as u128) >> Self::SHIFT) as u32
+    }
+}
+
 /// Octile (8 neighbours) or Manhattan (4) distance in fixed point, times
 /// `scale` (cheapest cell cost × weight, itself in `WEIGHT_SCALE` units).
 #[inline(always)]
-fn heuristic(neighborhood: Neighborhood, dx: u32, dy: u32, scale: u64) -> u64 {
+fn heuristic<const EIGHT: bool>(dx: u32, dy: u32, scale: u64) -> u64 {
     let (dx, dy) = (dx as u64, dy as u64);
-    let distance = match neighborhood {
-        Neighborhood::Eight => {
-            let (low, high) = if dx < dy { (dx, dy) } else { (dy, dx) };
-            (high - low) * ORTHOGONAL + low * DIAGONAL
-        }
-        Neighborhood::Four => (dx + dy) * ORTHOGONAL,
+    let distance = if EIGHT {
+        let (low, high) = if dx < dy { (dx, dy) } else { (dy, dx) };
+        (high - low) * ORTHOGONAL + low * DIAGONAL
+    } else {
+        (dx + dy) * ORTHOGONAL
     };
     distance * scale / WEIGHT_SCALE
 }
@@ -673,52 +746,6 @@ impl Moves {
     fn cell_of(&self, direction: usize, x: u32, y: u32) -> (u32, u32) {
         let (dx, dy) = Self::DELTAS[direction];
         (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy))
-    }
-}
-
-struct Relax {
-    cell: u32,
-    g: u64,
-    h: u64,
-    direction: u32,
-    open: u32,
-    reopen: bool,
-}
-
-/// Offers a path of cost `g` to `cell`: records it if it is the first or a
-/// cheaper one, pushing or sifting the cell in the open list.
-#[inline(always)]
-fn relax(nodes: &mut [Node], heap: &mut OpenList<Priority>, step: Relax, best: &mut (u64, u32)) {
-    let node = nodes[step.cell as usize];
-    let priority = Priority {
-        f: step.g + step.h,
-        g: step.g,
-    };
-    if node.stamp == step.open {
-        if step.g < node.g {
-            let slot = &mut nodes[step.cell as usize];
-            slot.g = step.g;
-            slot.slot = (node.slot & !DIRECTION_MASK) | step.direction;
-            heap.decrease_key(
-                node.slot >> DIRECTION_BITS,
-                priority,
-                &mut NodePositions(nodes),
-            );
-        }
-        return;
-    }
-    let closed = node.stamp == step.open + 1;
-    if closed && !(step.reopen && step.g < node.g) {
-        return;
-    }
-    nodes[step.cell as usize] = Node {
-        g: step.g,
-        stamp: step.open,
-        slot: step.direction,
-    };
-    heap.push(priority, step.cell, &mut NodePositions(nodes));
-    if (step.h, step.cell) < *best {
-        *best = (step.h, step.cell);
     }
 }
 
