@@ -13,24 +13,23 @@ pub trait HeapPositions {
     fn set_position(&mut self, item: u32, position: u32);
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Entry<K> {
-    key: K,
-    item: u32,
-}
-
 /// A binary min-heap of `(key, item)` pairs, 0-based (children of `i` at
 /// `2i + 1` and `2i + 2`), that reports every move of an item to a
 /// [`HeapPositions`].
+///
+/// Keys and items live in two arrays: choosing a child reads only keys, so
+/// more of them share a cache line.
 #[derive(Clone, Debug)]
 pub struct OpenList<K> {
-    entries: Vec<Entry<K>>,
+    keys: Vec<K>,
+    items: Vec<u32>,
 }
 
 impl<K> Default for OpenList<K> {
     fn default() -> Self {
         Self {
-            entries: Vec::new(),
+            keys: Vec::new(),
+            items: Vec::new(),
         }
     }
 }
@@ -43,40 +42,41 @@ impl<K: Ord + Copy> OpenList<K> {
 
     /// Number of items.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.keys.len()
     }
 
     /// Whether the heap is empty.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.keys.is_empty()
     }
 
     /// Items the heap can hold without reallocating.
     pub fn capacity(&self) -> usize {
-        self.entries.capacity()
+        self.keys.capacity().min(self.items.capacity())
     }
 
     /// Removes every item, keeping the allocation.
     pub fn clear(&mut self) {
-        self.entries.clear();
+        self.keys.clear();
+        self.items.clear();
     }
 
     /// The smallest key and its item.
     pub fn peek(&self) -> Option<(K, u32)> {
-        self.entries.first().map(|e| (e.key, e.item))
+        Some((*self.keys.first()?, *self.items.first()?))
     }
 
     /// The key of the item at `position`.
     pub fn key_at(&self, position: u32) -> Option<K> {
-        self.entries.get(position as usize).map(|e| e.key)
+        self.keys.get(position as usize).copied()
     }
 
     /// Adds `item` with `key`. The caller makes sure the item is not already
     /// in the heap.
-    pub fn push(&mut self, key: K, item: u32, positions: &mut impl HeapPositions) {
-        let position = self.entries.len();
-        self.entries.push(Entry { key, item });
-        self.sift_up(position, positions);
+    pub fn push(&mut self, key: K, item: u32, positions: &mut (impl HeapPositions + ?Sized)) {
+        self.keys.push(key);
+        self.items.push(item);
+        self.sift_up(self.keys.len() - 1, key, item, positions);
     }
 
     /// Removes and returns the smallest key and its item.
@@ -85,65 +85,85 @@ impl<K: Ord + Copy> OpenList<K> {
     /// the smaller children (one comparison per level instead of two), and
     /// the last entry then sifts up from there, which in an A* open list is
     /// rarely more than a level or two.
-    pub fn pop(&mut self, positions: &mut impl HeapPositions) -> Option<(K, u32)> {
-        let last = self.entries.pop()?;
-        if self.entries.is_empty() {
-            return Some((last.key, last.item));
+    pub fn pop(&mut self, positions: &mut (impl HeapPositions + ?Sized)) -> Option<(K, u32)> {
+        let (last_key, last_item) = (self.keys.pop()?, self.items.pop()?);
+        if self.keys.is_empty() {
+            return Some((last_key, last_item));
         }
-        let top = self.entries[0];
-        let len = self.entries.len();
+        let top = (self.keys[0], self.items[0]);
+        let keys = &mut self.keys[..];
+        let items = &mut self.items[..keys.len()];
+        let len = keys.len();
         let mut hole = 0;
         let mut child = 1;
         while child + 1 < len {
-            child += (self.entries[child + 1].key < self.entries[child].key) as usize;
-            let moved = self.entries[child];
-            self.entries[hole] = moved;
-            positions.set_position(moved.item, hole as u32);
+            child += (keys[child + 1] < keys[child]) as usize;
+            keys[hole] = keys[child];
+            items[hole] = items[child];
+            positions.set_position(items[hole], hole as u32);
             hole = child;
             child = 2 * hole + 1;
         }
         if child < len {
-            let moved = self.entries[child];
-            self.entries[hole] = moved;
-            positions.set_position(moved.item, hole as u32);
+            keys[hole] = keys[child];
+            items[hole] = items[child];
+            positions.set_position(items[hole], hole as u32);
             hole = child;
         }
-        self.entries[hole] = last;
-        self.sift_up(hole, positions);
-        Some((top.key, top.item))
+        self.sift_up(hole, last_key, last_item, positions);
+        Some(top)
     }
 
     /// Lowers the key of the item at `position` to `key` and restores the
     /// heap order. A key that is not lower than the current one is ignored.
-    pub fn decrease_key(&mut self, position: u32, key: K, positions: &mut impl HeapPositions) {
+    pub fn decrease_key(
+        &mut self,
+        position: u32,
+        key: K,
+        positions: &mut (impl HeapPositions + ?Sized),
+    ) {
         let position = position as usize;
-        match self.entries.get_mut(position) {
-            Some(entry) if key < entry.key => entry.key = key,
-            _ => return,
+        match self.keys.get(position) {
+            Some(&current) if key < current => {
+                let item = self.items[position];
+                self.sift_up(position, key, item, positions);
+            }
+            _ => {}
         }
-        self.sift_up(position, positions);
     }
 
-    fn sift_up(&mut self, mut position: usize, positions: &mut impl HeapPositions) {
-        let moving = self.entries[position];
+    /// Places `(key, item)` at `position` or above it, moving down the
+    /// parents it beats.
+    fn sift_up(
+        &mut self,
+        mut position: usize,
+        key: K,
+        item: u32,
+        positions: &mut (impl HeapPositions + ?Sized),
+    ) {
+        let keys = &mut self.keys[..];
+        let items = &mut self.items[..keys.len()];
         while position > 0 {
             let parent = (position - 1) / 2;
-            let above = self.entries[parent];
-            if above.key <= moving.key {
+            if keys[parent] <= key {
                 break;
             }
-            self.entries[position] = above;
-            positions.set_position(above.item, position as u32);
+            keys[position] = keys[parent];
+            items[position] = items[parent];
+            positions.set_position(items[position], position as u32);
             position = parent;
         }
-        self.entries[position] = moving;
-        positions.set_position(moving.item, position as u32);
+        keys[position] = key;
+        items[position] = item;
+        positions.set_position(item, position as u32);
     }
 }
 
 const ABSENT: u32 = u32::MAX;
 
-impl HeapPositions for Vec<u32> {
+/// A plain array indexed by item.
+impl HeapPositions for [u32] {
+    #[inline(always)]
     fn set_position(&mut self, item: u32, position: u32) {
         self[item as usize] = position;
     }
@@ -200,7 +220,7 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         if item as usize >= self.positions.len() || self.contains(item) {
             return false;
         }
-        self.heap.push(key, item, &mut self.positions);
+        self.heap.push(key, item, &mut self.positions[..]);
         true
     }
 
@@ -210,7 +230,8 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         match self.key(item) {
             Some(current) if key < current => {
                 let position = self.positions[item as usize];
-                self.heap.decrease_key(position, key, &mut self.positions);
+                self.heap
+                    .decrease_key(position, key, &mut self.positions[..]);
                 true
             }
             _ => false,
@@ -219,7 +240,7 @@ impl<K: Ord + Copy> IndexedHeap<K> {
 
     /// Removes and returns the smallest key and its item.
     pub fn pop(&mut self) -> Option<(K, u32)> {
-        let (key, item) = self.heap.pop(&mut self.positions)?;
+        let (key, item) = self.heap.pop(&mut self.positions[..])?;
         self.positions[item as usize] = ABSENT;
         Some((key, item))
     }

@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::grid::{Cell, NavGrid, Neighborhood};
-use crate::heap::{HeapPositions, OpenList};
+use crate::heap::OpenList;
 
 /// Fixed-point units per unit of path cost: an orthogonal step onto plain
 /// ground costs `COST_SCALE`.
@@ -111,20 +111,20 @@ pub struct Path {
     pub cost: f64,
 }
 
-/// Per-cell record of a search, 16 bytes. `stamp` says whether the rest is
-/// from the current search (open or closed) or left over from an older one.
-#[derive(Clone, Copy, Default)]
-#[repr(C)]
-struct Node {
-    /// Best known cost from the start, fixed point.
-    g: u64,
-    /// The search generation above 3 bits of the move that reached this
-    /// cell (an index into `Moves`, leading back to the parent). Generation
+/// Per-cell records of a search, 16 bytes a cell in three arrays. The stamp
+/// is read for every neighbour of every expanded cell, mostly to learn that
+/// it is closed, so it gets an array of its own: four times as many stamps
+/// per cache line as a 16-byte record would allow.
+#[derive(Default)]
+struct Nodes {
+    /// The search generation above 3 bits of the move that reached the cell
+    /// (an index into `Moves`, leading back to the parent). Generation
     /// `open` means open, `open + 1` closed, anything else unseen.
-    stamp: u32,
-    /// Position in the open list, while open. Kept apart from the stamp so
-    /// the heap's sifting writes it without reading the record first.
-    position: u32,
+    stamp: Vec<u32>,
+    /// Best known cost from the start, fixed point.
+    g: Vec<u64>,
+    /// Position in the open list, while open.
+    position: Vec<u32>,
 }
 
 const DIRECTION_BITS: u32 = 3;
@@ -170,22 +170,13 @@ impl KeyPacking {
     }
 }
 
-struct NodePositions<'a>(&'a mut [Node]);
-
-impl HeapPositions for NodePositions<'_> {
-    #[inline(always)]
-    fn set_position(&mut self, item: u32, position: u32) {
-        self.0[item as usize].position = position;
-    }
-}
-
 /// The memory a search works in: one 16-byte record per grid cell and the
 /// open list. Reused from search to search and reset in O(1) by bumping a
 /// generation number, never cleared cell by cell (but once every 2²⁸
 /// searches, when the number wraps).
 #[derive(Default)]
 pub struct Scratch {
-    nodes: Vec<Node>,
+    nodes: Nodes,
     generation: u32,
     open: OpenList<u64>,
 }
@@ -193,7 +184,7 @@ pub struct Scratch {
 impl fmt::Debug for Scratch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Scratch")
-            .field("cells", &self.nodes.len())
+            .field("cells", &self.nodes.stamp.len())
             .field("generation", &self.generation)
             .finish()
     }
@@ -201,7 +192,8 @@ impl fmt::Debug for Scratch {
 
 impl Scratch {
     /// Bytes of per-cell scratch a search uses on each grid cell.
-    pub const BYTES_PER_CELL: usize = std::mem::size_of::<Node>();
+    pub const BYTES_PER_CELL: usize =
+        std::mem::size_of::<u32>() + std::mem::size_of::<u64>() + std::mem::size_of::<u32>();
 
     /// Empty scratch space; it grows to the size of the first grid searched.
     pub fn new() -> Self {
@@ -210,19 +202,21 @@ impl Scratch {
 
     /// Bytes held now: the per-cell records plus the open list's capacity.
     pub fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * Self::BYTES_PER_CELL
+        self.nodes.stamp.capacity() * Self::BYTES_PER_CELL
             + self.open.capacity() * std::mem::size_of::<(u64, u32)>()
     }
 
     /// Starts a new search over `cells` cells; returns the open stamp.
     fn begin(&mut self, cells: usize) -> u32 {
         if self.generation >= (u32::MAX >> DIRECTION_BITS) - 2 {
-            self.nodes.iter_mut().for_each(|n| n.stamp = 0);
+            self.nodes.stamp.fill(0);
             self.generation = 0;
         }
         self.generation += 2;
-        if self.nodes.len() < cells {
-            self.nodes.resize(cells, Node::default());
+        if self.nodes.stamp.len() < cells {
+            self.nodes.stamp.resize(cells, 0);
+            self.nodes.g.resize(cells, 0);
+            self.nodes.position.resize(cells, 0);
         }
         self.open.clear();
         self.generation
@@ -398,14 +392,11 @@ impl Search {
         self.best = (h, start);
         let open = self.open_stamp;
         let nodes = &mut self.scratch.nodes;
-        nodes[start as usize] = Node {
-            g: 0,
-            stamp: open << DIRECTION_BITS,
-            position: 0,
-        };
+        nodes.stamp[start as usize] = open << DIRECTION_BITS;
+        nodes.g[start as usize] = 0;
         self.scratch
             .open
-            .push(self.keys.key(h, 0), start, &mut NodePositions(nodes));
+            .push(self.keys.key(h, 0), start, &mut nodes.position[..]);
     }
 
     fn heuristic(&self, grid: &NavGrid, cell: Cell) -> u64 {
@@ -532,14 +523,14 @@ impl Search {
         let mut cells = vec![grid.cell(end as usize)];
         let mut at = end;
         while at != start {
-            let direction = nodes[at as usize].stamp & DIRECTION_MASK;
+            let direction = nodes.stamp[at as usize] & DIRECTION_MASK;
             at = (at as i64 - moves.offsets[direction as usize]) as u32;
             cells.push(grid.cell(at as usize));
         }
         cells.reverse();
         Path {
             cells,
-            cost: nodes[end as usize].g as f64 / COST_SCALE as f64,
+            cost: nodes.g[end as usize] as f64 / COST_SCALE as f64,
         }
     }
 
@@ -574,7 +565,10 @@ impl Search {
         let Scratch {
             nodes, open: heap, ..
         } = &mut self.scratch;
-        let nodes = &mut nodes[..costs.len()];
+        let cells = costs.len();
+        let stamps = &mut nodes.stamp[..cells];
+        let scores = &mut nodes.g[..cells];
+        let positions = &mut nodes.position[..cells];
         let mut best = self.best;
         let mut bypass = self.bypass.take();
         let mut expanded = 0;
@@ -583,7 +577,7 @@ impl Search {
         while expanded < budget {
             let (key, current) = match bypass.take() {
                 Some(next) => next,
-                None => match heap.pop(&mut NodePositions(nodes)) {
+                None => match heap.pop(positions) {
                     Some(next) => next,
                     None => {
                         result = (SearchStatus::Unreachable, 0);
@@ -592,9 +586,9 @@ impl Search {
                 },
             };
             expanded += 1;
-            let node = &mut nodes[current as usize];
-            node.stamp = (closed << DIRECTION_BITS) | (node.stamp & DIRECTION_MASK);
-            let g = node.g;
+            let stamp = &mut stamps[current as usize];
+            *stamp = (closed << DIRECTION_BITS) | (*stamp & DIRECTION_MASK);
+            let g = scores[current as usize];
             if current == goal {
                 result = (SearchStatus::Found, goal);
                 break;
@@ -622,10 +616,12 @@ impl Search {
                     walkable[direction] = true;
                 }
                 let next_g = g + cost as u64 * step_cost;
-                let seen = nodes[next as usize];
-                let generation = seen.stamp >> DIRECTION_BITS;
+                let generation = stamps[next as usize] >> DIRECTION_BITS;
                 let reopened = generation == closed;
-                if (generation == open || reopened) && !(next_g < seen.g && (!reopened || reopen)) {
+                if reopened && !reopen {
+                    continue;
+                }
+                if (generation == open || reopened) && next_g >= scores[next as usize] {
                     continue;
                 }
                 // Only cells that get a new or cheaper path pay for the
@@ -634,18 +630,13 @@ impl Search {
                 let h = heuristic::<EIGHT>(nx.abs_diff(goal_x), ny.abs_diff(goal_y), scale);
                 let next_key = keys.key(next_g + h, next_g);
                 let stamp = (open << DIRECTION_BITS) | direction as u32;
+                stamps[next as usize] = stamp;
+                scores[next as usize] = next_g;
                 if generation == open {
-                    let record = &mut nodes[next as usize];
-                    record.g = next_g;
-                    record.stamp = stamp;
-                    heap.decrease_key(seen.position, next_key, &mut NodePositions(nodes));
+                    let position = positions[next as usize];
+                    heap.decrease_key(position, next_key, positions);
                     continue;
                 }
-                nodes[next as usize] = Node {
-                    g: next_g,
-                    stamp,
-                    position: 0,
-                };
                 if (h, next) < best {
                     best = (h, next);
                 }
@@ -666,7 +657,7 @@ impl Search {
                     }
                     None => opened,
                 };
-                heap.push(spare.0, spare.1, &mut NodePositions(nodes));
+                heap.push(spare.0, spare.1, positions);
             }
         }
         self.bypass = bypass;
