@@ -15,7 +15,7 @@ use bevy_frontier::prelude::*;
 
 fn main() -> ExitCode {
     match run() {
-        Ok(mismatches) if mismatches == 0 => ExitCode::SUCCESS,
+        Ok(0) => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,
         Err(message) => {
             eprintln!("error: {message}");
@@ -83,6 +83,11 @@ fn run() -> Result<usize, String> {
         }
     }
     let count = scenarios.len().max(1) as f64;
+    println!(
+        "scratch_bytes_per_cell={} open_list_bytes={}",
+        Scratch::BYTES_PER_CELL,
+        pool.take().memory_bytes() - Scratch::BYTES_PER_CELL * grid.cell_count()
+    );
     println!(
         "scenarios={} mismatches={mismatches} mean_us={:.2} expansions_per_sec={:.0}",
         scenarios.len(),

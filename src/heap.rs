@@ -3,9 +3,9 @@
 //! sift-up instead of an O(n) scan.
 //!
 //! [`OpenList`] keeps positions wherever the caller likes through
-//! [`HeapPositions`] (the A* search keeps them inside its per-cell scratch
-//! records, next to the scores it reads anyway). [`IndexedHeap`] bundles an
-//! `OpenList` with a plain position array for everyone else.
+//! [`HeapPositions`] (the A* search keeps them in its per-cell scratch
+//! space, one `u32` per grid cell). [`IndexedHeap`] bundles an `OpenList`
+//! with its own position array for everyone else.
 
 /// Where an [`OpenList`] records each item's position in its array.
 pub trait HeapPositions {

@@ -133,8 +133,7 @@ const DIRECTION_MASK: u32 = (1 << DIRECTION_BITS) - 1;
 /// Packs an open-list key into one `u64`: f in the high bits, exact, and
 /// below it as many bits as are left of `max_g - g`, so that f-ties go to
 /// the larger g (the deeper node), which on open ground cuts expansions
-/// several-fold. One integer compare per heap level, and 16-byte heap
-/// entries.
+/// several-fold. One integer compare per heap level.
 #[derive(Clone, Copy, Debug, Default)]
 struct KeyPacking {
     /// Bits below f (0 when f needs all 64, in which case ties are left
@@ -170,8 +169,8 @@ impl KeyPacking {
     }
 }
 
-/// The memory a search works in: one 16-byte record per grid cell and the
-/// open list. Reused from search to search and reset in O(1) by bumping a
+/// The memory a search works in: 16 bytes per grid cell (stamp, score and
+/// heap position) and the open list, which holds only the frontier. Reused from search to search and reset in O(1) by bumping a
 /// generation number, never cleared cell by cell (but once every 2²⁸
 /// searches, when the number wraps).
 #[derive(Default)]
@@ -203,7 +202,7 @@ impl Scratch {
     /// Bytes held now: the per-cell records plus the open list's capacity.
     pub fn memory_bytes(&self) -> usize {
         self.nodes.stamp.capacity() * Self::BYTES_PER_CELL
-            + self.open.capacity() * std::mem::size_of::<(u64, u32)>()
+            + self.open.capacity() * (std::mem::size_of::<u64>() + std::mem::size_of::<u32>())
     }
 
     /// Starts a new search over `cells` cells; returns the open stamp.
