@@ -2,19 +2,19 @@
 //! cells can reach each other.
 //!
 //! Nothing here depends on Bevy's ECS; [`NavGrid`] is also a Bevy
-//! [`Component`](bevy::prelude::Component) so the plugin can keep one on each
+//! [`Component`] so the plugin can keep one on each
 //! map entity.
 
 use std::fmt;
 use std::sync::OnceLock;
 
-use bevy::prelude::Component;
+use bevy::prelude::{Component, Reflect};
 
 /// A cell of a [`NavGrid`], by column `x` and row `y`.
 ///
 /// The grid does not care which way `y` points: bevy_ecs_tilemap puts row 0 at
 /// the bottom, MovingAI files put it at the top, and both load as they are.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Reflect)]
 pub struct Cell {
     /// Column, from 0.
     pub x: u32,
@@ -107,6 +107,7 @@ pub const MAX_CELLS: u64 = 1 << 28;
 /// - [`NavGrid::version`] changes on every edit that changes a cell, so
 ///   searches and paths can tell that the ground moved under them.
 #[derive(Component, Debug)]
+#[require(crate::layout::GridLayout)]
 pub struct NavGrid {
     width: u32,
     height: u32,
@@ -117,6 +118,29 @@ pub struct NavGrid {
     cost_histogram: [u32; 256],
     version: u64,
     regions: OnceLock<Regions>,
+    /// Cells changed since the last [`NavGrid::take_changes`], as indices;
+    /// `None` once more than [`CHANGE_JOURNAL_LIMIT`] piled up.
+    changes: Option<Vec<u32>>,
+}
+
+/// How many changed cells a [`NavGrid`] remembers between two calls of
+/// [`NavGrid::take_changes`] before it only remembers that "a lot changed".
+pub const CHANGE_JOURNAL_LIMIT: usize = 1 << 14;
+
+/// What changed on a grid since the last [`NavGrid::take_changes`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GridChanges {
+    /// These cells changed (each listed once or more).
+    Cells(Vec<Cell>),
+    /// Too many cells changed to list; treat every cell as changed.
+    Everything,
+}
+
+impl GridChanges {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, GridChanges::Cells(cells) if cells.is_empty())
+    }
 }
 
 #[derive(Debug)]
@@ -138,6 +162,7 @@ impl Clone for NavGrid {
             cost_histogram: self.cost_histogram,
             version: self.version,
             regions: OnceLock::new(),
+            changes: self.changes.clone(),
         }
     }
 }
@@ -173,6 +198,7 @@ impl NavGrid {
             cost_histogram,
             version: 0,
             regions: OnceLock::new(),
+            changes: Some(Vec::new()),
         })
     }
 
@@ -196,6 +222,7 @@ impl NavGrid {
         if self.neighborhood != neighborhood {
             self.neighborhood = neighborhood;
             self.version += 1;
+            self.changes = None;
         }
     }
 
@@ -311,6 +338,13 @@ impl NavGrid {
         self.cost_histogram[cost as usize] += 1;
         self.costs[index] = cost;
         self.version += 1;
+        if let Some(changes) = &mut self.changes {
+            if changes.len() < CHANGE_JOURNAL_LIMIT {
+                changes.push(index as u32);
+            } else {
+                self.changes = None;
+            }
+        }
         // Only a change between wall and ground can change connectivity.
         if (old == Self::BLOCKED) != (cost == Self::BLOCKED) {
             self.regions = OnceLock::new();
@@ -439,5 +473,66 @@ impl NavGrid {
             let to = Cell::new(x, y);
             self.step_cost(cell, to).map(|cost| (to, cost))
         })
+    }
+
+    /// The cells changed since the last call (or since the grid was made),
+    /// and starts a new list. The plugin calls this once per frame to flag
+    /// finished paths that cross a changed cell.
+    pub fn take_changes(&mut self) -> GridChanges {
+        match self.changes.replace(Vec::new()) {
+            Some(indices) => {
+                GridChanges::Cells(indices.into_iter().map(|i| self.cell(i as usize)).collect())
+            }
+            None => GridChanges::Everything,
+        }
+    }
+
+    /// The walkable cell nearest to `target` by straight-line distance (ties
+    /// to the lower row, then the lower column), searching ring by ring
+    /// outwards. With `region`, only cells of that region count. `target`
+    /// may lie in a wall or outside the grid. `None` when no cell qualifies.
+    pub fn nearest_walkable(&self, target: (i64, i64), region: Option<u32>) -> Option<Cell> {
+        let (w, h) = (self.width as i64, self.height as i64);
+        let labels = region.map(|_| &self.regions().labels);
+        let accept = |x: i64, y: i64| {
+            let i = (y * w + x) as usize;
+            match (labels, region) {
+                (Some(labels), Some(region)) => labels[i] == region,
+                _ => self.costs[i] != Self::BLOCKED,
+            }
+        };
+        // Rings start where they first touch the grid and end once they
+        // have covered all of it.
+        let gap = |v: i64, len: i64| (-v).max(v - (len - 1)).max(0);
+        let reach = |v: i64, len: i64| v.abs().max((len - 1 - v).abs());
+        let first = gap(target.0, w).max(gap(target.1, h));
+        let last = reach(target.0, w).max(reach(target.1, h));
+        let mut best: Option<(i64, i64, i64)> = None;
+        for radius in first..=last {
+            // Every cell on ring r is at least r away.
+            if best.is_some_and(|(d, _, _)| radius * radius > d) {
+                break;
+            }
+            for dy in -radius..=radius {
+                let y = target.1 + dy;
+                if y < 0 || y >= h {
+                    continue;
+                }
+                // Whole rows at the ring's top and bottom, two cells between.
+                let step = if dy.abs() == radius { 1 } else { 2 * radius };
+                let mut dx = -radius;
+                while dx <= radius {
+                    let x = target.0 + dx;
+                    if (0..w).contains(&x) && accept(x, y) {
+                        let candidate = (dx * dx + dy * dy, y, x);
+                        if best.is_none_or(|b| candidate < b) {
+                            best = Some(candidate);
+                        }
+                    }
+                    dx += step;
+                }
+            }
+        }
+        best.map(|(_, y, x)| Cell::new(x as u32, y as u32))
     }
 }

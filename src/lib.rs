@@ -3,14 +3,33 @@
 
 pub mod grid;
 pub mod heap;
+pub mod layout;
 pub mod movingai;
+pub mod plugin;
+pub mod request;
+mod scheduler;
 pub mod search;
+#[cfg(feature = "tilemap")]
+pub mod tilemap;
+
+pub use scheduler::{PathfindingQueue, PathfindingStats};
 
 /// The types most users need.
 pub mod prelude {
-    pub use crate::grid::{Cell, GridError, NavGrid, Neighborhood};
+    pub use crate::grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};
+    pub use crate::layout::{CellLookup, GridLayout, MapView};
     pub use crate::movingai::{MovingAiMap, ParseError, Scenario};
+    pub use crate::plugin::{
+        FrontierPlugins, PathfindingPlugin, PathfindingSettings, PathfindingSystems,
+    };
+    pub use crate::request::{
+        InvalidReason, PathInvalidated, PathReady, PathReadyMessage, PathRequest, PathResult,
+        PathStatus, PathTarget, Unreachable,
+    };
+    pub use crate::scheduler::{PathfindingQueue, PathfindingStats};
     pub use crate::search::{
         Path, Scratch, ScratchPool, Search, SearchConfig, SearchError, SearchStatus, find_path,
     };
+    #[cfg(feature = "tilemap")]
+    pub use crate::tilemap::{TileCost, TilemapNavPlugin};
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use bevy::prelude::*;
 use bevy_frontier::prelude::*;
 
 /// The MovingAI benchmark folder: `$FRONTIER_MOVINGAI_DIR`, else
@@ -115,4 +116,64 @@ pub fn assert_valid_path(grid: &NavGrid, path: &Path, start: Cell, end: Cell) {
         "path cost {} but its moves add up to {total}",
         path.cost
     );
+}
+
+/// A headless app with the pathfinding plugins and nothing else.
+pub fn app() -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, FrontierPlugins));
+    app
+}
+
+/// Spawns a map entity: the grid with the default layout (cell (x, y)
+/// centred at world (x, y)).
+pub fn spawn_map(app: &mut App, grid: NavGrid) -> Entity {
+    app.world_mut().spawn((grid, Transform::default())).id()
+}
+
+/// Spawns a unit standing on `start` asking for a path to `goal`.
+pub fn spawn_unit(app: &mut App, start: Cell, request: PathRequest) -> Entity {
+    let position = Vec3::new(start.x as f32, start.y as f32, 0.0);
+    app.world_mut()
+        .spawn((Transform::from_translation(position), request))
+        .id()
+}
+
+/// The unit's result, if it has one.
+pub fn result(app: &App, unit: Entity) -> Option<PathResult> {
+    app.world().get::<PathResult>(unit).cloned()
+}
+
+/// Runs frames until every unit has a result (panics after `max_frames`);
+/// returns the frames run and the most expansions any frame spent.
+pub fn run_until_answered(app: &mut App, units: &[Entity], max_frames: u32) -> (u32, u64) {
+    let mut most = 0;
+    for frame in 1..=max_frames {
+        app.update();
+        most = most.max(app.world().resource::<PathfindingStats>().frame_expansions);
+        if units
+            .iter()
+            .all(|&u| app.world().get::<PathResult>(u).is_some())
+        {
+            return (frame, most);
+        }
+    }
+    panic!("not every request answered in {max_frames} frames");
+}
+
+/// A maze-like grid: walls every 4th column with alternating gaps at the
+/// top and bottom, so paths are long and searches span many frames.
+pub fn serpentine(width: u32, height: u32) -> NavGrid {
+    let mut grid = NavGrid::new(width, height).unwrap();
+    for (i, x) in (2..width - 1).step_by(4).enumerate() {
+        let (from, to) = if i % 2 == 0 {
+            (0, height - 3)
+        } else {
+            (2, height - 1)
+        };
+        grid.fill_rect(Cell::new(x, from), Cell::new(x, to), NavGrid::BLOCKED)
+            .unwrap();
+    }
+    grid.take_changes();
+    grid
 }

@@ -7,5 +7,14 @@ mod grid_regions;
 mod heap_vs_std;
 mod movingai_files;
 mod movingai_scenarios;
+mod plugin_bad_requests;
+mod plugin_budget;
+mod plugin_determinism;
+mod plugin_lifecycle;
+mod plugin_map_changes;
+mod plugin_order;
+mod plugin_settings;
 mod search_vs_dijkstra;
 mod sliced_search;
+#[cfg(feature = "tilemap")]
+mod tilemap_sync;

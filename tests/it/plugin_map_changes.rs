@@ -1,0 +1,131 @@
+//! The map changing under searches and under finished paths.
+
+use std::sync::{Arc, Mutex};
+
+use bevy::prelude::*;
+use bevy_frontier::prelude::*;
+
+use crate::common::{app, result, run_until_answered, spawn_map, spawn_unit};
+
+fn assert_walkable_path(grid: &NavGrid, cells: &[Cell]) {
+    for pair in cells.windows(2) {
+        assert!(
+            grid.can_step(pair[0], pair[1]),
+            "path steps {} -> {} on the current grid",
+            pair[0],
+            pair[1]
+        );
+    }
+}
+
+#[test]
+fn wall_added_under_an_in_flight_search() {
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 20,
+        ..default()
+    });
+    let map = spawn_map(&mut app, NavGrid::new(60, 60).unwrap());
+    let unit = spawn_unit(
+        &mut app,
+        Cell::new(0, 30),
+        PathRequest::new(Cell::new(59, 30)),
+    );
+    app.update();
+    app.update();
+    assert!(
+        result(&app, unit).is_none(),
+        "the search should still be running"
+    );
+    // A wall across the straight line, with a gap at the top.
+    app.world_mut()
+        .get_mut::<NavGrid>(map)
+        .unwrap()
+        .fill_rect(Cell::new(30, 0), Cell::new(30, 57), NavGrid::BLOCKED)
+        .unwrap();
+    run_until_answered(&mut app, &[unit], 2_000);
+    let answer = result(&app, unit).unwrap();
+    assert_eq!(answer.status, PathStatus::Complete);
+    let grid = app.world().get::<NavGrid>(map).unwrap();
+    assert_walkable_path(grid, &answer.cells);
+    assert_eq!(answer.grid_version, grid.version());
+    assert!(
+        answer.cells.iter().any(|c| c.x == 30 && c.y > 57),
+        "path goes through the gap"
+    );
+}
+
+#[test]
+fn goal_walled_off_while_waiting_goes_nearest() {
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 20,
+        ..default()
+    });
+    let map = spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+    let unit = spawn_unit(
+        &mut app,
+        Cell::new(0, 0),
+        PathRequest::new(Cell::new(35, 35)),
+    );
+    app.update();
+    // Box the goal in.
+    let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+    grid.fill_rect(Cell::new(33, 33), Cell::new(37, 33), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(33, 37), Cell::new(37, 37), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(33, 33), Cell::new(33, 37), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(37, 33), Cell::new(37, 37), NavGrid::BLOCKED)
+        .unwrap();
+    run_until_answered(&mut app, &[unit], 2_000);
+    let answer = result(&app, unit).unwrap();
+    assert_eq!(answer.status, PathStatus::NearestReachable);
+    // (35, 32), (32, 35), (38, 35) and (35, 38) are all 3 away: ties go to
+    // the lowest row.
+    assert_eq!(answer.cells.last(), Some(&Cell::new(35, 32)));
+}
+
+#[test]
+fn wall_added_under_a_finished_path_flags_it() {
+    let mut app = app();
+    let invalidated = Arc::new(Mutex::new(Vec::new()));
+    let sink = invalidated.clone();
+    app.add_observer(move |event: On<PathInvalidated>| sink.lock().unwrap().push(event.entity));
+    let map = spawn_map(&mut app, NavGrid::new(40, 20).unwrap());
+    let crossing = spawn_unit(
+        &mut app,
+        Cell::new(0, 5),
+        PathRequest::new(Cell::new(39, 5)),
+    );
+    let elsewhere = spawn_unit(
+        &mut app,
+        Cell::new(0, 15),
+        PathRequest::new(Cell::new(39, 15)),
+    );
+    run_until_answered(&mut app, &[crossing, elsewhere], 100);
+    app.update();
+    assert!(!result(&app, crossing).unwrap().invalidated);
+
+    // A wall on the first path only, and rough terrain off both paths.
+    let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+    grid.fill_rect(Cell::new(20, 3), Cell::new(20, 7), NavGrid::BLOCKED)
+        .unwrap();
+    grid.set_cost(Cell::new(5, 10), 4).unwrap();
+    app.update();
+    assert!(result(&app, crossing).unwrap().invalidated);
+    assert!(!result(&app, elsewhere).unwrap().invalidated);
+    assert_eq!(*invalidated.lock().unwrap(), vec![crossing]);
+
+    // Re-planning (a new request) gives a valid, unflagged path.
+    app.world_mut()
+        .entity_mut(crossing)
+        .insert(PathRequest::new(Cell::new(39, 5)));
+    for _ in 0..20 {
+        app.update();
+    }
+    let answer = result(&app, crossing).unwrap();
+    assert!(!answer.invalidated);
+    assert_walkable_path(app.world().get::<NavGrid>(map).unwrap(), &answer.cells);
+}

@@ -1,0 +1,208 @@
+//! bevy_ecs_tilemap maps get a `NavGrid` that follows their tiles, and
+//! world positions map to the same tiles bevy_ecs_tilemap says they are in.
+
+use bevy::prelude::*;
+use bevy_ecs_tilemap::prelude::*;
+use bevy_frontier::prelude::*;
+
+use crate::common::{Rng, app, result};
+
+/// A 20×12 square tilemap, 16-px tiles, centred, moved off the origin;
+/// tiles at x = 10 are walls except at y = 11, tile (3, 3) is mud (cost 5)
+/// and there is no tile at (0, 11).
+fn spawn_tilemap(app: &mut App, map_type: TilemapType) -> Entity {
+    let size = TilemapSize { x: 20, y: 12 };
+    let map = app.world_mut().spawn_empty().id();
+    let mut storage = TileStorage::empty(size);
+    for y in 0..size.y {
+        for x in 0..size.x {
+            if (x, y) == (0, 11) {
+                continue;
+            }
+            let pos = TilePos { x, y };
+            let mut tile = app.world_mut().spawn((pos, TilemapId(map)));
+            if x == 10 && y != 11 {
+                tile.insert(TileCost::WALL);
+            } else if (x, y) == (3, 3) {
+                tile.insert(TileCost(5));
+            }
+            storage.set(&pos, tile.id());
+        }
+    }
+    app.world_mut().entity_mut(map).insert((
+        storage,
+        size,
+        TilemapGridSize { x: 16.0, y: 16.0 },
+        TilemapTileSize { x: 16.0, y: 16.0 },
+        map_type,
+        TilemapAnchor::Center,
+        Transform::from_xyz(100.0, -40.0, 0.0),
+    ));
+    map
+}
+
+#[test]
+fn tilemap_gets_a_grid_from_its_tiles() {
+    let mut app = app();
+    let map = spawn_tilemap(&mut app, TilemapType::Square);
+    app.update();
+    let grid = app.world().get::<NavGrid>(map).expect("a NavGrid");
+    assert_eq!((grid.width(), grid.height()), (20, 12));
+    assert_eq!(grid.cost(Cell::new(10, 5)), Some(NavGrid::BLOCKED));
+    assert_eq!(grid.cost(Cell::new(10, 11)), Some(1));
+    assert_eq!(grid.cost(Cell::new(3, 3)), Some(5));
+    assert_eq!(
+        grid.cost(Cell::new(0, 11)),
+        Some(NavGrid::BLOCKED),
+        "no tile: a wall"
+    );
+    assert_eq!(
+        grid.cost(Cell::new(4, 4)),
+        Some(1),
+        "a tile without TileCost: ground"
+    );
+}
+
+#[test]
+fn world_positions_land_on_the_tiles_bevy_ecs_tilemap_says() {
+    let mut app = app();
+    let map = spawn_tilemap(&mut app, TilemapType::Square);
+    app.update();
+    let world = app.world();
+    let view = MapView::new(
+        world.get::<NavGrid>(map).unwrap(),
+        world.get::<GridLayout>(map).unwrap(),
+        world.get::<Transform>(map),
+    );
+    let map_transform = *world.get::<Transform>(map).unwrap();
+    let mut rng = Rng::new(3);
+    let mut inside = 0;
+    for _ in 0..2_000 {
+        let point = Vec2::new(
+            rng.below(500) as f32 - 150.0 + 0.37,
+            rng.below(300) as f32 - 190.0 + 0.61,
+        );
+        let local = point - map_transform.translation.truncate();
+        let theirs = TilePos::from_world_pos(
+            &local,
+            &TilemapSize { x: 20, y: 12 },
+            &TilemapGridSize { x: 16.0, y: 16.0 },
+            &TilemapTileSize { x: 16.0, y: 16.0 },
+            &TilemapType::Square,
+            &TilemapAnchor::Center,
+        );
+        match (view.world_to_cell(point), theirs) {
+            (CellLookup::Inside(cell), Some(tile)) => {
+                assert_eq!((cell.x, cell.y), (tile.x, tile.y), "at {point}");
+                inside += 1;
+            }
+            (CellLookup::Outside(..), None) => {}
+            (ours, theirs) => panic!("at {point}: {ours:?} vs {theirs:?}"),
+        }
+    }
+    assert!(inside > 200);
+    // Cell centres are the tiles' centres.
+    let tile = TilePos { x: 7, y: 2 };
+    let centre = tile.center_in_world(
+        &TilemapSize { x: 20, y: 12 },
+        &TilemapGridSize { x: 16.0, y: 16.0 },
+        &TilemapTileSize { x: 16.0, y: 16.0 },
+        &TilemapType::Square,
+        &TilemapAnchor::Center,
+    ) + map_transform.translation.truncate();
+    assert!(view.cell_to_world(Cell::new(7, 2)).distance(centre) < 1e-4);
+}
+
+#[test]
+fn tile_changes_reach_the_grid_and_the_paths() {
+    let mut app = app();
+    let map = spawn_tilemap(&mut app, TilemapType::Square);
+    app.update();
+    let start_world = |app: &App, cell: Cell| {
+        let world = app.world();
+        MapView::new(
+            world.get::<NavGrid>(map).unwrap(),
+            world.get::<GridLayout>(map).unwrap(),
+            world.get::<Transform>(map),
+        )
+        .cell_to_world(cell)
+    };
+    // Close the only gap in the wall: the right side becomes unreachable.
+    let gap = app
+        .world()
+        .get::<TileStorage>(map)
+        .unwrap()
+        .get(&TilePos { x: 10, y: 11 })
+        .unwrap();
+    app.world_mut().entity_mut(gap).insert(TileCost::WALL);
+    let position = start_world(&app, Cell::new(1, 1)).extend(0.0);
+    let unit = app
+        .world_mut()
+        .spawn((
+            Transform::from_translation(position),
+            PathRequest::new(Cell::new(18, 1)).fail_if_unreachable(),
+        ))
+        .id();
+    app.update();
+    assert_eq!(
+        app.world()
+            .get::<NavGrid>(map)
+            .unwrap()
+            .cost(Cell::new(10, 11)),
+        Some(NavGrid::BLOCKED)
+    );
+    assert_eq!(result(&app, unit).unwrap().status, PathStatus::Unreachable);
+
+    // Remove a wall tile's cost: it is ground again, and the path goes through.
+    let door = app
+        .world()
+        .get::<TileStorage>(map)
+        .unwrap()
+        .get(&TilePos { x: 10, y: 1 })
+        .unwrap();
+    app.world_mut().entity_mut(door).remove::<TileCost>();
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::new(Cell::new(18, 1)));
+    for _ in 0..5 {
+        app.update();
+    }
+    let answer = result(&app, unit).unwrap();
+    assert_eq!(answer.status, PathStatus::Complete);
+    assert!(answer.cells.contains(&Cell::new(10, 1)));
+    assert!(
+        answer.waypoints[0].distance(position.truncate()) < 1e-3,
+        "waypoints are in world space"
+    );
+
+    // Take a tile out of the storage (and the world): a hole is a wall.
+    let tile = app
+        .world_mut()
+        .get_mut::<TileStorage>(map)
+        .unwrap()
+        .remove(&TilePos { x: 5, y: 5 })
+        .unwrap();
+    app.world_mut().despawn(tile);
+    app.update();
+    assert_eq!(
+        app.world()
+            .get::<NavGrid>(map)
+            .unwrap()
+            .cost(Cell::new(5, 5)),
+        Some(NavGrid::BLOCKED)
+    );
+}
+
+#[test]
+fn non_square_maps_are_refused_with_a_warning() {
+    let mut app = app();
+    let map = spawn_tilemap(&mut app, TilemapType::Isometric(IsoCoordSystem::Diamond));
+    app.update();
+    app.update();
+    assert!(app.world().get::<NavGrid>(map).is_none());
+    assert!(
+        app.world()
+            .get::<bevy_frontier::tilemap::UnsupportedTilemap>(map)
+            .is_some()
+    );
+}
