@@ -427,9 +427,10 @@ pub(crate) fn run_searches(
         let map = queue.in_flight[index].job.map;
         let Ok((_, grid, layout, transform)) = maps.get(map) else {
             let flight = queue.in_flight.swap_remove(index);
-            finish_without_search(
+            queue.pool.give(flight.search.into_scratch());
+            answer_invalid(
                 queue,
-                flight,
+                &flight.job,
                 InvalidReason::MapRemoved,
                 frame,
                 &mut delivery,
@@ -520,13 +521,7 @@ fn admit(
         }
         let job = queue.waiting.swap_remove(best);
         let Ok((_, grid, layout, transform)) = maps.get(job.map) else {
-            queue.tickets.remove(&job.entity);
-            let result = PathResult::without_path(
-                PathStatus::Invalid(InvalidReason::MapRemoved),
-                Some(job.map),
-                (frame - job.frame_requested) as u32,
-            );
-            delivery.send(job.entity, result);
+            answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, delivery);
             continue;
         };
         let view = MapView::new(grid, layout, transform);
@@ -540,13 +535,7 @@ fn admit(
             // `plan` checked both cells on this very grid version.
             Err(error) => {
                 warn!("bevy_frontier: search for {} refused: {error}", job.entity);
-                queue.tickets.remove(&job.entity);
-                let result = PathResult::without_path(
-                    PathStatus::Invalid(InvalidReason::NoWalkableStart),
-                    Some(job.map),
-                    (frame - job.frame_requested) as u32,
-                );
-                delivery.send(job.entity, result);
+                answer_invalid(queue, &job, InvalidReason::NoWalkableStart, frame, delivery);
             }
         }
     }
@@ -585,19 +574,18 @@ fn requeue(
     }
 }
 
-fn finish_without_search(
+/// Answers a job that cannot be searched.
+fn answer_invalid(
     queue: &mut PathfindingQueue,
-    flight: Flight,
+    job: &Job,
     reason: InvalidReason,
     frame: u64,
     delivery: &mut Delivery,
 ) {
-    queue.tickets.remove(&flight.job.entity);
-    queue.pool.give(flight.search.into_scratch());
-    let waited = (frame - flight.job.frame_requested) as u32;
-    let result =
-        PathResult::without_path(PathStatus::Invalid(reason), Some(flight.job.map), waited);
-    delivery.send(flight.job.entity, result);
+    queue.tickets.remove(&job.entity);
+    let waited = (frame - job.frame_requested) as u32;
+    let result = PathResult::without_path(PathStatus::Invalid(reason), Some(job.map), waited);
+    delivery.send(job.entity, result);
 }
 
 fn deliver_search(

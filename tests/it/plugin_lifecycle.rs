@@ -8,6 +8,16 @@ use bevy_frontier::prelude::*;
 
 use crate::common::{app, result, run_until_answered, serpentine, spawn_map, spawn_unit};
 
+/// A unit whose search from (0, 0) to (79, 39) has run five frames.
+fn unit_mid_search(app: &mut App) -> Entity {
+    let unit = spawn_unit(app, Cell::new(0, 0), PathRequest::new(Cell::new(79, 39)));
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(app.world().resource::<PathfindingQueue>().in_flight(), 1);
+    unit
+}
+
 fn slow_app() -> (App, Arc<Mutex<Vec<Entity>>>) {
     let mut app = app();
     app.insert_resource(PathfindingSettings {
@@ -24,15 +34,7 @@ fn slow_app() -> (App, Arc<Mutex<Vec<Entity>>>) {
 #[test]
 fn despawned_mid_search() {
     let (mut app, ready) = slow_app();
-    let doomed = spawn_unit(
-        &mut app,
-        Cell::new(0, 0),
-        PathRequest::new(Cell::new(79, 39)),
-    );
-    for _ in 0..5 {
-        app.update();
-    }
-    assert_eq!(app.world().resource::<PathfindingQueue>().in_flight(), 1);
+    let doomed = unit_mid_search(&mut app);
     app.world_mut().despawn(doomed);
     app.update();
     assert!(
@@ -56,14 +58,7 @@ fn despawned_mid_search() {
 #[test]
 fn request_removed_mid_search() {
     let (mut app, ready) = slow_app();
-    let unit = spawn_unit(
-        &mut app,
-        Cell::new(0, 0),
-        PathRequest::new(Cell::new(79, 39)),
-    );
-    for _ in 0..5 {
-        app.update();
-    }
+    let unit = unit_mid_search(&mut app);
     app.world_mut().entity_mut(unit).remove::<PathRequest>();
     for _ in 0..500 {
         app.update();
@@ -76,14 +71,7 @@ fn request_removed_mid_search() {
 #[test]
 fn request_replaced_mid_search() {
     let (mut app, ready) = slow_app();
-    let unit = spawn_unit(
-        &mut app,
-        Cell::new(0, 0),
-        PathRequest::new(Cell::new(79, 39)),
-    );
-    for _ in 0..5 {
-        app.update();
-    }
+    let unit = unit_mid_search(&mut app);
     let new_goal = Cell::new(1, 39);
     app.world_mut()
         .entity_mut(unit)

@@ -93,3 +93,30 @@ fn runs_in_a_chosen_schedule() {
         PathStatus::Complete
     );
 }
+
+#[test]
+fn wall_clock_cap_stops_the_frame_early() {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, FrontierPlugins));
+    app.insert_resource(PathfindingSettings {
+        max_frame_time: Some(std::time::Duration::ZERO),
+        ..default()
+    });
+    spawn_map(&mut app, serpentine(200, 100));
+    let unit = spawn_unit(
+        &mut app,
+        Cell::new(0, 0),
+        PathRequest::new(Cell::new(199, 99)),
+    );
+    // A zero cap lets each frame run one slice of expansions, then stop.
+    for _ in 0..5 {
+        app.update();
+        let spent = app.world().resource::<PathfindingStats>().frame_expansions;
+        assert_eq!(spent, PathfindingSettings::TIME_CHECK_INTERVAL as u64);
+    }
+    crate::common::run_until_answered(&mut app, &[unit], 10_000);
+    assert_eq!(
+        app.world().get::<PathResult>(unit).unwrap().status,
+        PathStatus::Complete
+    );
+}
