@@ -595,43 +595,56 @@ impl Search {
             let y = rows.row_of(current);
             let x = current - y * width;
             let in_grid = [x + 1 < width, x > 0, y + 1 < height, y > 0];
+            // First, without branches, which neighbours get a new or
+            // cheaper path: whether a neighbour is a wall, closed or open
+            // is close to a coin toss, and a mispredicted branch on it for
+            // each of eight neighbours would cost more than the work.
+            let directions = if EIGHT { 8 } else { 4 };
             let mut walkable = [false; 4];
-            for direction in 0..if EIGHT { 8 } else { 4 } {
+            let mut next_g = [0u64; 8];
+            let mut was_open = [false; 8];
+            let mut improved = 0u32;
+            for direction in 0..directions {
                 let (step_cost, allowed) = if direction < 4 {
                     (ORTHOGONAL, in_grid[direction])
                 } else {
                     let [a, b] = DIAGONAL_SIDES[direction - 4];
                     (DIAGONAL, walkable[a] & walkable[b])
                 };
-                if !allowed {
-                    continue;
-                }
-                let next = current.wrapping_add(moves.offsets[direction] as u32);
+                // A move that is not allowed looks at the current cell
+                // instead, which is in bounds and closed.
+                let next = if allowed {
+                    current.wrapping_add(moves.offsets[direction] as u32)
+                } else {
+                    current
+                };
                 let cost = costs[next as usize];
-                if cost == NavGrid::BLOCKED {
-                    continue;
-                }
+                let passable = allowed & (cost != NavGrid::BLOCKED);
                 if direction < 4 {
-                    walkable[direction] = true;
+                    walkable[direction] = passable;
                 }
-                let next_g = g + cost as u64 * step_cost;
                 let generation = stamps[next as usize] >> DIRECTION_BITS;
-                let reopened = generation == closed;
-                if reopened && !reopen {
-                    continue;
-                }
-                if (generation == open || reopened) && next_g >= scores[next as usize] {
-                    continue;
-                }
-                // Only cells that get a new or cheaper path pay for the
-                // heuristic.
+                let candidate = g + cost as u64 * step_cost;
+                let is_open = generation == open;
+                let is_closed = generation == closed;
+                let cheaper = candidate < scores[next as usize];
+                let wanted = (!is_open & !is_closed) | ((is_open | (is_closed & reopen)) & cheaper);
+                next_g[direction] = candidate;
+                was_open[direction] = is_open;
+                improved |= ((passable & wanted) as u32) << direction;
+            }
+            // Then the few that did.
+            while improved != 0 {
+                let direction = improved.trailing_zeros() as usize;
+                improved &= improved - 1;
+                let next = current.wrapping_add(moves.offsets[direction] as u32);
+                let next_g = next_g[direction];
                 let (nx, ny) = moves.cell_of(direction, x, y);
                 let h = heuristic::<EIGHT>(nx.abs_diff(goal_x), ny.abs_diff(goal_y), scale);
                 let next_key = keys.key(next_g + h, next_g);
-                let stamp = (open << DIRECTION_BITS) | direction as u32;
-                stamps[next as usize] = stamp;
+                stamps[next as usize] = (open << DIRECTION_BITS) | direction as u32;
                 scores[next as usize] = next_g;
-                if generation == open {
+                if was_open[direction] {
                     let position = positions[next as usize];
                     heap.decrease_key(position, next_key, positions);
                     continue;
