@@ -595,56 +595,43 @@ impl Search {
             let y = rows.row_of(current);
             let x = current - y * width;
             let in_grid = [x + 1 < width, x > 0, y + 1 < height, y > 0];
-            // First, without branches, which neighbours get a new or
-            // cheaper path: whether a neighbour is a wall, closed or open
-            // is close to a coin toss, and a mispredicted branch on it for
-            // each of eight neighbours would cost more than the work.
-            let directions = if EIGHT { 8 } else { 4 };
             let mut walkable = [false; 4];
-            let mut next_g = [0u64; 8];
-            let mut was_open = [false; 8];
-            let mut improved = 0u32;
-            for direction in 0..directions {
+            for direction in 0..if EIGHT { 8 } else { 4 } {
                 let (step_cost, allowed) = if direction < 4 {
                     (ORTHOGONAL, in_grid[direction])
                 } else {
                     let [a, b] = DIAGONAL_SIDES[direction - 4];
                     (DIAGONAL, walkable[a] & walkable[b])
                 };
-                // A move that is not allowed looks at the current cell
-                // instead, which is in bounds and closed.
-                let next = if allowed {
-                    current.wrapping_add(moves.offsets[direction] as u32)
-                } else {
-                    current
-                };
-                let cost = costs[next as usize];
-                let passable = allowed & (cost != NavGrid::BLOCKED);
-                if direction < 4 {
-                    walkable[direction] = passable;
+                if !allowed {
+                    continue;
                 }
-                let generation = stamps[next as usize] >> DIRECTION_BITS;
-                let candidate = g + cost as u64 * step_cost;
-                let is_open = generation == open;
-                let is_closed = generation == closed;
-                let cheaper = candidate < scores[next as usize];
-                let wanted = (!is_open & !is_closed) | ((is_open | (is_closed & reopen)) & cheaper);
-                next_g[direction] = candidate;
-                was_open[direction] = is_open;
-                improved |= ((passable & wanted) as u32) << direction;
-            }
-            // Then the few that did.
-            while improved != 0 {
-                let direction = improved.trailing_zeros() as usize;
-                improved &= improved - 1;
                 let next = current.wrapping_add(moves.offsets[direction] as u32);
-                let next_g = next_g[direction];
+                let cost = costs[next as usize];
+                if cost == NavGrid::BLOCKED {
+                    continue;
+                }
+                if direction < 4 {
+                    walkable[direction] = true;
+                }
+                let next_g = g + cost as u64 * step_cost;
+                let generation = stamps[next as usize] >> DIRECTION_BITS;
+                let reopened = generation == closed;
+                if reopened && !reopen {
+                    continue;
+                }
+                if (generation == open || reopened) && next_g >= scores[next as usize] {
+                    continue;
+                }
+                // Only cells that get a new or cheaper path pay for the
+                // heuristic.
                 let (nx, ny) = moves.cell_of(direction, x, y);
                 let h = heuristic::<EIGHT>(nx.abs_diff(goal_x), ny.abs_diff(goal_y), scale);
                 let next_key = keys.key(next_g + h, next_g);
-                stamps[next as usize] = (open << DIRECTION_BITS) | direction as u32;
+                let stamp = (open << DIRECTION_BITS) | direction as u32;
+                stamps[next as usize] = stamp;
                 scores[next as usize] = next_g;
-                if was_open[direction] {
+                if generation == open {
                     let position = positions[next as usize];
                     heap.decrease_key(position, next_key, positions);
                     continue;
