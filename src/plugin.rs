@@ -24,7 +24,8 @@ use crate::scheduler::{self, PathfindingQueue, PathfindingStats};
 pub struct PathfindingSettings {
     /// Node expansions all searches together may spend per run of the
     /// plugin's schedule. Counted in expansions, not time, so every machine
-    /// finds the same paths in the same frames.
+    /// finds the same paths in the same frames. 0 pauses searching (requests
+    /// that need no search are still answered).
     pub nodes_per_frame: u32,
     /// Searches kept in flight (started, with their state kept between
     /// frames) at once; each holds 16 bytes of scratch per map cell. More

@@ -80,6 +80,7 @@ pub struct PathfindingQueue {
     pool: ScratchPool,
     /// Reachable cell nearest to an unreachable goal, per (map, grid
     /// version, goal, start region): a group ordered onto a lake asks once.
+    /// Emptied every frame, so it never outgrows one frame's orders.
     nearest: HashMap<(Entity, u64, Cell, u32), Option<Cell>>,
 }
 
@@ -314,6 +315,7 @@ pub(crate) fn collect_requests(
     let began = Instant::now();
     let queue = &mut *queue;
     queue.frame += 1;
+    queue.nearest.clear();
     for entity in removed.read() {
         if !still_requesting.contains(entity) {
             queue.cancel(entity);
