@@ -535,4 +535,45 @@ impl NavGrid {
         }
         best.map(|(_, y, x)| Cell::new(x as u32, y as u32))
     }
+
+    /// Whether a unit can walk the straight segment between the centres of
+    /// `from` and `to` without entering a wall or cutting a wall's corner:
+    /// every cell the segment passes through is walkable, and where it
+    /// passes exactly through a corner, both cells beside that corner are.
+    pub fn line_of_sight(&self, from: Cell, to: Cell) -> bool {
+        if !self.is_walkable(from) || !self.is_walkable(to) {
+            return false;
+        }
+        let walkable =
+            |x: i64, y: i64| x >= 0 && y >= 0 && self.is_walkable(Cell::new(x as u32, y as u32));
+        let (dx, dy) = (to.x as i64 - from.x as i64, to.y as i64 - from.y as i64);
+        let (step_x, step_y) = (dx.signum(), dy.signum());
+        let (nx, ny) = (dx.abs(), dy.abs());
+        let (mut x, mut y) = (from.x as i64, from.y as i64);
+        let (mut ix, mut iy) = (0, 0);
+        while ix < nx || iy < ny {
+            // Which cell border the segment crosses next: the sign compares
+            // the distances to the next vertical and horizontal borders.
+            let next = (1 + 2 * ix) * ny - (1 + 2 * iy) * nx;
+            if next == 0 {
+                if !walkable(x + step_x, y) || !walkable(x, y + step_y) {
+                    return false;
+                }
+                x += step_x;
+                y += step_y;
+                ix += 1;
+                iy += 1;
+            } else if next < 0 {
+                x += step_x;
+                ix += 1;
+            } else {
+                y += step_y;
+                iy += 1;
+            }
+            if !walkable(x, y) {
+                return false;
+            }
+        }
+        true
+    }
 }

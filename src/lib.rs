@@ -4,6 +4,7 @@
 pub mod grid;
 pub mod heap;
 pub mod layout;
+pub mod movement;
 pub mod movingai;
 pub mod plugin;
 pub mod request;
@@ -18,6 +19,7 @@ pub use scheduler::{PathfindingQueue, PathfindingStats};
 pub mod prelude {
     pub use crate::grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};
     pub use crate::layout::{CellLookup, GridLayout, MapView};
+    pub use crate::movement::{Arrived, MovementPlugin, Mover, Steering, UnitArrived};
     pub use crate::movingai::{MovingAiMap, ParseError, Scenario};
     pub use crate::plugin::{
         FrontierPlugins, PathfindingPlugin, PathfindingSettings, PathfindingSystems,

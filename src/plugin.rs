@@ -179,13 +179,16 @@ impl Plugin for PathfindingPlugin {
     }
 }
 
-/// Every bevy_frontier plugin: [`PathfindingPlugin`] and, with the
+/// Every bevy_frontier plugin: [`PathfindingPlugin`],
+/// [`MovementPlugin`](crate::movement::MovementPlugin) and, with the
 /// `tilemap` feature, [`TilemapNavPlugin`](crate::tilemap::TilemapNavPlugin).
 pub struct FrontierPlugins;
 
 impl PluginGroup for FrontierPlugins {
     fn build(self) -> PluginGroupBuilder {
-        let group = PluginGroupBuilder::start::<Self>().add(PathfindingPlugin::default());
+        let group = PluginGroupBuilder::start::<Self>()
+            .add(PathfindingPlugin::default())
+            .add(crate::movement::MovementPlugin::default());
         #[cfg(feature = "tilemap")]
         let group = group.add(crate::tilemap::TilemapNavPlugin::default());
         group

@@ -153,10 +153,18 @@ impl PathfindingStats {
     }
 }
 
+/// What the plugin reads of a map entity.
+pub(crate) type MapData = (
+    Entity,
+    &'static NavGrid,
+    &'static GridLayout,
+    Option<&'static Transform>,
+);
+
 /// Resolves a map entity for a request: the named one, or the only one.
-fn pick_map<'a>(
+pub(crate) fn pick_map<'a, F: bevy::ecs::query::QueryFilter>(
     request: &PathRequest,
-    maps: &'a Query<(Entity, &NavGrid, &GridLayout, Option<&Transform>)>,
+    maps: &'a Query<MapData, F>,
 ) -> Result<(Entity, MapView<'a>), InvalidReason> {
     let found = match request.map {
         Some(map) => maps.get(map).map_err(|_| InvalidReason::NoMap)?,
@@ -307,7 +315,7 @@ pub(crate) fn collect_requests(
     mut removed: RemovedComponents<PathRequest>,
     still_requesting: Query<(), With<PathRequest>>,
     changed: Query<(Entity, &PathRequest, Option<&Transform>), Changed<PathRequest>>,
-    maps: Query<(Entity, &NavGrid, &GridLayout, Option<&Transform>)>,
+    maps: Query<MapData>,
     commands: Commands,
     messages: MessageWriter<PathReadyMessage>,
     mut stats: ResMut<PathfindingStats>,
@@ -396,7 +404,7 @@ pub(crate) fn collect_requests(
 pub(crate) fn run_searches(
     mut queue: ResMut<PathfindingQueue>,
     settings: Res<PathfindingSettings>,
-    maps: Query<(Entity, &NavGrid, &GridLayout, Option<&Transform>)>,
+    maps: Query<MapData>,
     commands: Commands,
     messages: MessageWriter<PathReadyMessage>,
     mut diagnostics: Diagnostics,
@@ -497,7 +505,7 @@ fn admit(
     frame: u64,
     aging: u32,
     config: SearchConfig,
-    maps: &Query<(Entity, &NavGrid, &GridLayout, Option<&Transform>)>,
+    maps: &Query<MapData>,
     delivery: &mut Delivery,
 ) {
     loop {

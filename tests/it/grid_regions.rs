@@ -101,3 +101,33 @@ fn rough_terrain_is_avoided_when_cheaper() {
     let expected = 9.0 * (6.0 + 5.0 * std::f64::consts::SQRT_2);
     assert!((path.unwrap().cost - expected).abs() < 1e-4);
 }
+
+#[test]
+fn line_of_sight_respects_walls_and_corners() {
+    let mut grid = NavGrid::new(10, 10).unwrap();
+    assert!(grid.line_of_sight(Cell::new(0, 0), Cell::new(9, 4)));
+    grid.set_cost(Cell::new(5, 2), NavGrid::BLOCKED).unwrap();
+    assert!(
+        !grid.line_of_sight(Cell::new(0, 0), Cell::new(9, 4)),
+        "the segment crosses (5, 2)"
+    );
+    assert!(grid.line_of_sight(Cell::new(0, 5), Cell::new(9, 5)));
+    // An exact diagonal past one wall corner: cutting it is not allowed.
+    let mut corner = NavGrid::new(4, 4).unwrap();
+    corner.set_cost(Cell::new(1, 0), NavGrid::BLOCKED).unwrap();
+    assert!(!corner.line_of_sight(Cell::new(0, 0), Cell::new(2, 2)));
+    assert!(corner.line_of_sight(Cell::new(0, 1), Cell::new(3, 1)));
+    assert!(
+        !corner.line_of_sight(Cell::new(1, 0), Cell::new(3, 3)),
+        "from a wall"
+    );
+    // Sight agrees with single steps.
+    for (a, b) in [((0, 0), (1, 1)), ((2, 0), (1, 1)), ((0, 1), (1, 0))] {
+        let (a, b) = (Cell::new(a.0, a.1), Cell::new(b.0, b.1));
+        assert_eq!(
+            corner.line_of_sight(a, b),
+            corner.can_step(a, b),
+            "{a} -> {b}"
+        );
+    }
+}

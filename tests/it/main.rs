@@ -5,6 +5,7 @@ mod common;
 
 mod grid_regions;
 mod heap_vs_std;
+mod movement_units;
 mod movingai_files;
 mod movingai_scenarios;
 mod plugin_bad_requests;

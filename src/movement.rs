@@ -1,0 +1,359 @@
+//! Units that move at once: instinct steering while the search runs, then
+//! path following.
+//!
+//! The frame a [`PathRequest`] lands on a [`Mover`], the unit starts walking
+//! straight at the goal, sliding along walls (the seed articles' principle
+//! of immediate start). When its [`PathResult`] arrives it joins the path at
+//! the furthest waypoint it can see from where it now stands, so it never
+//! walks back to where the order was given, and follows the path with
+//! straight segments between waypoints that see each other. A path cut by a
+//! map change is planned again while the unit carries on by instinct.
+
+use bevy::ecs::intern::Interned;
+use bevy::ecs::schedule::ScheduleLabel;
+use bevy::prelude::*;
+
+use crate::grid::Cell;
+use crate::layout::{CellLookup, MapView};
+use crate::plugin::PathfindingSystems;
+use crate::request::{PathRequest, PathResult, PathTarget};
+use crate::scheduler::{MapData, pick_map};
+
+/// A unit that walks: put it with a `Transform` and give it
+/// [`PathRequest`]s.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Component)]
+#[require(Transform, Steering)]
+pub struct Mover {
+    /// World units per second.
+    pub speed: f32,
+}
+
+/// What a [`Mover`] is doing.
+#[derive(Component, Clone, Debug, Default, PartialEq, Reflect)]
+#[reflect(Component)]
+pub enum Steering {
+    /// Standing.
+    #[default]
+    Idle,
+    /// Walking straight at `goal` (sliding along walls) until a path comes.
+    Instinct {
+        /// Where the order points, in world space.
+        goal: Vec2,
+    },
+    /// Following a path.
+    Following {
+        /// The corners still to walk to, in world space.
+        waypoints: Vec<Vec2>,
+        /// Where the order points.
+        goal: Vec2,
+    },
+}
+
+/// On a [`Mover`] that reached the end of its path.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
+#[reflect(Component)]
+pub struct Arrived;
+
+/// Triggered on a [`Mover`] when it reaches the end of its path.
+#[derive(EntityEvent, Clone, Copy, Debug, PartialEq)]
+pub struct UnitArrived {
+    /// The unit.
+    pub entity: Entity,
+}
+
+/// Moves [`Mover`]s: instinct, path following, re-planning.
+///
+/// # Systems
+/// In the plugin's schedule, after [`PathfindingSystems::Last`]:
+/// `begin_orders` (new requests start instinct at once), `adopt_paths` (new
+/// results are joined at the furthest visible waypoint), `replan_cut_paths`
+/// (paths a map change cut are asked for again) and `steer` (moves units by
+/// `speed × delta time`).
+pub struct MovementPlugin {
+    /// The schedule to run in; the one `PathfindingPlugin` runs in.
+    pub schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl Default for MovementPlugin {
+    fn default() -> Self {
+        Self {
+            schedule: Update.intern(),
+        }
+    }
+}
+
+impl Plugin for MovementPlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<Mover>()
+            .register_type::<Steering>()
+            .register_type::<Arrived>()
+            .add_systems(
+                self.schedule,
+                (begin_orders, adopt_paths, replan_cut_paths, steer)
+                    .chain()
+                    .after(PathfindingSystems::Last),
+            );
+    }
+}
+
+/// The world position a request points at.
+fn goal_position(request: &PathRequest, view: &MapView) -> Option<Vec2> {
+    match request.goal {
+        PathTarget::World(position) => position.is_finite().then_some(position),
+        PathTarget::Cell(cell) => view.grid.in_bounds(cell).then(|| view.cell_to_world(cell)),
+    }
+}
+
+#[allow(clippy::type_complexity)]
+fn begin_orders(
+    mut commands: Commands,
+    mut orders: Query<(Entity, &PathRequest, &mut Steering), (With<Mover>, Changed<PathRequest>)>,
+    maps: Query<MapData, Without<Mover>>,
+) {
+    for (unit, request, mut steering) in &mut orders {
+        commands.entity(unit).remove::<Arrived>();
+        let goal = pick_map(request, &maps)
+            .ok()
+            .and_then(|(_, view)| goal_position(request, &view));
+        *steering = match goal {
+            Some(goal) => Steering::Instinct { goal },
+            None => Steering::Idle,
+        };
+    }
+}
+
+fn cell_of(view: &MapView, position: Vec2) -> Option<Cell> {
+    match view.world_to_cell(position) {
+        CellLookup::Inside(cell) => Some(cell),
+        _ => None,
+    }
+}
+
+#[allow(clippy::type_complexity)]
+fn adopt_paths(
+    mut units: Query<
+        (&Transform, &mut PathRequest, &PathResult, &mut Steering),
+        (With<Mover>, Changed<PathResult>),
+    >,
+    maps: Query<MapData, Without<Mover>>,
+) {
+    for (transform, mut request, result, mut steering) in &mut units {
+        // Only a unit waiting for its path takes it.
+        let Steering::Instinct { goal } = *steering else {
+            continue;
+        };
+        if !result.status.has_path() {
+            *steering = Steering::Idle;
+            continue;
+        }
+        let Some(Ok((_, grid, layout, map_transform))) = result.map.map(|map| maps.get(map)) else {
+            continue;
+        };
+        let view = MapView::new(grid, layout, map_transform);
+        let here = transform.translation.truncate();
+        let Some(cell) = cell_of(&view, here) else {
+            continue;
+        };
+        // Join at the furthest waypoint in sight: never back to the start.
+        let Some(join) = (0..result.cells.len())
+            .rev()
+            .find(|&i| view.grid.line_of_sight(cell, result.cells[i]))
+        else {
+            // Nothing in sight (instinct took the unit round a corner):
+            // plan again from here.
+            request.set_changed();
+            continue;
+        };
+        let mut waypoints = smooth(&view, &result.cells[join..]);
+        // The waypoint is in sight of the unit's cell centre; from where the
+        // unit stands, near the cell's edge, the way may clip a corner: then
+        // step to the centre first.
+        if waypoints
+            .first()
+            .is_some_and(|&first| !segment_clear(&view, here, first))
+        {
+            waypoints.insert(0, view.cell_to_world(cell));
+        }
+        *steering = Steering::Following { waypoints, goal };
+    }
+}
+
+/// String pulling: from each kept waypoint, the furthest later one in
+/// sight, so open ground is crossed in straight lines, not 45° zig-zags.
+fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
+    let mut kept = Vec::new();
+    let mut at = 0;
+    while at < cells.len() {
+        kept.push(view.cell_to_world(cells[at]));
+        let mut next = at + 1;
+        while next + 1 < cells.len() && view.grid.line_of_sight(cells[at], cells[next + 1]) {
+            next += 1;
+        }
+        at = next;
+    }
+    kept
+}
+
+fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steering), With<Mover>>) {
+    for (result, mut request, mut steering) in &mut units {
+        if let (true, Steering::Following { goal, .. }) = (result.invalidated, &*steering) {
+            let goal = *goal;
+            request.set_changed();
+            *steering = Steering::Instinct { goal };
+        }
+    }
+}
+
+/// Longest step taken at once, in cells: short enough never to jump over a
+/// wall cell or past a corner unchecked.
+const MAX_SUBSTEP: f32 = 0.25;
+
+fn steer(
+    time: Res<Time>,
+    mut commands: Commands,
+    mut units: Query<(
+        Entity,
+        &Mover,
+        &mut PathRequest,
+        &mut Transform,
+        &mut Steering,
+    )>,
+    maps: Query<MapData, Without<Mover>>,
+) {
+    let seconds = time.delta_secs();
+    for (unit, mover, mut request, mut transform, mut steering) in &mut units {
+        if matches!(*steering, Steering::Idle) {
+            continue;
+        }
+        let Ok((_, view)) = pick_map(&request, &maps) else {
+            continue;
+        };
+        let mut budget = (mover.speed * seconds).max(0.0);
+        if !budget.is_finite() {
+            continue;
+        }
+        let mut position = transform.translation.truncate();
+        let cell_size = view.layout.cell_size.min_element().abs().max(f32::EPSILON);
+        let arrived = match &mut *steering {
+            Steering::Idle => false,
+            Steering::Instinct { goal } => {
+                walk_instinct(&view, &mut position, *goal, budget, cell_size);
+                false
+            }
+            Steering::Following { waypoints, goal } => {
+                let mut blocked = false;
+                while budget > 0.0 && !waypoints.is_empty() && !blocked {
+                    let target = waypoints[0];
+                    let walked = walk_straight(&view, &mut position, target, budget, cell_size);
+                    budget -= walked;
+                    if position == target {
+                        waypoints.remove(0);
+                    } else if budget > 0.0 {
+                        blocked = true;
+                    }
+                }
+                if blocked {
+                    // A wall went up on the path: walk on instinct while a
+                    // new path is found.
+                    let goal = *goal;
+                    *steering = Steering::Instinct { goal };
+                    request.set_changed();
+                    false
+                } else {
+                    waypoints.is_empty()
+                }
+            }
+        };
+        transform.translation = position.extend(transform.translation.z);
+        if arrived {
+            *steering = Steering::Idle;
+            commands.entity(unit).insert(Arrived);
+            commands.trigger(UnitArrived { entity: unit });
+        }
+    }
+}
+
+/// Walks up to `distance` straight at `goal`, in small steps, each allowed
+/// only onto walkable cells and never across a wall's corner; a blocked step
+/// slides along the wall (keeps only its x or its y part), and a unit that
+/// can do neither stops where it is.
+fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32, cell_size: f32) {
+    let mut left = distance.min(position.distance(goal));
+    let step_length = MAX_SUBSTEP * cell_size;
+    while left > 1e-6 {
+        let step = left.min(step_length);
+        let direction = (goal - *position).normalize_or_zero();
+        if direction == Vec2::ZERO {
+            return;
+        }
+        let wanted = direction * step;
+        let moved = [wanted, Vec2::new(wanted.x, 0.0), Vec2::new(0.0, wanted.y)]
+            .into_iter()
+            .filter(|m| m.length_squared() > 1e-12)
+            .find(|&m| can_move(view, *position, *position + m));
+        match moved {
+            Some(m) => {
+                *position += m;
+                left -= step;
+            }
+            None => return,
+        }
+    }
+}
+
+/// Walks at most `distance` straight toward `target` in small checked steps;
+/// stops early at a wall or a wall's corner. Returns the distance walked.
+fn walk_straight(
+    view: &MapView,
+    position: &mut Vec2,
+    target: Vec2,
+    distance: f32,
+    cell_size: f32,
+) -> f32 {
+    let step_length = MAX_SUBSTEP * cell_size;
+    let mut walked = 0.0;
+    while walked < distance {
+        let left = position.distance(target);
+        if left <= 1e-6 {
+            *position = target;
+            break;
+        }
+        let step = (distance - walked).min(step_length).min(left);
+        let next = if step == left {
+            target
+        } else {
+            *position + (target - *position) / left * step
+        };
+        if !can_move(view, *position, next) {
+            break;
+        }
+        *position = next;
+        walked += step;
+    }
+    walked
+}
+
+/// Whether a unit can walk the straight segment from `from` to `to`.
+fn segment_clear(view: &MapView, from: Vec2, to: Vec2) -> bool {
+    let mut probe = from;
+    let cell_size = view.layout.cell_size.min_element().abs().max(f32::EPSILON);
+    walk_straight(view, &mut probe, to, f32::MAX, cell_size);
+    probe == to
+}
+
+/// Whether a short move from `from` to `to` stays on walkable cells without
+/// cutting a corner.
+fn can_move(view: &MapView, from: Vec2, to: Vec2) -> bool {
+    let (Some(a), Some(b)) = (cell_of(view, from), cell_of(view, to)) else {
+        return false;
+    };
+    if !view.grid.is_walkable(b) {
+        return false;
+    }
+    if a.x != b.x && a.y != b.y {
+        return view.grid.is_walkable(Cell::new(a.x, b.y))
+            && view.grid.is_walkable(Cell::new(b.x, a.y));
+    }
+    true
+}

@@ -1,0 +1,232 @@
+//! Movers walk the frame they are ordered, on instinct, then join their
+//! path without walking back, never stand in a wall, re-plan when a wall
+//! cuts their path, and arrive.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_frontier::prelude::*;
+
+use crate::common::{Rng, app, movingai_dir, random_walkable, serpentine, spawn_map};
+
+/// An app whose frames each last 50 ms.
+fn timed_app(budget: u32) -> App {
+    let mut app = app();
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+        50,
+    )));
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: budget,
+        ..default()
+    });
+    app
+}
+
+fn spawn_mover(app: &mut App, at: Cell, speed: f32) -> Entity {
+    let position = Vec3::new(at.x as f32, at.y as f32, 0.0);
+    app.world_mut()
+        .spawn((Mover { speed }, Transform::from_translation(position)))
+        .id()
+}
+
+fn position(app: &App, unit: Entity) -> Vec2 {
+    app.world()
+        .get::<Transform>(unit)
+        .unwrap()
+        .translation
+        .truncate()
+}
+
+fn cell_at(p: Vec2) -> Cell {
+    Cell::new((p.x + 0.5).floor() as u32, (p.y + 0.5).floor() as u32)
+}
+
+fn order(app: &mut App, unit: Entity, goal: Cell) {
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::new(goal));
+}
+
+#[test]
+fn moves_in_the_frame_of_the_order() {
+    let mut app = timed_app(1);
+    spawn_map(&mut app, NavGrid::new(100, 100).unwrap());
+    let unit = spawn_mover(&mut app, Cell::new(5, 5), 4.0);
+    app.update();
+    order(&mut app, unit, Cell::new(95, 5));
+    app.update();
+    assert!(
+        app.world().get::<PathResult>(unit).is_none(),
+        "no path can exist yet"
+    );
+    let moved = position(&app, unit);
+    assert!(
+        moved.x > 5.0 && (moved.y - 5.0).abs() < 1e-4,
+        "walked toward the goal: {moved}"
+    );
+}
+
+#[test]
+fn arrives_and_says_so() {
+    let mut app = timed_app(4096);
+    let arrived = Arc::new(Mutex::new(Vec::new()));
+    let sink = arrived.clone();
+    app.add_observer(move |event: On<UnitArrived>| sink.lock().unwrap().push(event.entity));
+    spawn_map(&mut app, serpentine(40, 20));
+    let unit = spawn_mover(&mut app, Cell::new(0, 0), 8.0);
+    order(&mut app, unit, Cell::new(39, 19));
+    for _ in 0..2_000 {
+        app.update();
+        if app.world().get::<Arrived>(unit).is_some() {
+            break;
+        }
+    }
+    assert!(app.world().get::<Arrived>(unit).is_some(), "never arrived");
+    assert!(position(&app, unit).distance(Vec2::new(39.0, 19.0)) < 1e-3);
+    assert_eq!(*arrived.lock().unwrap(), vec![unit]);
+}
+
+#[test]
+fn open_ground_is_crossed_in_a_straight_line() {
+    let mut app = timed_app(4096);
+    spawn_map(&mut app, NavGrid::new(60, 60).unwrap());
+    let unit = spawn_mover(&mut app, Cell::new(2, 3), 0.0);
+    order(&mut app, unit, Cell::new(50, 20));
+    app.update();
+    app.update();
+    match app.world().get::<Steering>(unit).unwrap() {
+        Steering::Following { waypoints, .. } => {
+            assert_eq!(
+                waypoints,
+                &vec![Vec2::new(50.0, 20.0)],
+                "not a straight line"
+            );
+        }
+        other => panic!("not following: {other:?}"),
+    }
+}
+
+/// Cost of a path from its `from`-th cell to its end.
+fn rest_of(grid: &NavGrid, cells: &[Cell], from: usize) -> f64 {
+    cells[from..]
+        .windows(2)
+        .map(|w| grid.step_cost(w[0], w[1]).unwrap())
+        .sum()
+}
+
+#[test]
+fn joining_the_path_never_walks_back() {
+    // Slow searches and fast units: they walk far on instinct first.
+    let mut app = timed_app(60);
+    let grid = serpentine(80, 40);
+    spawn_map(&mut app, grid.clone());
+    let mut rng = Rng::new(11);
+    let mut checked = 0;
+    for _ in 0..12 {
+        let start = random_walkable(&mut rng, &grid).unwrap();
+        let goal = random_walkable(&mut rng, &grid).unwrap();
+        let unit = spawn_mover(&mut app, start, 6.0);
+        order(&mut app, unit, goal);
+        let mut last_position = position(&app, unit);
+        for _ in 0..400 {
+            app.update();
+            let steering = app.world().get::<Steering>(unit).unwrap().clone();
+            if let Steering::Following { waypoints, .. } = steering {
+                let result = app.world().get::<PathResult>(unit).unwrap();
+                // Where the unit stood when it switched, and the path it joined.
+                let here = cell_at(last_position);
+                let (_, best) = find_path(&grid, here, goal, SearchConfig::default()).unwrap();
+                let best = best.unwrap().cost;
+                // The unit may first step to its own cell's centre.
+                let mut walk = 0.0;
+                let mut from = last_position;
+                let mut index = None;
+                for &waypoint in &waypoints {
+                    walk += from.distance(waypoint) as f64;
+                    from = waypoint;
+                    index = result.cells.iter().position(|&c| c == cell_at(waypoint));
+                    if index.is_some() {
+                        break;
+                    }
+                }
+                let index = index.expect("the waypoints join the path");
+                let via_path = walk + rest_of(&grid, &result.cells, index);
+                assert!(
+                    via_path <= best + 1.0 + 1e-6,
+                    "joining costs {via_path}, going straight {best}"
+                );
+                checked += 1;
+                break;
+            }
+            last_position = position(&app, unit);
+        }
+        app.world_mut().despawn(unit);
+    }
+    assert!(checked >= 10);
+}
+
+#[test]
+fn never_stands_in_a_wall() {
+    let Some(dir) = movingai_dir("movement_units::never_stands_in_a_wall") else {
+        return;
+    };
+    let map = MovingAiMap::load(dir.join("maps/dao/den312d.map")).unwrap();
+    let grid = map.to_nav_grid();
+    let mut app = timed_app(2_000);
+    spawn_map(&mut app, grid.clone());
+    let mut rng = Rng::new(17);
+    let units: Vec<Entity> = (0..30)
+        .map(|_| spawn_mover(&mut app, random_walkable(&mut rng, &grid).unwrap(), 5.0))
+        .collect();
+    for frame in 0..3_000 {
+        if frame % 150 == 0 {
+            for &unit in &units {
+                // Some goals are walls or cut off: units still only walk on ground.
+                let goal = Cell::new(rng.below(grid.width()), rng.below(grid.height()));
+                order(&mut app, unit, goal);
+            }
+        }
+        app.update();
+        for &unit in &units {
+            let p = position(&app, unit);
+            let cell = cell_at(p);
+            assert!(
+                grid.is_walkable(cell),
+                "frame {frame}: unit at {p} in {cell}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_wall_across_the_path_makes_the_unit_replan_and_still_arrive() {
+    let mut app = timed_app(4096);
+    let map = spawn_map(&mut app, NavGrid::new(40, 30).unwrap());
+    let unit = spawn_mover(&mut app, Cell::new(2, 15), 3.0);
+    order(&mut app, unit, Cell::new(37, 15));
+    for _ in 0..5 {
+        app.update();
+    }
+    assert!(matches!(
+        app.world().get::<Steering>(unit).unwrap(),
+        Steering::Following { .. }
+    ));
+    // A wall across the field ahead, with a gap at the top.
+    app.world_mut()
+        .get_mut::<NavGrid>(map)
+        .unwrap()
+        .fill_rect(Cell::new(20, 0), Cell::new(20, 26), NavGrid::BLOCKED)
+        .unwrap();
+    let grid = app.world().get::<NavGrid>(map).unwrap().clone();
+    for _ in 0..3_000 {
+        app.update();
+        assert!(grid.is_walkable(cell_at(position(&app, unit))));
+        if app.world().get::<Arrived>(unit).is_some() {
+            break;
+        }
+    }
+    assert!(app.world().get::<Arrived>(unit).is_some(), "never arrived");
+    assert!(position(&app, unit).distance(Vec2::new(37.0, 15.0)) < 1e-3);
+}
