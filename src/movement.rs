@@ -156,9 +156,12 @@ fn adopt_paths(
             continue;
         };
         // Join at the furthest waypoint in sight: never back to the start.
+        // A unit a wall went up under starts at the path's first cell, the
+        // walkable cell nearest to it.
+        let in_wall = !view.grid.is_walkable(cell);
         let Some(join) = (0..result.cells.len())
             .rev()
-            .find(|&i| view.grid.line_of_sight(cell, result.cells[i]))
+            .find(|&i| in_wall && i == 0 || view.grid.line_of_sight(cell, result.cells[i]))
         else {
             // Nothing in sight (instinct took the unit round a corner):
             // plan again from here.
@@ -169,9 +172,10 @@ fn adopt_paths(
         // The waypoint is in sight of the unit's cell centre; from where the
         // unit stands, near the cell's edge, the way may clip a corner: then
         // step to the centre first.
-        if waypoints
-            .first()
-            .is_some_and(|&first| !segment_clear(&view, here, first))
+        if !in_wall
+            && waypoints
+                .first()
+                .is_some_and(|&first| !segment_clear(&view, here, first))
         {
             waypoints.insert(0, view.cell_to_world(cell));
         }
@@ -348,6 +352,11 @@ fn can_move(view: &MapView, from: Vec2, to: Vec2) -> bool {
     let (Some(a), Some(b)) = (cell_of(view, from), cell_of(view, to)) else {
         return false;
     };
+    // Within one cell nothing is crossed; this also lets a unit a wall went
+    // up under walk out of it.
+    if a == b {
+        return true;
+    }
     if !view.grid.is_walkable(b) {
         return false;
     }

@@ -230,3 +230,28 @@ fn a_wall_across_the_path_makes_the_unit_replan_and_still_arrive() {
     assert!(app.world().get::<Arrived>(unit).is_some(), "never arrived");
     assert!(position(&app, unit).distance(Vec2::new(37.0, 15.0)) < 1e-3);
 }
+
+#[test]
+fn a_unit_walled_in_where_it_stands_walks_out() {
+    let mut app = timed_app(4096);
+    let map = spawn_map(&mut app, NavGrid::new(20, 20).unwrap());
+    let unit = spawn_mover(&mut app, Cell::new(5, 5), 3.0);
+    app.update();
+    app.world_mut()
+        .get_mut::<NavGrid>(map)
+        .unwrap()
+        .set_cost(Cell::new(5, 5), NavGrid::BLOCKED)
+        .unwrap();
+    order(&mut app, unit, Cell::new(15, 5));
+    for _ in 0..400 {
+        app.update();
+        if app.world().get::<Arrived>(unit).is_some() {
+            break;
+        }
+    }
+    assert!(
+        app.world().get::<Arrived>(unit).is_some(),
+        "stuck in the wall"
+    );
+    assert!(position(&app, unit).distance(Vec2::new(15.0, 5.0)) < 1e-3);
+}
