@@ -91,6 +91,21 @@ impl fmt::Display for GridError {
 
 impl std::error::Error for GridError {}
 
+/// The eight moves in the order the search numbers them (a parent is
+/// recorded as the index of the move that left it): east, west, +y, −y,
+/// then the diagonals +x+y, −x+y, +x−y, −x−y. The first four are the
+/// 4-neighbour moves.
+pub(crate) const MOVE_DELTAS: [(i32, i32); 8] = [
+    (1, 0),
+    (-1, 0),
+    (0, 1),
+    (0, -1),
+    (1, 1),
+    (-1, 1),
+    (1, -1),
+    (-1, -1),
+];
+
 /// Largest number of cells a grid may have: cell indices and heap positions
 /// share a 32-bit word with 3 bits of parent direction in the search.
 pub const MAX_CELLS: u64 = 1 << 28;
@@ -453,23 +468,13 @@ impl NavGrid {
 
     /// The cells reachable in one move from `cell`, with the move's cost.
     pub fn neighbors(&self, cell: Cell) -> impl Iterator<Item = (Cell, f64)> + '_ {
-        const OFFSETS: [(i64, i64); 8] = [
-            (1, 0),
-            (-1, 0),
-            (0, 1),
-            (0, -1),
-            (1, 1),
-            (-1, 1),
-            (1, -1),
-            (-1, -1),
-        ];
         let moves = match self.neighborhood {
-            Neighborhood::Four => &OFFSETS[..4],
-            Neighborhood::Eight => &OFFSETS[..],
+            Neighborhood::Four => &MOVE_DELTAS[..4],
+            Neighborhood::Eight => &MOVE_DELTAS[..],
         };
         moves.iter().filter_map(move |&(dx, dy)| {
-            let x = u32::try_from(cell.x as i64 + dx).ok()?;
-            let y = u32::try_from(cell.y as i64 + dy).ok()?;
+            let x = cell.x.checked_add_signed(dx)?;
+            let y = cell.y.checked_add_signed(dy)?;
             let to = Cell::new(x, y);
             self.step_cost(cell, to).map(|cost| (to, cost))
         })

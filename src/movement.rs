@@ -213,6 +213,11 @@ fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steeri
 /// wall cell or past a corner unchecked.
 const MAX_SUBSTEP: f32 = 0.25;
 
+/// [`MAX_SUBSTEP`] in world units on this map.
+fn substep(view: &MapView) -> f32 {
+    MAX_SUBSTEP * view.layout.cell_size.min_element().abs().max(f32::EPSILON)
+}
+
 fn steer(
     time: Res<Time>,
     mut commands: Commands,
@@ -238,18 +243,17 @@ fn steer(
             continue;
         }
         let mut position = transform.translation.truncate();
-        let cell_size = view.layout.cell_size.min_element().abs().max(f32::EPSILON);
         let arrived = match &mut *steering {
             Steering::Idle => false,
             Steering::Instinct { goal } => {
-                walk_instinct(&view, &mut position, *goal, budget, cell_size);
+                walk_instinct(&view, &mut position, *goal, budget);
                 false
             }
             Steering::Following { waypoints, goal } => {
                 let mut blocked = false;
                 while budget > 0.0 && !waypoints.is_empty() && !blocked {
                     let target = waypoints[0];
-                    let walked = walk_straight(&view, &mut position, target, budget, cell_size);
+                    let walked = walk_straight(&view, &mut position, target, budget);
                     budget -= walked;
                     if position == target {
                         waypoints.remove(0);
@@ -282,9 +286,9 @@ fn steer(
 /// only onto walkable cells and never across a wall's corner; a blocked step
 /// slides along the wall (keeps only its x or its y part), and a unit that
 /// can do neither stops where it is.
-fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32, cell_size: f32) {
+fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32) {
     let mut left = distance.min(position.distance(goal));
-    let step_length = MAX_SUBSTEP * cell_size;
+    let step_length = substep(view);
     while left > 1e-6 {
         let step = left.min(step_length);
         let direction = (goal - *position).normalize_or_zero();
@@ -308,14 +312,8 @@ fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32,
 
 /// Walks at most `distance` straight toward `target` in small checked steps;
 /// stops early at a wall or a wall's corner. Returns the distance walked.
-fn walk_straight(
-    view: &MapView,
-    position: &mut Vec2,
-    target: Vec2,
-    distance: f32,
-    cell_size: f32,
-) -> f32 {
-    let step_length = MAX_SUBSTEP * cell_size;
+fn walk_straight(view: &MapView, position: &mut Vec2, target: Vec2, distance: f32) -> f32 {
+    let step_length = substep(view);
     let mut walked = 0.0;
     while walked < distance {
         let left = position.distance(target);
@@ -341,8 +339,7 @@ fn walk_straight(
 /// Whether a unit can walk the straight segment from `from` to `to`.
 fn segment_clear(view: &MapView, from: Vec2, to: Vec2) -> bool {
     let mut probe = from;
-    let cell_size = view.layout.cell_size.min_element().abs().max(f32::EPSILON);
-    walk_straight(view, &mut probe, to, f32::MAX, cell_size);
+    walk_straight(view, &mut probe, to, f32::MAX);
     probe == to
 }
 

@@ -202,6 +202,27 @@ fn locate(view: &MapView, target: PathTarget, is_goal: bool) -> Result<Cell, Inv
     }
 }
 
+/// The start and goal cells of a request on its map.
+fn locate_request(
+    view: &MapView,
+    request: &PathRequest,
+    transform: Option<&Transform>,
+) -> Result<(Cell, Cell), InvalidReason> {
+    let start = match request.start {
+        Some(start) => start,
+        None => PathTarget::World(
+            transform
+                .ok_or(InvalidReason::NoStartPosition)?
+                .translation
+                .truncate(),
+        ),
+    };
+    Ok((
+        locate(view, start, false)?,
+        locate(view, request.goal, true)?,
+    ))
+}
+
 /// Where a resolved request should search to, or its answer when no search
 /// is needed.
 enum Plan {
@@ -336,25 +357,19 @@ pub(crate) fn collect_requests(
     };
     for (entity, request, transform) in &changed {
         queue.cancel(entity);
-        let resolved = pick_map(request, &maps).and_then(|(map, view)| {
-            let start = match request.start {
-                Some(start) => start,
-                None => PathTarget::World(
-                    transform
-                        .ok_or(InvalidReason::NoStartPosition)?
-                        .translation
-                        .truncate(),
-                ),
-            };
-            let start = locate(&view, start, false)?;
-            let goal = locate(&view, request.goal, true)?;
-            Ok((map, view, start, goal))
-        });
-        let (map, view, start, goal) = match resolved {
-            Ok(resolved) => resolved,
+        let (map, view) = match pick_map(request, &maps) {
+            Ok(found) => found,
             Err(reason) => {
-                let map = pick_map(request, &maps).ok().map(|(map, _)| map);
-                let result = PathResult::without_path(PathStatus::Invalid(reason), map, 0);
+                let result = PathResult::without_path(PathStatus::Invalid(reason), None, 0);
+                delivery.send(entity, result);
+                continue;
+            }
+        };
+        let cells = locate_request(&view, request, transform);
+        let (start, goal) = match cells {
+            Ok(cells) => cells,
+            Err(reason) => {
+                let result = PathResult::without_path(PathStatus::Invalid(reason), Some(map), 0);
                 delivery.send(entity, result);
                 continue;
             }

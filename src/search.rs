@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use crate::grid::{Cell, NavGrid, Neighborhood};
+use crate::grid::{Cell, MOVE_DELTAS, NavGrid, Neighborhood};
 use crate::heap::OpenList;
 
 /// Fixed-point units per unit of path cost: an orthogonal step onto plain
@@ -707,34 +707,22 @@ fn heuristic<const EIGHT: bool>(dx: u32, dy: u32, scale: u64) -> u64 {
 /// `Moves::offsets`): both must be walkable, so no wall corner is cut.
 const DIAGONAL_SIDES: [[usize; 2]; 4] = [[0, 2], [1, 2], [0, 3], [1, 3]];
 
-/// The eight moves as index offsets: east, west, south (+y), north (−y),
-/// then the diagonals between them.
+/// [`MOVE_DELTAS`] as flat-index offsets on a grid of a given width.
 struct Moves {
     offsets: [i64; 8],
 }
 
 impl Moves {
-    const DELTAS: [(i32, i32); 8] = [
-        (1, 0),
-        (-1, 0),
-        (0, 1),
-        (0, -1),
-        (1, 1),
-        (-1, 1),
-        (1, -1),
-        (-1, -1),
-    ];
-
     fn new(width: u32) -> Self {
         let w = width as i64;
         Self {
-            offsets: Self::DELTAS.map(|(dx, dy)| dx as i64 + dy as i64 * w),
+            offsets: MOVE_DELTAS.map(|(dx, dy)| dx as i64 + dy as i64 * w),
         }
     }
 
     #[inline(always)]
     fn cell_of(&self, direction: usize, x: u32, y: u32) -> (u32, u32) {
-        let (dx, dy) = Self::DELTAS[direction];
+        let (dx, dy) = MOVE_DELTAS[direction];
         (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy))
     }
 }
