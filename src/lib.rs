@@ -1,7 +1,9 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+pub mod flood;
 pub mod grid;
+pub mod group;
 pub mod heap;
 pub mod layout;
 pub mod movement;
@@ -17,9 +19,11 @@ pub use scheduler::{PathfindingQueue, PathfindingStats};
 
 /// The types most users need.
 pub mod prelude {
+    pub use crate::flood::{Flood, FloodDirection};
     pub use crate::grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};
+    pub use crate::group::{GroupMember, GroupMove, MoveGroup};
     pub use crate::layout::{CellLookup, GridLayout, MapView};
-    pub use crate::movement::{Arrived, MovementPlugin, Mover, Steering, UnitArrived};
+    pub use crate::movement::{Arrived, MovementPlugin, Mover, Route, Steering, UnitArrived};
     pub use crate::movingai::{MovingAiMap, ParseError, Scenario};
     pub use crate::plugin::{
         FrontierPlugins, PathfindingPlugin, PathfindingSettings, PathfindingSystems,

@@ -9,15 +9,18 @@
 //! straight segments between waypoints that see each other. A path cut by a
 //! map change is planned again while the unit carries on by instinct.
 
+use std::sync::Arc;
+
 use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
 use crate::grid::Cell;
+use crate::group::{self, GroupMember, GroupMove, GroupScratch};
 use crate::layout::{CellLookup, MapView};
 use crate::plugin::PathfindingSystems;
 use crate::request::{PathRequest, PathResult, PathTarget};
-use crate::scheduler::{MapData, pick_map};
+use crate::scheduler::{self, MapData, pick_map};
 
 /// A unit that walks: put it with a `Transform` and give it
 /// [`PathRequest`]s.
@@ -40,14 +43,119 @@ pub enum Steering {
     Instinct {
         /// Where the order points, in world space.
         goal: Vec2,
+        /// The map the unit walks on.
+        map: Entity,
     },
     /// Following a path.
     Following {
-        /// The corners still to walk to, in world space.
-        waypoints: Vec<Vec2>,
+        /// The corners still to walk to.
+        route: Route,
         /// Where the order points.
         goal: Vec2,
+        /// The map the unit walks on.
+        map: Entity,
     },
+}
+
+impl Steering {
+    /// The map a moving unit walks on.
+    pub fn map(&self) -> Option<Entity> {
+        match self {
+            Steering::Idle => None,
+            Steering::Instinct { map, .. } | Steering::Following { map, .. } => Some(*map),
+        }
+    }
+
+    /// Where a moving unit is going.
+    pub fn goal(&self) -> Option<Vec2> {
+        match self {
+            Steering::Idle => None,
+            Steering::Instinct { goal, .. } | Steering::Following { goal, .. } => Some(*goal),
+        }
+    }
+}
+
+/// The corners a [`Mover`] still has to walk to, in world space: its own
+/// waypoints, then (in a group move) a stretch shared with the rest of the
+/// group, stored once and reference-counted, then its own again.
+#[derive(Clone, Debug, Default, PartialEq, Reflect)]
+#[reflect(opaque, Clone, Debug, Default, PartialEq)]
+pub struct Route {
+    head: Vec<Vec2>,
+    shared: SharedWaypoints,
+    tail: Vec<Vec2>,
+    next: usize,
+}
+
+/// A stretch of waypoints shared by a group's units.
+pub type SharedWaypoints = Arc<[Vec2]>;
+
+impl Route {
+    /// A route through `waypoints`, all the unit's own.
+    pub fn new(waypoints: Vec<Vec2>) -> Self {
+        Self {
+            head: waypoints,
+            ..default()
+        }
+    }
+
+    /// A route through `head`, then the `shared` stretch, then `tail`.
+    pub fn spliced(head: Vec<Vec2>, shared: SharedWaypoints, tail: Vec<Vec2>) -> Self {
+        Self {
+            head,
+            shared,
+            tail,
+            next: 0,
+        }
+    }
+
+    fn get(&self, index: usize) -> Option<Vec2> {
+        let (head, shared) = (self.head.len(), self.shared.len());
+        if index < head {
+            Some(self.head[index])
+        } else if index < head + shared {
+            Some(self.shared[index - head])
+        } else {
+            self.tail.get(index - head - shared).copied()
+        }
+    }
+
+    /// The corner walked to now.
+    pub fn next_waypoint(&self) -> Option<Vec2> {
+        self.get(self.next)
+    }
+
+    /// The corners still to walk to, in order.
+    pub fn remaining(&self) -> impl Iterator<Item = Vec2> + '_ {
+        (self.next..self.head.len() + self.shared.len() + self.tail.len())
+            .filter_map(|i| self.get(i))
+    }
+
+    /// Corners still to walk to.
+    pub fn len(&self) -> usize {
+        (self.head.len() + self.shared.len() + self.tail.len()).saturating_sub(self.next)
+    }
+
+    /// Whether the route is walked.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The shared stretch, if the route has one (empty for a unit's own
+    /// path). Units of one group hold the same allocation.
+    pub fn shared(&self) -> Option<&SharedWaypoints> {
+        (!self.shared.is_empty()).then_some(&self.shared)
+    }
+
+    /// The same route, starting `count` corners in.
+    pub(crate) fn skipping(mut self, count: usize) -> Self {
+        self.next = count;
+        self
+    }
+
+    fn advance(&mut self) {
+        self.next += 1;
+    }
 }
 
 /// On a [`Mover`] that reached the end of its path.
@@ -88,11 +196,22 @@ impl Plugin for MovementPlugin {
         app.register_type::<Mover>()
             .register_type::<Steering>()
             .register_type::<Arrived>()
+            .register_type::<GroupMember>()
+            .add_message::<GroupMove>()
+            .init_resource::<GroupScratch>()
             .add_systems(
                 self.schedule,
-                (begin_orders, adopt_paths, replan_cut_paths, steer)
-                    .chain()
-                    .after(PathfindingSystems::Last),
+                (
+                    (group::retire_groups, group::start_group_moves)
+                        .chain()
+                        .in_set(PathfindingSystems::First),
+                    group::splice_groups
+                        .in_set(PathfindingSystems::Search)
+                        .before(scheduler::run_searches),
+                    (begin_orders, adopt_paths, replan_cut_paths, steer)
+                        .chain()
+                        .after(PathfindingSystems::Last),
+                ),
             );
     }
 }
@@ -112,18 +231,19 @@ fn begin_orders(
     maps: Query<MapData, Without<Mover>>,
 ) {
     for (unit, request, mut steering) in &mut orders {
-        commands.entity(unit).remove::<Arrived>();
+        // A unit's own order takes it out of any group move.
+        commands.entity(unit).remove::<(Arrived, GroupMember)>();
         let goal = pick_map(request, &maps)
             .ok()
-            .and_then(|(_, view)| goal_position(request, &view));
+            .and_then(|(map, view)| Some((goal_position(request, &view)?, map)));
         *steering = match goal {
-            Some(goal) => Steering::Instinct { goal },
+            Some((goal, map)) => Steering::Instinct { goal, map },
             None => Steering::Idle,
         };
     }
 }
 
-fn cell_of(view: &MapView, position: Vec2) -> Option<Cell> {
+pub(crate) fn cell_of(view: &MapView, position: Vec2) -> Option<Cell> {
     match view.world_to_cell(position) {
         CellLookup::Inside(cell) => Some(cell),
         _ => None,
@@ -140,7 +260,7 @@ fn adopt_paths(
 ) {
     for (transform, mut request, result, mut steering) in &mut units {
         // Only a unit waiting for its path takes it.
-        let Steering::Instinct { goal } = *steering else {
+        let Steering::Instinct { goal, map } = *steering else {
             continue;
         };
         if !result.status.has_path() {
@@ -155,37 +275,50 @@ fn adopt_paths(
         let Some(cell) = cell_of(&view, here) else {
             continue;
         };
-        // Join at the furthest waypoint in sight: never back to the start.
-        // A unit a wall went up under starts at the path's first cell, the
-        // walkable cell nearest to it.
-        let in_wall = !view.grid.is_walkable(cell);
-        let Some(join) = (0..result.cells.len())
-            .rev()
-            .find(|&i| in_wall && i == 0 || view.grid.line_of_sight(cell, result.cells[i]))
-        else {
+        match join_path(&view, here, cell, &result.cells) {
+            Some(waypoints) => {
+                let route = Route::new(waypoints);
+                *steering = Steering::Following { route, goal, map };
+            }
             // Nothing in sight (instinct took the unit round a corner):
             // plan again from here.
-            request.set_changed();
-            continue;
-        };
-        let mut waypoints = smooth(&view, &result.cells[join..]);
-        // The waypoint is in sight of the unit's cell centre; from where the
-        // unit stands, near the cell's edge, the way may clip a corner: then
-        // step to the centre first.
-        if !in_wall
-            && waypoints
-                .first()
-                .is_some_and(|&first| !segment_clear(&view, here, first))
-        {
-            waypoints.insert(0, view.cell_to_world(cell));
+            None => request.set_changed(),
         }
-        *steering = Steering::Following { waypoints, goal };
     }
+}
+
+/// How a unit standing at `here`, in `cell`, joins the path through
+/// `cells`: string-pulled waypoints from the furthest cell it can see, so
+/// it never walks back to where the order was given. `None` when it sees
+/// none. A unit a wall went up under starts at the path's first cell, the
+/// walkable cell nearest to it.
+pub(crate) fn join_path(
+    view: &MapView,
+    here: Vec2,
+    cell: Cell,
+    cells: &[Cell],
+) -> Option<Vec<Vec2>> {
+    let in_wall = !view.grid.is_walkable(cell);
+    let join = (0..cells.len())
+        .rev()
+        .find(|&i| in_wall && i == 0 || view.grid.line_of_sight(cell, cells[i]))?;
+    let mut waypoints = smooth(view, &cells[join..]);
+    // The waypoint is in sight of the unit's cell centre; from where the
+    // unit stands, near the cell's edge, the way may clip a corner: then
+    // step to the centre first.
+    if !in_wall
+        && waypoints
+            .first()
+            .is_some_and(|&first| !segment_clear(view, here, first))
+    {
+        waypoints.insert(0, view.cell_to_world(cell));
+    }
+    Some(waypoints)
 }
 
 /// String pulling: from each kept waypoint, the furthest later one in
 /// sight, so open ground is crossed in straight lines, not 45° zig-zags.
-fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
+pub(crate) fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
     let mut kept = Vec::new();
     let mut at = 0;
     while at < cells.len() {
@@ -201,10 +334,10 @@ fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
 
 fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steering), With<Mover>>) {
     for (result, mut request, mut steering) in &mut units {
-        if let (true, Steering::Following { goal, .. }) = (result.invalidated, &*steering) {
-            let goal = *goal;
+        if let (true, Steering::Following { goal, map, .. }) = (result.invalidated, &*steering) {
+            let (goal, map) = (*goal, *map);
             request.set_changed();
-            *steering = Steering::Instinct { goal };
+            *steering = Steering::Instinct { goal, map };
         }
     }
 }
@@ -224,20 +357,19 @@ fn steer(
     mut units: Query<(
         Entity,
         &Mover,
-        &mut PathRequest,
+        Option<&mut PathRequest>,
         &mut Transform,
         &mut Steering,
     )>,
     maps: Query<MapData, Without<Mover>>,
 ) {
     let seconds = time.delta_secs();
-    for (unit, mover, mut request, mut transform, mut steering) in &mut units {
-        if matches!(*steering, Steering::Idle) {
-            continue;
-        }
-        let Ok((_, view)) = pick_map(&request, &maps) else {
+    for (unit, mover, request, mut transform, mut steering) in &mut units {
+        let Some(Ok((_, grid, layout, map_transform))) = steering.map().map(|map| maps.get(map))
+        else {
             continue;
         };
+        let view = MapView::new(grid, layout, map_transform);
         let mut budget = (mover.speed * seconds).max(0.0);
         if !budget.is_finite() {
             continue;
@@ -245,18 +377,20 @@ fn steer(
         let mut position = transform.translation.truncate();
         let arrived = match &mut *steering {
             Steering::Idle => false,
-            Steering::Instinct { goal } => {
+            Steering::Instinct { goal, .. } => {
                 walk_instinct(&view, &mut position, *goal, budget);
                 false
             }
-            Steering::Following { waypoints, goal } => {
+            Steering::Following { route, goal, map } => {
                 let mut blocked = false;
-                while budget > 0.0 && !waypoints.is_empty() && !blocked {
-                    let target = waypoints[0];
+                while budget > 0.0 && !blocked {
+                    let Some(target) = route.next_waypoint() else {
+                        break;
+                    };
                     let walked = walk_straight(&view, &mut position, target, budget);
                     budget -= walked;
                     if position == target {
-                        waypoints.remove(0);
+                        route.advance();
                     } else if budget > 0.0 {
                         blocked = true;
                     }
@@ -264,19 +398,32 @@ fn steer(
                 if blocked {
                     // A wall went up on the path: walk on instinct while a
                     // new path is found.
-                    let goal = *goal;
-                    *steering = Steering::Instinct { goal };
-                    request.set_changed();
+                    let (goal, map) = (*goal, *map);
+                    *steering = Steering::Instinct { goal, map };
+                    match request {
+                        Some(mut request) => request.set_changed(),
+                        // A group member leaves the group with an order of
+                        // its own to its end slot.
+                        None => {
+                            commands
+                                .entity(unit)
+                                .remove::<GroupMember>()
+                                .insert(PathRequest::new(goal).on_map(map));
+                        }
+                    }
                     false
                 } else {
-                    waypoints.is_empty()
+                    route.is_empty()
                 }
             }
         };
         transform.translation = position.extend(transform.translation.z);
         if arrived {
             *steering = Steering::Idle;
-            commands.entity(unit).insert(Arrived);
+            commands
+                .entity(unit)
+                .remove::<GroupMember>()
+                .insert(Arrived);
             commands.trigger(UnitArrived { entity: unit });
         }
     }
@@ -337,7 +484,7 @@ fn walk_straight(view: &MapView, position: &mut Vec2, target: Vec2, distance: f3
 }
 
 /// Whether a unit can walk the straight segment from `from` to `to`.
-fn segment_clear(view: &MapView, from: Vec2, to: Vec2) -> bool {
+pub(crate) fn segment_clear(view: &MapView, from: Vec2, to: Vec2) -> bool {
     let mut probe = from;
     walk_straight(view, &mut probe, to, f32::MAX);
     probe == to

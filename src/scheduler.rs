@@ -166,7 +166,15 @@ pub(crate) fn pick_map<'a, F: bevy::ecs::query::QueryFilter>(
     request: &PathRequest,
     maps: &'a Query<MapData, F>,
 ) -> Result<(Entity, MapView<'a>), InvalidReason> {
-    let found = match request.map {
+    pick_named_map(request.map, maps)
+}
+
+/// Resolves a map entity: the named one, or the only one.
+pub(crate) fn pick_named_map<'a, F: bevy::ecs::query::QueryFilter>(
+    map: Option<Entity>,
+    maps: &'a Query<MapData, F>,
+) -> Result<(Entity, MapView<'a>), InvalidReason> {
+    let found = match map {
         Some(map) => maps.get(map).map_err(|_| InvalidReason::NoMap)?,
         None => {
             let mut all = maps.iter();
@@ -182,7 +190,11 @@ pub(crate) fn pick_map<'a, F: bevy::ecs::query::QueryFilter>(
 }
 
 /// The cell of a start or goal, or why there is none.
-fn locate(view: &MapView, target: PathTarget, is_goal: bool) -> Result<Cell, InvalidReason> {
+pub(crate) fn locate(
+    view: &MapView,
+    target: PathTarget,
+    is_goal: bool,
+) -> Result<Cell, InvalidReason> {
     let (out_of_bounds, non_finite) = if is_goal {
         (InvalidReason::GoalOutOfBounds, InvalidReason::NonFiniteGoal)
     } else {
@@ -434,12 +446,15 @@ pub(crate) fn run_searches(
         max_expansions: settings.max_expansions_per_request,
     };
     let slots = settings.max_in_flight.max(1);
+    // Group moves' floods ran first this frame and spent part of it.
+    let mut budget = settings
+        .nodes_per_frame
+        .saturating_sub(stats.frame_expansions.min(u32::MAX as u64) as u32);
     let mut delivery = Delivery {
         commands,
         messages,
         stats: &mut stats,
     };
-    let mut budget = settings.nodes_per_frame;
     let mut spent = 0u64;
 
     while budget > 0 {
@@ -498,7 +513,8 @@ pub(crate) fn run_searches(
     // Fill free slots so the queue count says what truly waits.
     admit(queue, slots, frame, aging, config, &maps, &mut delivery);
 
-    stats.frame_expansions = spent;
+    stats.frame_expansions += spent;
+    let spent = stats.frame_expansions;
     stats.frame_time += began.elapsed();
     stats.in_flight = queue.in_flight.len();
     stats.queued = queue.waiting.len();

@@ -17,10 +17,10 @@ use crate::heap::OpenList;
 /// Fixed-point units per unit of path cost: an orthogonal step onto plain
 /// ground costs `COST_SCALE`.
 pub const COST_SCALE: u64 = 1 << 20;
-const ORTHOGONAL: u64 = COST_SCALE;
+pub(crate) const ORTHOGONAL: u64 = COST_SCALE;
 /// √2 × 2²⁰, rounded: the relative error, 3·10⁻⁷, is far below the precision
 /// of any published benchmark length.
-const DIAGONAL: u64 = 1_482_910;
+pub(crate) const DIAGONAL: u64 = 1_482_910;
 /// Fixed-point scale of the heuristic weight.
 const WEIGHT_SCALE: u64 = 1 << 10;
 
@@ -116,19 +116,19 @@ pub struct Path {
 /// it is closed, so it gets an array of its own: four times as many stamps
 /// per cache line as a 16-byte record would allow.
 #[derive(Default)]
-struct Nodes {
+pub(crate) struct Nodes {
     /// The search generation above 3 bits of the move that reached the cell
     /// (an index into `Moves`, leading back to the parent). Generation
     /// `open` means open, `open + 1` closed, anything else unseen.
-    stamp: Vec<u32>,
+    pub(crate) stamp: Vec<u32>,
     /// Best known cost from the start, fixed point.
-    g: Vec<u64>,
+    pub(crate) g: Vec<u64>,
     /// Position in the open list, while open.
-    position: Vec<u32>,
+    pub(crate) position: Vec<u32>,
 }
 
-const DIRECTION_BITS: u32 = 3;
-const DIRECTION_MASK: u32 = (1 << DIRECTION_BITS) - 1;
+pub(crate) const DIRECTION_BITS: u32 = 3;
+pub(crate) const DIRECTION_MASK: u32 = (1 << DIRECTION_BITS) - 1;
 
 /// Packs an open-list key into one `u64`: f in the high bits, exact, and
 /// below it as many bits as are left of `max_g - g`, so that f-ties go to
@@ -175,9 +175,9 @@ impl KeyPacking {
 /// searches, when the number wraps).
 #[derive(Default)]
 pub struct Scratch {
-    nodes: Nodes,
+    pub(crate) nodes: Nodes,
     generation: u32,
-    open: OpenList<u64>,
+    pub(crate) open: OpenList<u64>,
 }
 
 impl fmt::Debug for Scratch {
@@ -206,7 +206,7 @@ impl Scratch {
     }
 
     /// Starts a new search over `cells` cells; returns the open stamp.
-    fn begin(&mut self, cells: usize) -> u32 {
+    pub(crate) fn begin(&mut self, cells: usize) -> u32 {
         if self.generation >= (u32::MAX >> DIRECTION_BITS) - 2 {
             self.nodes.stamp.fill(0);
             self.generation = 0;

@@ -1,8 +1,10 @@
 //! Helpers shared by the test modules.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::prelude::*;
 
 /// The MovingAI benchmark folder: `$FRONTIER_MOVINGAI_DIR`, else
@@ -176,4 +178,36 @@ pub fn serpentine(width: u32, height: u32) -> NavGrid {
     }
     grid.take_changes();
     grid
+}
+
+/// An app whose frames each last 50 ms.
+pub fn timed_app(budget: u32) -> App {
+    let mut app = app();
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+        50,
+    )));
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: budget,
+        ..default()
+    });
+    app
+}
+
+pub fn spawn_mover(app: &mut App, at: Cell, speed: f32) -> Entity {
+    let position = Vec3::new(at.x as f32, at.y as f32, 0.0);
+    app.world_mut()
+        .spawn((Mover { speed }, Transform::from_translation(position)))
+        .id()
+}
+
+pub fn position(app: &App, unit: Entity) -> Vec2 {
+    app.world()
+        .get::<Transform>(unit)
+        .unwrap()
+        .translation
+        .truncate()
+}
+
+pub fn cell_at(p: Vec2) -> Cell {
+    Cell::new((p.x + 0.5).floor() as u32, (p.y + 0.5).floor() as u32)
 }

@@ -4,6 +4,7 @@
 mod common;
 
 mod grid_regions;
+mod group_moves;
 mod heap_vs_std;
 mod movement_units;
 mod movingai_files;

@@ -3,45 +3,14 @@
 //! cuts their path, and arrive.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, app, movingai_dir, random_walkable, serpentine, spawn_map};
-
-/// An app whose frames each last 50 ms.
-fn timed_app(budget: u32) -> App {
-    let mut app = app();
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
-        50,
-    )));
-    app.insert_resource(PathfindingSettings {
-        nodes_per_frame: budget,
-        ..default()
-    });
-    app
-}
-
-fn spawn_mover(app: &mut App, at: Cell, speed: f32) -> Entity {
-    let position = Vec3::new(at.x as f32, at.y as f32, 0.0);
-    app.world_mut()
-        .spawn((Mover { speed }, Transform::from_translation(position)))
-        .id()
-}
-
-fn position(app: &App, unit: Entity) -> Vec2 {
-    app.world()
-        .get::<Transform>(unit)
-        .unwrap()
-        .translation
-        .truncate()
-}
-
-fn cell_at(p: Vec2) -> Cell {
-    Cell::new((p.x + 0.5).floor() as u32, (p.y + 0.5).floor() as u32)
-}
+use crate::common::{
+    Rng, cell_at, movingai_dir, position, random_walkable, serpentine, spawn_map, spawn_mover,
+    timed_app,
+};
 
 fn order(app: &mut App, unit: Entity, goal: Cell) {
     app.world_mut()
@@ -97,10 +66,10 @@ fn open_ground_is_crossed_in_a_straight_line() {
     app.update();
     app.update();
     match app.world().get::<Steering>(unit).unwrap() {
-        Steering::Following { waypoints, .. } => {
+        Steering::Following { route, .. } => {
             assert_eq!(
-                waypoints,
-                &vec![Vec2::new(50.0, 20.0)],
+                route.remaining().collect::<Vec<_>>(),
+                vec![Vec2::new(50.0, 20.0)],
                 "not a straight line"
             );
         }
@@ -133,7 +102,8 @@ fn joining_the_path_never_walks_back() {
         for _ in 0..400 {
             app.update();
             let steering = app.world().get::<Steering>(unit).unwrap().clone();
-            if let Steering::Following { waypoints, .. } = steering {
+            if let Steering::Following { route, .. } = steering {
+                let waypoints: Vec<Vec2> = route.remaining().collect();
                 let result = app.world().get::<PathResult>(unit).unwrap();
                 // Where the unit stood when it switched, and the path it joined.
                 let here = cell_at(last_position);

@@ -261,3 +261,38 @@ fn a_changed_grid_restarts_the_search() {
     grid.set_cost(goal, NavGrid::BLOCKED).unwrap();
     assert_eq!(search.step(&grid, 100), SearchStatus::Unreachable);
 }
+
+/// A flood gives every target its Dijkstra cost, both ways round (moves
+/// cost the cell they enter, so to and from a cell can differ), in slices.
+#[test]
+fn floods_match_dijkstra_both_ways() {
+    use bevy_frontier::flood::{Flood, FloodDirection};
+    let mut rng = Rng::new(77);
+    let mut compared = 0;
+    for_random_problems(|grid, source, _| {
+        let targets: Vec<Cell> = (0..4)
+            .filter_map(|_| random_walkable(&mut rng, grid))
+            .collect();
+        for direction in [FloodDirection::FromSource, FloodDirection::ToSource] {
+            let mut flood = Flood::new(grid, source, direction, targets.clone(), None).unwrap();
+            while !flood.step(grid, 5) {}
+            for &target in &targets {
+                let (from, to) = match direction {
+                    FloodDirection::FromSource => (source, target),
+                    FloodDirection::ToSource => (target, source),
+                };
+                match dijkstra(grid, from, to) {
+                    Some(best) => {
+                        let path = flood.path(grid, target).expect("reached");
+                        assert_valid_path(grid, &path, from, to);
+                        assert!(close(path.cost, best), "{from} -> {to}: {}", path.cost);
+                        assert_eq!(flood.cost(grid, target), Some(path.cost));
+                        compared += 1;
+                    }
+                    None => assert!(flood.path(grid, target).is_none()),
+                }
+            }
+        }
+    });
+    assert!(compared > 1000, "only {compared} reachable targets");
+}

@@ -1,0 +1,288 @@
+//! A resumable Dijkstra flood: the cheapest paths between one cell and
+//! many, found in one search.
+//!
+//! Group moves use it twice: once towards the splice cell at the head of
+//! the shared path (every unit's way onto it) and once from the splice
+//! cell at its tail (every unit's way to its end slot). Like [`Search`], a
+//! flood runs in slices of a node budget and keeps its state between them.
+//!
+//! [`Search`]: crate::search::Search
+
+use std::collections::HashSet;
+
+use crate::grid::{Cell, MOVE_DELTAS, NavGrid, Neighborhood};
+use crate::search::{
+    COST_SCALE, DIAGONAL, DIRECTION_BITS, DIRECTION_MASK, ORTHOGONAL, Path, Scratch, ScratchPool,
+    SearchError,
+};
+
+/// Which way a flood's paths run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloodDirection {
+    /// Paths from the source to every cell reached.
+    FromSource,
+    /// Paths from every cell reached to the source. Moves cost what it
+    /// costs to enter a cell, so the two directions can differ.
+    ToSource,
+}
+
+/// A Dijkstra search outward from one cell that stops when every target is
+/// settled, when the next cell would cost more than a limit, or when the
+/// source's region is exhausted.
+///
+/// ```
+/// use bevy_frontier::flood::{Flood, FloodDirection};
+/// use bevy_frontier::grid::{Cell, NavGrid};
+///
+/// let grid = NavGrid::new(16, 16).unwrap();
+/// let targets = [Cell::new(5, 0), Cell::new(0, 7)];
+/// let mut flood =
+///     Flood::new(&grid, Cell::new(0, 0), FloodDirection::ToSource, targets, None).unwrap();
+/// flood.run(&grid);
+/// let path = flood.path(&grid, Cell::new(5, 0)).unwrap();
+/// assert_eq!(path.cells.first(), Some(&Cell::new(5, 0)));
+/// assert_eq!(path.cells.last(), Some(&Cell::new(0, 0)));
+/// assert_eq!(path.cost, 5.0);
+/// ```
+#[derive(Debug)]
+pub struct Flood {
+    source: Cell,
+    direction: FloodDirection,
+    scratch: Scratch,
+    open_stamp: u32,
+    /// Fixed-point cost beyond which nothing is expanded.
+    max_cost: u64,
+    /// Target cell indices not yet settled.
+    remaining: HashSet<u32>,
+    expansions: u64,
+    finished: bool,
+    grid_shape: (u32, u32, u64),
+}
+
+impl Flood {
+    /// A flood from `source` that ends once all `targets` are settled
+    /// (targets that are walls or off the grid are ignored), or once the
+    /// cheapest open cell costs more than `max_cost` (in plain-ground
+    /// steps), or when nothing more is reachable.
+    pub fn new(
+        grid: &NavGrid,
+        source: Cell,
+        direction: FloodDirection,
+        targets: impl IntoIterator<Item = Cell>,
+        max_cost: Option<f64>,
+    ) -> Result<Self, SearchError> {
+        Self::with_scratch(Scratch::new(), grid, source, direction, targets, max_cost)
+    }
+
+    /// As [`Flood::new`], with scratch space from `pool` (give it back with
+    /// [`Flood::into_scratch`]).
+    pub fn new_in(
+        pool: &mut ScratchPool,
+        grid: &NavGrid,
+        source: Cell,
+        direction: FloodDirection,
+        targets: impl IntoIterator<Item = Cell>,
+        max_cost: Option<f64>,
+    ) -> Result<Self, SearchError> {
+        Self::with_scratch(pool.take(), grid, source, direction, targets, max_cost)
+    }
+
+    /// As [`Flood::new`], in the given scratch space.
+    pub fn with_scratch(
+        mut scratch: Scratch,
+        grid: &NavGrid,
+        source: Cell,
+        direction: FloodDirection,
+        targets: impl IntoIterator<Item = Cell>,
+        max_cost: Option<f64>,
+    ) -> Result<Self, SearchError> {
+        match grid.cost(source) {
+            None => return Err(SearchError::StartOutOfBounds(source)),
+            Some(NavGrid::BLOCKED) => return Err(SearchError::StartBlocked(source)),
+            Some(_) => {}
+        }
+        let open_stamp = scratch.begin(grid.cell_count());
+        let start = grid.index(source).unwrap_or_default() as u32;
+        let nodes = &mut scratch.nodes;
+        nodes.stamp[start as usize] = open_stamp << DIRECTION_BITS;
+        nodes.g[start as usize] = 0;
+        scratch.open.push(0, start, &mut nodes.position[..]);
+        let max_cost = match max_cost {
+            Some(cost) if cost.is_finite() => (cost.max(0.0) * COST_SCALE as f64) as u64,
+            Some(_) | None => u64::MAX,
+        };
+        let remaining: HashSet<u32> = targets
+            .into_iter()
+            .filter(|&cell| grid.is_walkable(cell))
+            .filter_map(|cell| grid.index(cell).map(|i| i as u32))
+            .collect();
+        Ok(Self {
+            source,
+            direction,
+            scratch,
+            open_stamp,
+            max_cost,
+            finished: remaining.is_empty(),
+            remaining,
+            expansions: 0,
+            grid_shape: (grid.width(), grid.height(), grid.version()),
+        })
+    }
+
+    /// The cell the flood started from.
+    pub fn source(&self) -> Cell {
+        self.source
+    }
+
+    /// Which way the flood's paths run.
+    pub fn direction(&self) -> FloodDirection {
+        self.direction
+    }
+
+    /// Cells expanded so far.
+    pub fn expansions(&self) -> u64 {
+        self.expansions
+    }
+
+    /// Whether the flood has ended.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Targets not settled yet (after the end: those it never reached).
+    pub fn unreached_targets(&self) -> usize {
+        self.remaining.len()
+    }
+
+    /// Gives back the scratch space.
+    pub fn into_scratch(self) -> Scratch {
+        self.scratch
+    }
+
+    /// Runs the flood to its end.
+    pub fn run(&mut self, grid: &NavGrid) {
+        while !self.step(grid, u32::MAX) {}
+    }
+
+    /// Expands at most `budget` cells; returns whether the flood has ended.
+    /// A grid whose size or version changed since the flood began ends it
+    /// with nothing more settled.
+    pub fn step(&mut self, grid: &NavGrid, budget: u32) -> bool {
+        if self.finished {
+            return true;
+        }
+        if self.grid_shape != (grid.width(), grid.height(), grid.version()) {
+            self.finished = true;
+            return true;
+        }
+        let open = self.open_stamp;
+        let closed = open + 1;
+        let Scratch {
+            nodes, open: heap, ..
+        } = &mut self.scratch;
+        let moves = match grid.neighborhood() {
+            Neighborhood::Four => &MOVE_DELTAS[..4],
+            Neighborhood::Eight => &MOVE_DELTAS[..],
+        };
+        let mut expanded = 0;
+        while expanded < budget {
+            let Some((g, current)) = heap.peek() else {
+                self.finished = true;
+                break;
+            };
+            if g > self.max_cost {
+                self.finished = true;
+                break;
+            }
+            heap.pop(&mut nodes.position[..]);
+            expanded += 1;
+            let stamp = &mut nodes.stamp[current as usize];
+            *stamp = (closed << DIRECTION_BITS) | (*stamp & DIRECTION_MASK);
+            if self.remaining.remove(&current) && self.remaining.is_empty() {
+                self.finished = true;
+                break;
+            }
+            let here = grid.cell(current as usize);
+            for (direction, &(dx, dy)) in moves.iter().enumerate() {
+                let (Some(x), Some(y)) =
+                    (here.x.checked_add_signed(dx), here.y.checked_add_signed(dy))
+                else {
+                    continue;
+                };
+                let next = Cell::new(x, y);
+                if !grid.can_step(here, next) {
+                    continue;
+                }
+                let Some(index) = grid.index(next) else {
+                    continue;
+                };
+                let generation = nodes.stamp[index] >> DIRECTION_BITS;
+                if generation == closed {
+                    continue;
+                }
+                // The move's cost is the cost of the cell it enters.
+                let entered = match self.direction {
+                    FloodDirection::FromSource => next,
+                    FloodDirection::ToSource => here,
+                };
+                let step = if dx != 0 && dy != 0 {
+                    DIAGONAL
+                } else {
+                    ORTHOGONAL
+                };
+                let next_g = g + grid.cost(entered).unwrap_or(1) as u64 * step;
+                if generation == open && next_g >= nodes.g[index] {
+                    continue;
+                }
+                nodes.g[index] = next_g;
+                nodes.stamp[index] = (open << DIRECTION_BITS) | direction as u32;
+                if generation == open {
+                    let position = nodes.position[index];
+                    heap.decrease_key(position, next_g, &mut nodes.position[..]);
+                } else {
+                    heap.push(next_g, index as u32, &mut nodes.position[..]);
+                }
+            }
+        }
+        self.expansions += expanded as u64;
+        self.finished
+    }
+
+    fn settled_index(&self, grid: &NavGrid, cell: Cell) -> Option<usize> {
+        let index = grid.index(cell)?;
+        let stamp = *self.scratch.nodes.stamp.get(index)?;
+        (stamp >> DIRECTION_BITS == self.open_stamp + 1).then_some(index)
+    }
+
+    /// The cost of the cheapest path between the source and `cell`, once
+    /// `cell` is settled.
+    pub fn cost(&self, grid: &NavGrid, cell: Cell) -> Option<f64> {
+        let index = self.settled_index(grid, cell)?;
+        Some(self.scratch.nodes.g[index] as f64 / COST_SCALE as f64)
+    }
+
+    /// The cheapest path between the source and a settled `cell`: from the
+    /// source for [`FloodDirection::FromSource`], to it for
+    /// [`FloodDirection::ToSource`].
+    pub fn path(&self, grid: &NavGrid, cell: Cell) -> Option<Path> {
+        let end = self.settled_index(grid, cell)?;
+        let source = grid.index(self.source)?;
+        let nodes = &self.scratch.nodes;
+        let mut cells = vec![cell];
+        let mut at = cell;
+        let mut index = end;
+        while index != source {
+            let (dx, dy) = MOVE_DELTAS[(nodes.stamp[index] & DIRECTION_MASK) as usize];
+            at = Cell::new(at.x.checked_add_signed(-dx)?, at.y.checked_add_signed(-dy)?);
+            index = grid.index(at)?;
+            cells.push(at);
+        }
+        if self.direction == FloodDirection::FromSource {
+            cells.reverse();
+        }
+        Some(Path {
+            cells,
+            cost: nodes.g[end] as f64 / COST_SCALE as f64,
+        })
+    }
+}

@@ -1,0 +1,742 @@
+//! Group moves: one order for many units, one long search for all of them.
+//!
+//! A [`GroupMove`] names the units and the goal. The plugin finds one path
+//! P from the group's centre (the walkable cell nearest to the units' mean
+//! position in the goal's region) to the goal; meanwhile every unit walks on
+//! instinct. When P arrives, two floods (Dijkstra searches that stop once
+//! every target is settled) give every unit at once its own short head, from
+//! where it stands to the splice cell P\[k\], and its own short tail, from
+//! P\[len−1−k\] to its end slot. The middle of P is string-pulled once and
+//! shared by every unit (reference-counted, one copy per lane).
+//!
+//! End slots are distinct walkable cells around the goal in its region,
+//! taken breadth-first, so the group spreads out on arrival instead of piling
+//! onto one cell. The first units to arrive take the slots deepest past the
+//! tail's splice cell, so later ones do not walk through them. Units far from
+//! the centre or in another region get a [`PathRequest`] of their own to
+//! their slot instead.
+
+use std::collections::HashSet;
+
+use bevy::prelude::*;
+
+use crate::flood::{Flood, FloodDirection};
+use crate::grid::{Cell, NavGrid};
+use crate::layout::MapView;
+use crate::movement::{
+    Arrived, Mover, Route, SharedWaypoints, Steering, cell_of, join_path, segment_clear, smooth,
+};
+use crate::plugin::PathfindingSettings;
+use crate::request::{PathRequest, PathResult, PathTarget, Unreachable};
+use crate::scheduler::{MapData, PathfindingStats, locate, pick_named_map};
+use crate::search::ScratchPool;
+
+/// An order for many [`Mover`]s to one goal, sent as a message:
+/// `commands.write_message(GroupMove::new(units, goal))`.
+///
+/// Units named twice count once; entities that are not movers are skipped.
+/// An order whose goal or map is bad gives each unit a [`PathRequest`] to
+/// the goal, so each gets the usual `Invalid` [`PathResult`].
+#[derive(Message, Clone, Debug, PartialEq)]
+pub struct GroupMove {
+    /// The units.
+    pub units: Vec<Entity>,
+    /// Where they go.
+    pub goal: PathTarget,
+    /// The map; `None` for the only map there is.
+    pub map: Option<Entity>,
+    /// Priority of the searches, as [`PathRequest::priority`].
+    pub priority: i32,
+    /// k: how many steps of the shared path are left to each unit's own
+    /// head and tail searches (fewer on paths shorter than 2k + 1 cells).
+    pub splice_steps: u32,
+    /// Units further than this many cells from the group's centre get a
+    /// path of their own.
+    pub max_spread: f32,
+    /// Parallel lanes along the shared path (1: single file).
+    pub lanes: u8,
+    /// Distance between lanes, in cells.
+    pub lane_spacing: f32,
+}
+
+impl GroupMove {
+    /// An order for `units` to go to `goal`, with k = 10 splice steps, a
+    /// spread of 24 cells and three lanes 0.6 cells apart.
+    pub fn new(units: impl IntoIterator<Item = Entity>, goal: impl Into<PathTarget>) -> Self {
+        Self {
+            units: units.into_iter().collect(),
+            goal: goal.into(),
+            map: None,
+            priority: 0,
+            splice_steps: 10,
+            max_spread: 24.0,
+            lanes: 3,
+            lane_spacing: 0.6,
+        }
+    }
+
+    /// On the given map.
+    pub fn on_map(mut self, map: Entity) -> Self {
+        self.map = Some(map);
+        self
+    }
+
+    /// With the given search priority.
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// With k splice steps.
+    pub fn with_splice_steps(mut self, steps: u32) -> Self {
+        self.splice_steps = steps;
+        self
+    }
+
+    /// With units further than `cells` from the centre moving alone.
+    pub fn with_max_spread(mut self, cells: f32) -> Self {
+        self.max_spread = cells;
+        self
+    }
+
+    /// With `lanes` parallel lanes `spacing` cells apart.
+    pub fn with_lanes(mut self, lanes: u8, spacing: f32) -> Self {
+        self.lanes = lanes;
+        self.lane_spacing = spacing;
+        self
+    }
+
+    fn solo_request(&self, goal: PathTarget, map: Option<Entity>) -> PathRequest {
+        PathRequest {
+            goal,
+            start: None,
+            map,
+            priority: self.priority,
+            on_unreachable: Unreachable::GoNearest,
+        }
+    }
+}
+
+/// On a unit that takes part in a group move: the group's entity, which
+/// holds a [`MoveGroup`]. Removed when the unit arrives, leaves the shared
+/// path or gets an order of its own.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+pub struct GroupMember {
+    /// The entity holding the group's [`MoveGroup`].
+    pub group: Entity,
+}
+
+/// A group move under way, on an entity of its own that also holds the
+/// [`PathRequest`] (and then the [`PathResult`]) of the shared path. It is
+/// despawned when no unit is left in the group.
+#[derive(Component, Debug)]
+pub struct MoveGroup {
+    sequence: u64,
+    map: Entity,
+    goal: Cell,
+    priority: i32,
+    splice_steps: u32,
+    lanes: u8,
+    lane_spacing: f32,
+    /// Units sharing the path.
+    members: Vec<Entity>,
+    /// End slots kept for them.
+    slots: Vec<Cell>,
+    /// Each unit's end slot, once given.
+    assigned: Vec<(Entity, Cell)>,
+    /// The shared middle of the path, in cells.
+    shared: Vec<Cell>,
+    /// The shared middle walked by each lane.
+    lane_waypoints: Vec<SharedWaypoints>,
+    flood_expansions: u64,
+    stage: Stage,
+}
+
+#[derive(Debug)]
+enum Stage {
+    Searching,
+    Splicing(Box<Splice>),
+    Done,
+}
+
+#[derive(Debug)]
+struct Splice {
+    path: Vec<Cell>,
+    /// Units and the cells they stood on when the floods began.
+    units: Vec<(Entity, Cell)>,
+    k: usize,
+    head: Flood,
+    tail: Flood,
+    /// The grid version the floods began on.
+    version: u64,
+}
+
+impl MoveGroup {
+    /// The map the group moves on.
+    pub fn map(&self) -> Entity {
+        self.map
+    }
+
+    /// The goal cell (the walkable cell nearest the order's goal).
+    pub fn goal(&self) -> Cell {
+        self.goal
+    }
+
+    /// The units sharing the path (others of the order got their own).
+    pub fn members(&self) -> &[Entity] {
+        &self.members
+    }
+
+    /// The end slot given to each unit of the order, solo units included
+    /// (members get theirs when the path is spliced).
+    pub fn slots(&self) -> &[(Entity, Cell)] {
+        &self.assigned
+    }
+
+    /// The shared middle of the path, P\[k..=len−1−k\], once spliced.
+    pub fn shared_cells(&self) -> &[Cell] {
+        &self.shared
+    }
+
+    /// The shared waypoints of each lane, once spliced.
+    pub fn lanes(&self) -> &[SharedWaypoints] {
+        &self.lane_waypoints
+    }
+
+    /// Whether every member has its route.
+    pub fn is_spliced(&self) -> bool {
+        matches!(self.stage, Stage::Done)
+    }
+
+    /// Cells the group's two floods expanded (the shared search's count is
+    /// on its [`PathResult`]).
+    pub fn flood_expansions(&self) -> u64 {
+        self.flood_expansions
+    }
+}
+
+/// Scratch space for the floods.
+#[derive(Resource, Default)]
+pub(crate) struct GroupScratch(ScratchPool);
+
+/// Distinct walkable cells of `goal`'s region nearest to it, breadth-first
+/// (up to `count`).
+fn end_slots(grid: &NavGrid, goal: Cell, count: usize) -> Vec<Cell> {
+    let mut slots = vec![goal];
+    let mut seen = HashSet::from([goal]);
+    let mut at = 0;
+    while slots.len() < count && at < slots.len() {
+        let cell = slots[at];
+        at += 1;
+        for (next, _) in grid.neighbors(cell) {
+            if slots.len() < count && seen.insert(next) {
+                slots.push(next);
+            }
+        }
+    }
+    slots
+}
+
+fn octile(a: Cell, b: Cell) -> f32 {
+    let (dx, dy) = (a.x.abs_diff(b.x) as f32, a.y.abs_diff(b.y) as f32);
+    dx.max(dy) + (std::f32::consts::SQRT_2 - 1.0) * dx.min(dy)
+}
+
+/// `PathfindingSystems::First`: turns [`GroupMove`]s into a group entity
+/// searching the shared path, members walking on instinct, and solo
+/// requests for the units too far away.
+pub(crate) fn start_group_moves(
+    mut orders: MessageReader<GroupMove>,
+    units: Query<&Transform, With<Mover>>,
+    maps: Query<MapData, Without<Mover>>,
+    mut commands: Commands,
+    mut sequence: Local<u64>,
+) {
+    for order in orders.read() {
+        let mut seen = HashSet::new();
+        let movers: Vec<(Entity, Vec2)> = order
+            .units
+            .iter()
+            .filter(|&&unit| seen.insert(unit))
+            .filter_map(|&unit| Some((unit, units.get(unit).ok()?.translation.truncate())))
+            .collect();
+        if movers.is_empty() {
+            continue;
+        }
+        let all_solo = |commands: &mut Commands| {
+            for &(unit, _) in &movers {
+                commands
+                    .entity(unit)
+                    .remove::<GroupMember>()
+                    .insert(order.solo_request(order.goal, order.map));
+            }
+        };
+        let Ok((map, view)) = pick_named_map(order.map, &maps) else {
+            all_solo(&mut commands);
+            continue;
+        };
+        let grid = view.grid;
+        let goal = locate(&view, order.goal, true).ok().and_then(|cell| {
+            if grid.is_walkable(cell) {
+                Some(cell)
+            } else {
+                grid.nearest_walkable((cell.x as i64, cell.y as i64), None)
+            }
+        });
+        let Some((goal, region)) = goal.and_then(|g| Some((g, grid.region(g)?))) else {
+            all_solo(&mut commands);
+            continue;
+        };
+        let cells: Vec<Option<Cell>> = movers
+            .iter()
+            .map(|&(_, position)| {
+                cell_of(&view, position).filter(|&c| grid.region(c) == Some(region))
+            })
+            .collect();
+        // Mean position of the units in the goal's region.
+        let in_region: Vec<Vec2> = movers
+            .iter()
+            .zip(&cells)
+            .filter(|(_, cell)| cell.is_some())
+            .map(|(&(_, position), _)| position)
+            .collect();
+        let centre = (!in_region.is_empty())
+            .then(|| in_region.iter().sum::<Vec2>() / in_region.len() as f32)
+            .and_then(|mean| cell_of(&view, mean))
+            .and_then(|c| grid.nearest_walkable((c.x as i64, c.y as i64), Some(region)));
+        let near = |cell: &Option<Cell>| match (cell, centre) {
+            (Some(cell), Some(centre)) => octile(*cell, centre) <= order.max_spread,
+            _ => false,
+        };
+        let mut members: Vec<Entity> = movers
+            .iter()
+            .zip(&cells)
+            .filter(|(_, cell)| near(cell))
+            .map(|(&(unit, _), _)| unit)
+            .collect();
+        if members.len() < 2 {
+            members.clear();
+        }
+        // Members take the slots nearest the goal, solo units the next.
+        let slots = end_slots(grid, goal, movers.len());
+        let slot = |i: usize| slots[i % slots.len()];
+        let mut assigned = Vec::new();
+        let solo = movers.iter().filter(|(unit, _)| !members.contains(unit));
+        for (i, &(unit, _)) in solo.enumerate() {
+            let slot = slot(members.len() + i);
+            assigned.push((unit, slot));
+            commands
+                .entity(unit)
+                .remove::<GroupMember>()
+                .insert(order.solo_request(PathTarget::Cell(slot), Some(map)));
+        }
+        if members.is_empty() {
+            continue;
+        }
+        let group = commands.spawn_empty().id();
+        let goal_position = view.cell_to_world(goal);
+        for &unit in &members {
+            commands
+                .entity(unit)
+                .remove::<(PathRequest, PathResult, Arrived)>()
+                .insert((
+                    GroupMember { group },
+                    Steering::Instinct {
+                        goal: goal_position,
+                        map,
+                    },
+                ));
+        }
+        let slots = (0..members.len()).map(slot).collect();
+        commands.entity(group).insert((
+            MoveGroup {
+                sequence: *sequence,
+                map,
+                goal,
+                priority: order.priority,
+                splice_steps: order.splice_steps,
+                lanes: order.lanes.max(1),
+                lane_spacing: order.lane_spacing,
+                members,
+                slots,
+                assigned,
+                shared: Vec::new(),
+                lane_waypoints: Vec::new(),
+                flood_expansions: 0,
+                stage: Stage::Searching,
+            },
+            PathRequest {
+                goal: PathTarget::Cell(goal),
+                start: centre.map(PathTarget::Cell),
+                map: Some(map),
+                priority: order.priority,
+                on_unreachable: Unreachable::GoNearest,
+            },
+        ));
+        *sequence += 1;
+    }
+}
+
+/// Units still in `group`, and where they stand.
+fn current_members(
+    group: Entity,
+    members: &[Entity],
+    units: &Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+) -> Vec<(Entity, Vec2)> {
+    members
+        .iter()
+        .filter_map(|&unit| {
+            let (transform, member, _) = units.get(unit).ok()?;
+            (member?.group == group).then(|| (unit, transform.translation.truncate()))
+        })
+        .collect()
+}
+
+/// `PathfindingSystems::Search`, before the plugin's own searches: groups
+/// whose shared path arrived start their floods, and floods run on the
+/// frame's node budget (first call on it). Finished floods give every
+/// member its route.
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+pub(crate) fn splice_groups(
+    mut groups: Query<(
+        Entity,
+        &mut MoveGroup,
+        Option<&PathResult>,
+        &mut PathRequest,
+    )>,
+    mut units: Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+    maps: Query<MapData, Without<Mover>>,
+    settings: Res<PathfindingSettings>,
+    mut stats: ResMut<PathfindingStats>,
+    mut scratch: ResMut<GroupScratch>,
+    mut commands: Commands,
+) {
+    let mut order: Vec<_> = groups.iter_mut().collect();
+    order.sort_by_key(|(_, group, _, _)| group.sequence);
+    let mut budget = settings
+        .nodes_per_frame
+        .saturating_sub(stats.frame_expansions.min(u32::MAX as u64) as u32);
+    for (entity, mut group, result, mut request) in order {
+        let group = &mut *group;
+        if matches!(group.stage, Stage::Done) {
+            continue;
+        }
+        let Ok((_, grid, layout, transform)) = maps.get(group.map) else {
+            disband(entity, group, &units, &mut commands, &mut scratch.0);
+            continue;
+        };
+        let view = MapView::new(grid, layout, transform);
+        if let Stage::Searching = group.stage {
+            let Some(result) = result else {
+                continue;
+            };
+            if !result.status.has_path() {
+                disband(entity, group, &units, &mut commands, &mut scratch.0);
+                continue;
+            }
+            if result.grid_version != grid.version() {
+                replan(entity, group, &mut request, &mut commands, &mut scratch.0);
+                continue;
+            }
+            match begin_splice(entity, group, &result.cells, &view, &units, &mut scratch.0) {
+                Some(splice) => group.stage = Stage::Splicing(Box::new(splice)),
+                None => {
+                    disband(entity, group, &units, &mut commands, &mut scratch.0);
+                    continue;
+                }
+            }
+        }
+        let Stage::Splicing(splice) = &mut group.stage else {
+            continue;
+        };
+        if splice.version != grid.version() {
+            // The ground changed under the floods: find the shared path
+            // again on the new grid (members walk on by instinct).
+            replan(entity, group, &mut request, &mut commands, &mut scratch.0);
+            continue;
+        }
+        let mut spent = 0;
+        for flood in [&mut splice.head, &mut splice.tail] {
+            let before = flood.expansions();
+            flood.step(grid, budget);
+            let used = flood.expansions() - before;
+            budget = budget.saturating_sub(used.min(u32::MAX as u64) as u32);
+            spent += used;
+        }
+        stats.frame_expansions += spent;
+        group.flood_expansions += spent;
+        if splice.head.is_finished() && splice.tail.is_finished() {
+            let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) else {
+                continue;
+            };
+            assign_routes(group, &splice, &view, &mut units, &mut commands);
+            scratch_back(*splice, &mut scratch.0);
+        }
+    }
+}
+
+fn scratch_back(splice: Splice, pool: &mut ScratchPool) {
+    pool.give(splice.head.into_scratch());
+    pool.give(splice.tail.into_scratch());
+}
+
+/// Asks for the shared path again, on the grid as it is now.
+fn replan(
+    entity: Entity,
+    group: &mut MoveGroup,
+    request: &mut Mut<PathRequest>,
+    commands: &mut Commands,
+    pool: &mut ScratchPool,
+) {
+    if let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Searching) {
+        scratch_back(*splice, pool);
+    }
+    request.set_changed();
+    commands.entity(entity).remove::<PathResult>();
+}
+
+/// Ends a group move that cannot share a path: every unit still in it gets
+/// a request of its own to its end slot.
+fn disband(
+    entity: Entity,
+    group: &mut MoveGroup,
+    units: &Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+    commands: &mut Commands,
+    pool: &mut ScratchPool,
+) {
+    if let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) {
+        scratch_back(*splice, pool);
+    }
+    let slots = group.slots.clone();
+    for (i, (unit, _)) in current_members(entity, &group.members, units)
+        .into_iter()
+        .enumerate()
+    {
+        let slot = slots.get(i).copied().unwrap_or(group.goal);
+        send_alone(group, unit, slot, commands);
+    }
+}
+
+/// Gives `unit` its own request to `slot`.
+fn send_alone(group: &mut MoveGroup, unit: Entity, slot: Cell, commands: &mut Commands) {
+    group.assigned.push((unit, slot));
+    commands
+        .entity(unit)
+        .remove::<GroupMember>()
+        .insert(PathRequest {
+            goal: PathTarget::Cell(slot),
+            start: None,
+            map: Some(group.map),
+            priority: group.priority,
+            on_unreachable: Unreachable::GoNearest,
+        });
+}
+
+/// Starts the two floods once the shared path is known: towards its head
+/// splice cell from every member, and from its tail splice cell to every
+/// slot. `None` when no member is left.
+fn begin_splice(
+    entity: Entity,
+    group: &MoveGroup,
+    path: &[Cell],
+    view: &MapView,
+    units: &Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+    pool: &mut ScratchPool,
+) -> Option<Splice> {
+    let grid = view.grid;
+    let members: Vec<(Entity, Cell)> = current_members(entity, &group.members, units)
+        .into_iter()
+        .filter_map(|(unit, position)| Some((unit, cell_of(view, position)?)))
+        .collect();
+    if members.is_empty() || path.is_empty() {
+        return None;
+    }
+    let k = (group.splice_steps as usize).min((path.len() - 1) / 2);
+    let (head_cell, tail_cell) = (path[k], path[path.len() - 1 - k]);
+    // Reach: members within the spread of the centre, k steps from the
+    // head splice cell; slots around the goal. Twice that in cost covers
+    // detours; a unit or slot beyond it moves alone.
+    let cost = grid.max_walkable_cost().max(1) as f64;
+    let member_reach = members
+        .iter()
+        .map(|&(_, cell)| octile(cell, head_cell))
+        .fold(0.0f32, f32::max);
+    let slot_reach = group
+        .slots
+        .iter()
+        .map(|&slot| octile(slot, tail_cell))
+        .fold(0.0f32, f32::max);
+    let head = Flood::with_scratch(
+        pool.take(),
+        grid,
+        head_cell,
+        FloodDirection::ToSource,
+        members.iter().map(|&(_, cell)| cell),
+        Some(2.0 * (member_reach as f64 + 2.0) * cost),
+    )
+    .ok()?;
+    let tail = Flood::with_scratch(
+        pool.take(),
+        grid,
+        tail_cell,
+        FloodDirection::FromSource,
+        group.slots.iter().copied(),
+        Some(2.0 * (slot_reach as f64 + 2.0) * cost),
+    )
+    .ok()?;
+    Some(Splice {
+        path: path.to_vec(),
+        units: members,
+        k,
+        head,
+        tail,
+        version: grid.version(),
+    })
+}
+
+/// Gives every member its route: its own head, the shared middle (in its
+/// lane), its own tail to its slot. The first to arrive (cheapest head)
+/// get the slots deepest past the tail splice cell.
+fn assign_routes(
+    group: &mut MoveGroup,
+    splice: &Splice,
+    view: &MapView,
+    units: &mut Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+    commands: &mut Commands,
+) {
+    let grid = view.grid;
+    let Splice {
+        path,
+        k,
+        head,
+        tail,
+        ..
+    } = splice;
+    group.shared = path[*k..path.len() - *k].to_vec();
+    let middle = smooth(view, &group.shared);
+    // Lanes from the middle out: 0, +1, −1, +2, … spacings; a lone unit
+    // walks the centre.
+    group.lane_waypoints = (0..group.lanes as i32)
+        .map(|lane| {
+            let side = if lane % 2 == 1 { 1 } else { -1 };
+            let offset = ((lane + 1) / 2 * side) as f32 * group.lane_spacing;
+            lane_waypoints(view, &middle, offset)
+        })
+        .collect();
+    let mut arrivals: Vec<(Entity, Cell, Option<f64>)> = splice
+        .units
+        .iter()
+        .map(|&(unit, cell)| (unit, cell, head.cost(grid, cell)))
+        .collect();
+    arrivals.sort_by(|a, b| {
+        let key = |c: Option<f64>| c.unwrap_or(f64::INFINITY);
+        key(a.2).total_cmp(&key(b.2))
+    });
+    let mut slots: Vec<(usize, Cell, Option<f64>)> = group
+        .slots
+        .iter()
+        .enumerate()
+        .map(|(i, &slot)| (i, slot, tail.cost(grid, slot)))
+        .collect();
+    slots.sort_by(|a, b| {
+        let key = |c: Option<f64>| c.unwrap_or(-1.0);
+        key(b.2).total_cmp(&key(a.2)).then(a.0.cmp(&b.0))
+    });
+    for (i, ((unit, cell, _), (_, slot, _))) in arrivals.into_iter().zip(slots).enumerate() {
+        let (Some(head_path), Some(tail_path)) = (head.path(grid, cell), tail.path(grid, slot))
+        else {
+            send_alone(group, unit, slot, commands);
+            continue;
+        };
+        let Ok((transform, _, mut steering)) = units.get_mut(unit) else {
+            continue;
+        };
+        let lane = &group.lane_waypoints[i % group.lane_waypoints.len()];
+        let here = transform.translation.truncate();
+        let mut tail_waypoints = smooth(view, &tail_path.cells);
+        tail_waypoints.remove(0);
+        let route = match join_shared(view, here, cell, lane) {
+            Some(skip) => Route::spliced(Vec::new(), lane.clone(), tail_waypoints).skipping(skip),
+            None => {
+                let mut head_waypoints =
+                    join_path(view, here, cell, &head_path.cells).unwrap_or_default();
+                head_waypoints.pop();
+                Route::spliced(head_waypoints, lane.clone(), tail_waypoints)
+            }
+        };
+        group.assigned.push((unit, slot));
+        *steering = Steering::Following {
+            route,
+            goal: view.cell_to_world(slot),
+            map: group.map,
+        };
+    }
+}
+
+/// How far along the shared waypoints a unit can join straight from where
+/// it stands (looking a few corners ahead): the index, if past the first.
+fn join_shared(view: &MapView, here: Vec2, cell: Cell, lane: &[Vec2]) -> Option<usize> {
+    const LOOK_AHEAD: usize = 4;
+    (1..lane.len().min(LOOK_AHEAD + 1)).rev().find(|&i| {
+        cell_of(view, lane[i]).is_some_and(|target| view.grid.line_of_sight(cell, target))
+            && segment_clear(view, here, lane[i])
+    })
+}
+
+/// The shared waypoints shifted `offset` cells sideways on every straight
+/// stretch long enough, where the shifted way is clear; corners stay put,
+/// so every lane can be walked.
+fn lane_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> SharedWaypoints {
+    let cell = view.layout.cell_size.min_element().abs();
+    if offset == 0.0 || middle.len() < 2 {
+        return middle.into();
+    }
+    let mut lane = vec![middle[0]];
+    for pair in middle.windows(2) {
+        let (from, to) = (pair[0], pair[1]);
+        let length = from.distance(to);
+        let direction = (to - from) / length.max(f32::EPSILON);
+        let inset = (2.0 * cell).min(length / 3.0);
+        if length >= 4.0 * cell {
+            let side = direction.perp() * offset * cell;
+            let (a, b) = (
+                from + direction * inset + side,
+                to - direction * inset + side,
+            );
+            let last = *lane.last().unwrap_or(&from);
+            let walkable = |p: Vec2| cell_of(view, p).is_some_and(|c| view.grid.is_walkable(c));
+            if walkable(a)
+                && walkable(b)
+                && segment_clear(view, last, a)
+                && segment_clear(view, a, b)
+                && segment_clear(view, b, to)
+            {
+                lane.extend([a, b]);
+            }
+        }
+        lane.push(to);
+    }
+    lane.into()
+}
+
+/// `PathfindingSystems::First`: despawns groups no unit is left in.
+pub(crate) fn retire_groups(
+    mut groups: Query<(Entity, &mut MoveGroup)>,
+    members: Query<&GroupMember>,
+    mut scratch: ResMut<GroupScratch>,
+    mut commands: Commands,
+) {
+    for (entity, mut group) in &mut groups {
+        let left = group
+            .members
+            .iter()
+            .any(|&unit| members.get(unit).is_ok_and(|m| m.group == entity));
+        if !left {
+            if let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) {
+                scratch_back(*splice, &mut scratch.0);
+            }
+            commands.entity(entity).despawn();
+        }
+    }
+}

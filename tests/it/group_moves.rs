@@ -1,0 +1,282 @@
+//! Group moves: one order, one shared path, every unit at its own slot, for
+//! a fraction of the search work of ordering the units one by one.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy_frontier::prelude::*;
+
+use crate::common::{Rng, cell_at, position, random_grid, spawn_map, spawn_mover, timed_app};
+
+/// A walled field: a wall across the middle with two gaps, so the shared
+/// path has corners.
+fn field() -> NavGrid {
+    let mut grid = NavGrid::new(80, 60).unwrap();
+    grid.fill_rect(Cell::new(40, 0), Cell::new(41, 59), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(40, 8), Cell::new(41, 10), 1)
+        .unwrap();
+    grid.fill_rect(Cell::new(40, 50), Cell::new(41, 52), 1)
+        .unwrap();
+    grid.take_changes();
+    grid
+}
+
+/// `count` movers packed on walkable cells around `centre`.
+fn squad(app: &mut App, grid: &NavGrid, centre: Cell, count: usize, speed: f32) -> Vec<Entity> {
+    let mut units = Vec::new();
+    let mut radius = 0i64;
+    let mut taken = HashSet::new();
+    while units.len() < count {
+        for dy in -radius..=radius {
+            for dx in -radius..=radius {
+                let (x, y) = (centre.x as i64 + dx, centre.y as i64 + dy);
+                if units.len() == count || x < 0 || y < 0 {
+                    continue;
+                }
+                let cell = Cell::new(x as u32, y as u32);
+                if grid.is_walkable(cell) && taken.insert(cell) {
+                    units.push(spawn_mover(app, cell, speed));
+                }
+            }
+        }
+        radius += 1;
+    }
+    units
+}
+
+fn order_group(app: &mut App, units: &[Entity], goal: Cell) {
+    app.world_mut()
+        .write_message(GroupMove::new(units.iter().copied(), goal));
+}
+
+fn has_route(app: &App, unit: Entity) -> bool {
+    matches!(
+        app.world().get::<Steering>(unit),
+        Some(Steering::Following { .. })
+    ) || app.world().get::<Arrived>(unit).is_some()
+}
+
+/// Runs frames until every unit has arrived; checks each frame that none
+/// stands in a wall. Returns the frames run.
+fn run_until_arrived(app: &mut App, map: Entity, units: &[Entity], max_frames: u32) -> u32 {
+    for frame in 1..=max_frames {
+        app.update();
+        let grid = app.world().get::<NavGrid>(map).unwrap();
+        for &unit in units {
+            let cell = cell_at(position(app, unit));
+            assert!(grid.is_walkable(cell), "{unit} in a wall at {cell}");
+        }
+        if units
+            .iter()
+            .all(|&u| app.world().get::<Arrived>(u).is_some())
+        {
+            return frame;
+        }
+    }
+    panic!("not every unit arrived in {max_frames} frames");
+}
+
+#[test]
+fn every_unit_arrives_at_a_slot_of_its_own() {
+    let mut app = timed_app(4096);
+    let grid = field();
+    let map = spawn_map(&mut app, grid.clone());
+    let units = squad(&mut app, &grid, Cell::new(10, 30), 40, 8.0);
+    app.update();
+    let goal = Cell::new(70, 30);
+    order_group(&mut app, &units, goal);
+    app.update();
+    // Everyone walks at once, before any path exists.
+    assert!(units.iter().all(|&u| matches!(
+        app.world().get::<Steering>(u),
+        Some(Steering::Instinct { .. })
+    )));
+    run_until_arrived(&mut app, map, &units, 3_000);
+    let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
+    assert_eq!(ends.len(), units.len(), "two units share an end cell");
+    for end in &ends {
+        let (dx, dy) = (end.x.abs_diff(goal.x), end.y.abs_diff(goal.y));
+        assert!(dx.max(dy) <= 6, "{end} is far from the goal {goal}");
+    }
+}
+
+#[test]
+fn the_shared_middle_is_stored_once() {
+    let mut app = timed_app(4096);
+    let grid = field();
+    spawn_map(&mut app, grid.clone());
+    let units = squad(&mut app, &grid, Cell::new(10, 30), 30, 4.0);
+    app.update();
+    order_group(&mut app, &units, Cell::new(70, 30));
+    for _ in 0..20 {
+        app.update();
+    }
+    let mut groups = app.world_mut().query::<&MoveGroup>();
+    let group = groups.single(app.world()).expect("one group");
+    assert_eq!(group.members().len(), units.len());
+    assert!(
+        group.shared_cells().len() > 40,
+        "the middle spans the field"
+    );
+    let lanes = group.lanes().to_vec();
+    for &unit in &units {
+        let Some(Steering::Following { route, .. }) = app.world().get::<Steering>(unit) else {
+            panic!("{unit} has no route");
+        };
+        let shared = route.shared().expect("routed through the shared middle");
+        assert!(
+            lanes.iter().any(|lane| Arc::ptr_eq(lane, shared)),
+            "{unit} holds a copy of the middle"
+        );
+    }
+}
+
+/// Sums the expansions of all frames until every unit has its way.
+fn expansions_until_routed(app: &mut App, units: &[Entity]) -> u64 {
+    let mut total = 0;
+    for _ in 0..5_000 {
+        app.update();
+        total += app.world().resource::<PathfindingStats>().frame_expansions;
+        if units.iter().all(|&u| has_route(app, u)) {
+            return total;
+        }
+    }
+    panic!("units still without a route");
+}
+
+#[test]
+fn a_group_of_100_costs_at_most_15_percent_of_100_requests() {
+    let mut rng = Rng::new(404);
+    let mut grid = random_grid(&mut rng, 160, 160, 12, 1);
+    grid.fill_rect(Cell::new(10, 10), Cell::new(24, 24), 1)
+        .unwrap();
+    grid.fill_rect(Cell::new(140, 140), Cell::new(150, 150), 1)
+        .unwrap();
+    grid.take_changes();
+    let goal = Cell::new(145, 145);
+    let run = |grouped: bool| {
+        let mut app = timed_app(4096);
+        spawn_map(&mut app, grid.clone());
+        let units = squad(&mut app, &grid, Cell::new(17, 17), 100, 2.0);
+        app.update();
+        if grouped {
+            order_group(&mut app, &units, goal);
+        } else {
+            for &unit in &units {
+                app.world_mut()
+                    .entity_mut(unit)
+                    .insert(PathRequest::new(goal));
+            }
+        }
+        expansions_until_routed(&mut app, &units)
+    };
+    let (group, separate) = (run(true), run(false));
+    let ratio = group as f64 / separate as f64;
+    assert!(
+        ratio <= 0.15,
+        "group {group} vs separate {separate} expansions: ratio {ratio:.3}"
+    );
+}
+
+#[test]
+fn far_and_cut_off_units_move_alone() {
+    let mut app = timed_app(4096);
+    let mut grid = field();
+    // A walled pen in the corner: a unit inside cannot reach the goal.
+    grid.fill_rect(Cell::new(0, 55), Cell::new(4, 55), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(4, 56), Cell::new(4, 59), NavGrid::BLOCKED)
+        .unwrap();
+    grid.take_changes();
+    let map = spawn_map(&mut app, grid.clone());
+    let mut units = squad(&mut app, &grid, Cell::new(10, 30), 10, 8.0);
+    let far = spawn_mover(&mut app, Cell::new(30, 2), 8.0);
+    let penned = spawn_mover(&mut app, Cell::new(1, 58), 8.0);
+    units.push(far);
+    app.update();
+    let mut all = units.clone();
+    all.push(penned);
+    order_group(&mut app, &all, Cell::new(70, 30));
+    app.update();
+    assert!(
+        app.world().get::<PathRequest>(far).is_some(),
+        "far unit on its own"
+    );
+    assert!(
+        app.world().get::<PathRequest>(penned).is_some(),
+        "penned unit on its own"
+    );
+    assert!(app.world().get::<GroupMember>(units[0]).is_some());
+    run_until_arrived(&mut app, map, &units, 3_000);
+    let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
+    assert_eq!(
+        ends.len(),
+        units.len(),
+        "the far unit has a slot of its own"
+    );
+    let penned_result = app.world().get::<PathResult>(penned).unwrap();
+    assert_eq!(penned_result.status, PathStatus::NearestReachable);
+}
+
+#[test]
+fn bad_group_orders_are_answered_per_unit() {
+    let mut app = timed_app(4096);
+    let grid = field();
+    spawn_map(&mut app, grid.clone());
+    let units = squad(&mut app, &grid, Cell::new(10, 30), 5, 8.0);
+    app.update();
+    order_group(&mut app, &units, Cell::new(500, 30));
+    app.update();
+    for &unit in &units {
+        let result = app.world().get::<PathResult>(unit).expect("answered");
+        assert_eq!(
+            result.status,
+            PathStatus::Invalid(InvalidReason::GoalOutOfBounds)
+        );
+    }
+    // Despawned units and non-movers in an order are skipped.
+    let ghost = app.world_mut().spawn_empty().id();
+    app.world_mut().despawn(ghost);
+    let mut with_ghost = units.clone();
+    with_ghost.push(ghost);
+    order_group(&mut app, &with_ghost, Cell::new(70, 30));
+    app.update();
+    assert!(
+        units
+            .iter()
+            .all(|&u| app.world().get::<GroupMember>(u).is_some())
+    );
+}
+
+#[test]
+fn a_wall_dropped_across_the_shared_path_is_walked_around() {
+    let mut app = timed_app(4096);
+    let grid = field();
+    let map = spawn_map(&mut app, grid.clone());
+    let units = squad(&mut app, &grid, Cell::new(10, 30), 20, 6.0);
+    app.update();
+    order_group(&mut app, &units, Cell::new(70, 30));
+    for _ in 0..10 {
+        app.update();
+    }
+    assert!(units.iter().all(|&u| has_route(&app, u)));
+    // Close the gap the shared path uses; the other stays open.
+    let mut groups = app.world_mut().query::<&MoveGroup>();
+    let through_top = groups
+        .single(app.world())
+        .unwrap()
+        .shared_cells()
+        .iter()
+        .any(|c| c.x == 40 && c.y >= 50);
+    let gap = if through_top { 50 } else { 8 };
+    app.world_mut()
+        .get_mut::<NavGrid>(map)
+        .unwrap()
+        .fill_rect(Cell::new(40, gap), Cell::new(41, gap + 2), NavGrid::BLOCKED)
+        .unwrap();
+    run_until_arrived(&mut app, map, &units, 4_000);
+    let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
+    assert!(ends.iter().all(|c| c.x > 41), "everyone got through");
+}
