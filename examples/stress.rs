@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -11,6 +11,14 @@
 //! region, the same on every run. The last line is
 //! `frames=F budget=B max_frame_expansions=E p50_frame_ms=X p99_frame_ms=Y frames_to_last_path=L`
 //! where the frame times are those of the plugin's own systems.
+//!
+//! With `--groups G` the units stand in G packed squads, one per random
+//! spot, and each squad gets one [`GroupMove`] to a random goal, all in the
+//! same frame. The run is then repeated with every unit ordered alone to its
+//! squad's goal, and the last line adds
+//! `group_expansion_ratio=R`: the expansions of the group orders over those
+//! of the one-by-one orders. `frames_to_last_path` is then the frame the
+//! last unit got its route.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +30,7 @@ struct Options {
     map: Option<PathBuf>,
     units: usize,
     budget: u32,
+    groups: Option<usize>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -29,6 +38,7 @@ fn parse_options() -> Result<Options, String> {
         map: None,
         units: 1000,
         budget: PathfindingSettings::default().nodes_per_frame,
+        groups: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -48,6 +58,15 @@ fn parse_options() -> Result<Options, String> {
                     .ok()
                     .filter(|&b| b > 0)
                     .ok_or(format!("--budget {v:?} is not a positive number"))?;
+            }
+            "--groups" => {
+                let v = value()?;
+                options.groups = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|&g| g > 0)
+                        .ok_or(format!("--groups {v:?} is not a positive number"))?,
+                );
             }
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -113,7 +132,9 @@ fn main() -> ExitCode {
     let options = match parse_options() {
         Ok(options) => options,
         Err(message) => {
-            eprintln!("error: {message}\nusage: stress [--map PATH] [--units N] [--budget B]");
+            eprintln!(
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -146,66 +167,218 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
 
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PathfindingPlugin::default()));
-    app.insert_resource(PathfindingSettings {
-        nodes_per_frame: options.budget,
-        max_in_flight: 16,
-        ..default()
-    });
-    app.world_mut().spawn((grid, Transform::default()));
-    let mut rng = Lcg(2026);
-    let units: Vec<Entity> = (0..options.units)
-        .map(|_| {
-            let start = cells[rng.below(cells.len())];
-            let goal = cells[rng.below(cells.len())];
-            let position = Vec3::new(start.x as f32, start.y as f32, 0.0);
-            let goal = Vec2::new(goal.x as f32, goal.y as f32);
-            app.world_mut()
-                .spawn((
-                    Transform::from_translation(position),
-                    PathRequest::new(goal),
-                ))
-                .id()
-        })
-        .collect();
-
     println!(
         "map: {name}, units: {}, budget: {}",
         options.units, options.budget
     );
-    let mut frame_ms = Vec::new();
-    let mut max_expansions = 0;
-    let mut frames = 0u32;
-    let mut last_path = 0u32;
-    let mut answered = 0;
-    while answered < units.len() {
-        app.update();
-        frames += 1;
-        let stats = app.world().resource::<PathfindingStats>();
-        frame_ms.push(stats.frame_time.as_secs_f64() * 1e3);
-        max_expansions = max_expansions.max(stats.frame_expansions);
-        if stats.delivered > 0 {
-            last_path = frames;
-        }
-        answered += stats.delivered;
-        if frames > 1_000_000 {
-            eprintln!("error: requests still unanswered after {frames} frames");
+    let orders = match options.groups {
+        None => solo_orders(&cells, options.units),
+        Some(groups) => squads(&grid, &cells, options.units, groups),
+    };
+    let run = match run(&grid, &orders, options.budget, options.groups.is_some()) {
+        Ok(run) => run,
+        Err(message) => {
+            eprintln!("error: {message}");
             return ExitCode::FAILURE;
         }
-    }
-    let statuses = units
-        .iter()
-        .filter_map(|&u| app.world().get::<PathResult>(u))
-        .filter(|r| r.status == PathStatus::Complete)
-        .count();
-    println!("complete paths: {statuses} of {}", units.len());
-    frame_ms.sort_by(f64::total_cmp);
-    println!(
-        "frames={frames} budget={} max_frame_expansions={max_expansions} p50_frame_ms={:.3} p99_frame_ms={:.3} frames_to_last_path={last_path}",
+    };
+    let mut last = format!(
+        "frames={} budget={} max_frame_expansions={} p50_frame_ms={:.3} p99_frame_ms={:.3} frames_to_last_path={}",
+        run.frames,
         options.budget,
-        percentile(&frame_ms, 50.0),
-        percentile(&frame_ms, 99.0),
+        run.max_expansions,
+        percentile(&run.frame_ms, 50.0),
+        percentile(&run.frame_ms, 99.0),
+        run.last_path
     );
+    if options.groups.is_some() {
+        let alone = match run_alone(&grid, &orders, options.budget) {
+            Ok(alone) => alone,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::FAILURE;
+            }
+        };
+        println!(
+            "group orders: {} expansions; the same units one by one: {} expansions in {} frames",
+            run.expansions, alone.expansions, alone.frames
+        );
+        last += &format!(
+            " group_expansion_ratio={:.4}",
+            run.expansions as f64 / alone.expansions.max(1) as f64
+        );
+    }
+    println!("{last}");
     ExitCode::SUCCESS
+}
+
+/// Units and their goal: one start cell per unit, one goal per order.
+struct Orders {
+    /// Start cell of each unit and the index of its goal.
+    units: Vec<(Cell, usize)>,
+    goals: Vec<Cell>,
+}
+
+/// Random starts and goals, one per unit.
+fn solo_orders(cells: &[Cell], units: usize) -> Orders {
+    let mut rng = Lcg(2026);
+    let mut orders = Orders {
+        units: Vec::new(),
+        goals: Vec::new(),
+    };
+    for i in 0..units {
+        let start = cells[rng.below(cells.len())];
+        orders.goals.push(cells[rng.below(cells.len())]);
+        orders.units.push((start, i));
+    }
+    orders
+}
+
+/// `groups` squads: units packed breadth-first on walkable cells around a
+/// random spot, each squad with one random goal.
+fn squads(grid: &NavGrid, cells: &[Cell], units: usize, groups: usize) -> Orders {
+    let mut rng = Lcg(2026);
+    let mut orders = Orders {
+        units: Vec::new(),
+        goals: Vec::new(),
+    };
+    let mut taken = std::collections::HashSet::new();
+    for group in 0..groups {
+        let size = units / groups + usize::from(group < units % groups);
+        let centre = cells[rng.below(cells.len())];
+        orders.goals.push(cells[rng.below(cells.len())]);
+        let mut queue = std::collections::VecDeque::from([centre]);
+        let mut seen = std::collections::HashSet::from([centre]);
+        let mut placed = 0;
+        while let Some(cell) = queue.pop_front() {
+            if placed == size {
+                break;
+            }
+            if taken.insert(cell) {
+                orders.units.push((cell, group));
+                placed += 1;
+            }
+            for (next, _) in grid.neighbors(cell) {
+                if seen.insert(next) {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+    orders
+}
+
+/// What a run measured.
+struct Run {
+    frames: u32,
+    frame_ms: Vec<f64>,
+    max_expansions: u64,
+    last_path: u32,
+    expansions: u64,
+}
+
+fn app_with(grid: &NavGrid, budget: u32) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        PathfindingPlugin::default(),
+        MovementPlugin::default(),
+    ));
+    // Fixed frame time: the same run every time.
+    app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
+        std::time::Duration::from_millis(16),
+    ));
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: budget,
+        max_in_flight: 16,
+        ..default()
+    });
+    app.world_mut().spawn((grid.clone(), Transform::default()));
+    app
+}
+
+fn spawn_units(app: &mut App, orders: &Orders) -> Vec<Entity> {
+    orders
+        .units
+        .iter()
+        .map(|&(start, _)| {
+            let position = Vec3::new(start.x as f32, start.y as f32, 0.0);
+            app.world_mut()
+                .spawn((Mover { speed: 4.0 }, Transform::from_translation(position)))
+                .id()
+        })
+        .collect()
+}
+
+fn goal_of(orders: &Orders, unit: usize) -> Vec2 {
+    let goal = orders.goals[orders.units[unit].1];
+    Vec2::new(goal.x as f32, goal.y as f32)
+}
+
+/// Whether a unit has what it walks by: a route, or an answer of its own.
+fn has_path(app: &App, unit: Entity) -> bool {
+    app.world().get::<PathResult>(unit).is_some()
+        || matches!(
+            app.world().get::<Steering>(unit),
+            Some(Steering::Following { .. })
+        )
+        || app.world().get::<Arrived>(unit).is_some()
+}
+
+/// Orders every unit at once (as squads with `grouped`) and runs frames
+/// until every unit has its path.
+fn run(grid: &NavGrid, orders: &Orders, budget: u32, grouped: bool) -> Result<Run, String> {
+    let mut app = app_with(grid, budget);
+    let units = spawn_units(&mut app, orders);
+    app.update();
+    if grouped {
+        for (group, &goal) in orders.goals.iter().enumerate() {
+            let members = orders
+                .units
+                .iter()
+                .zip(&units)
+                .filter(|((_, g), _)| *g == group)
+                .map(|(_, &unit)| unit);
+            let goal = Vec2::new(goal.x as f32, goal.y as f32);
+            app.world_mut().write_message(GroupMove::new(members, goal));
+        }
+    } else {
+        for (i, &unit) in units.iter().enumerate() {
+            let goal = goal_of(orders, i);
+            app.world_mut()
+                .entity_mut(unit)
+                .insert(PathRequest::new(goal));
+        }
+    }
+    let mut run = Run {
+        frames: 0,
+        frame_ms: Vec::new(),
+        max_expansions: 0,
+        last_path: 0,
+        expansions: 0,
+    };
+    let mut waiting = units.clone();
+    while !waiting.is_empty() {
+        app.update();
+        run.frames += 1;
+        let stats = app.world().resource::<PathfindingStats>();
+        run.frame_ms.push(stats.frame_time.as_secs_f64() * 1e3);
+        run.max_expansions = run.max_expansions.max(stats.frame_expansions);
+        run.expansions += stats.frame_expansions;
+        let before = waiting.len();
+        waiting.retain(|&unit| !has_path(&app, unit));
+        if waiting.len() < before {
+            run.last_path = run.frames;
+        }
+        if run.frames > 1_000_000 {
+            return Err(format!("{} units still without a path", waiting.len()));
+        }
+    }
+    run.frame_ms.sort_by(f64::total_cmp);
+    Ok(run)
+}
+
+/// The same units ordered one by one to their squad's goal.
+fn run_alone(grid: &NavGrid, orders: &Orders, budget: u32) -> Result<Run, String> {
+    run(grid, orders, budget, false)
 }

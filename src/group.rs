@@ -412,11 +412,15 @@ pub(crate) fn splice_groups(
     mut scratch: ResMut<GroupScratch>,
     mut commands: Commands,
 ) {
+    let began = std::time::Instant::now();
     let mut order: Vec<_> = groups.iter_mut().collect();
     order.sort_by_key(|(_, group, _, _)| group.sequence);
     let mut budget = settings
         .nodes_per_frame
         .saturating_sub(stats.frame_expansions.min(u32::MAX as u64) as u32);
+    let mut splicing = order
+        .iter()
+        .any(|(_, group, _, _)| matches!(group.stage, Stage::Splicing(_)));
     for (entity, mut group, result, mut request) in order {
         let group = &mut *group;
         if matches!(group.stage, Stage::Done) {
@@ -439,6 +443,13 @@ pub(crate) fn splice_groups(
                 replan(entity, group, &mut request, &mut commands, &mut scratch.0);
                 continue;
             }
+            // Floods start only with budget to run on, and only one group
+            // at a time sets up new scratch (grid-sized), so a frame where
+            // many shared paths arrive does not stall allocating it.
+            if budget == 0 || splicing && scratch.0.len() < 2 {
+                continue;
+            }
+            splicing = true;
             match begin_splice(entity, group, &result.cells, &view, &units, &mut scratch.0) {
                 Some(splice) => group.stage = Stage::Splicing(Box::new(splice)),
                 None => {
@@ -474,6 +485,7 @@ pub(crate) fn splice_groups(
             scratch_back(*splice, &mut scratch.0);
         }
     }
+    stats.frame_time += began.elapsed();
 }
 
 fn scratch_back(splice: Splice, pool: &mut ScratchPool) {

@@ -170,10 +170,16 @@ pub struct UnitArrived {
     pub entity: Entity,
 }
 
-/// Moves [`Mover`]s: instinct, path following, re-planning.
+/// Moves [`Mover`]s: instinct, path following, re-planning, and
+/// [`GroupMove`]s (see [`crate::group`]).
 ///
 /// # Systems
-/// In the plugin's schedule, after [`PathfindingSystems::Last`]:
+/// In [`PathfindingSystems::First`]: `retire_groups` (despawns group
+/// entities no unit is left in) and `start_group_moves` (reads
+/// [`GroupMove`] messages). In [`PathfindingSystems::Search`], before the
+/// plugin's searches: `splice_groups` (runs the groups' floods on the frame's
+/// budget and gives members their routes). In the plugin's schedule, after
+/// [`PathfindingSystems::Last`]:
 /// `begin_orders` (new requests start instinct at once), `adopt_paths` (new
 /// results are joined at the furthest visible waypoint), `replan_cut_paths`
 /// (paths a map change cut are asked for again) and `steer` (moves units by

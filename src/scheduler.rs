@@ -62,7 +62,20 @@ impl Job {
 
 struct Flight {
     job: Job,
-    search: Search,
+    /// Made when the flight first gets budget, so admitting many requests
+    /// at once does not set up grid-sized scratch for searches that will
+    /// not run this frame.
+    search: Option<Search>,
+}
+
+impl Flight {
+    /// Ends the flight, returning its scratch space to `pool`.
+    fn land(self, pool: &mut ScratchPool) -> Job {
+        if let Some(search) = self.search {
+            pool.give(search.into_scratch());
+        }
+        self.job
+    }
 }
 
 /// The plugin's requests: those waiting for a search slot and those in
@@ -111,8 +124,7 @@ impl PathfindingQueue {
         }
         self.waiting.retain(|job| job.entity != entity);
         if let Some(i) = self.in_flight.iter().position(|f| f.job.entity == entity) {
-            let flight = self.in_flight.swap_remove(i);
-            self.pool.give(flight.search.into_scratch());
+            self.in_flight.swap_remove(i).land(&mut self.pool);
         }
     }
 }
@@ -120,8 +132,8 @@ impl PathfindingQueue {
 /// What the plugin did in the last frame.
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
 pub struct PathfindingStats {
-    /// Node expansions spent in the last frame (never above
-    /// `nodes_per_frame`).
+    /// Node expansions spent in the last frame, by searches and by group
+    /// moves' floods (never above `nodes_per_frame`).
     pub frame_expansions: u64,
     /// Wall-clock time the plugin's request and search systems took in the
     /// last frame.
@@ -458,7 +470,7 @@ pub(crate) fn run_searches(
     let mut spent = 0u64;
 
     while budget > 0 {
-        admit(queue, slots, frame, aging, config, &maps, &mut delivery);
+        admit(queue, slots, frame, aging, &maps, &mut delivery);
         let Some(index) =
             (0..queue.in_flight.len()).max_by_key(|&i| queue.in_flight[i].job.rank(frame, aging))
         else {
@@ -466,15 +478,8 @@ pub(crate) fn run_searches(
         };
         let map = queue.in_flight[index].job.map;
         let Ok((_, grid, layout, transform)) = maps.get(map) else {
-            let flight = queue.in_flight.swap_remove(index);
-            queue.pool.give(flight.search.into_scratch());
-            answer_invalid(
-                queue,
-                &flight.job,
-                InvalidReason::MapRemoved,
-                frame,
-                &mut delivery,
-            );
+            let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
+            answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, &mut delivery);
             continue;
         };
         let view = MapView::new(grid, layout, transform);
@@ -483,9 +488,7 @@ pub(crate) fn run_searches(
             // The ground changed under the search: choose the cells again
             // (the goal may now be a wall, or reachable after all) and
             // start over.
-            let job = flight.job.clone();
-            let flight = queue.in_flight.swap_remove(index);
-            queue.pool.give(flight.search.into_scratch());
+            let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
             queue.tickets.remove(&job.entity);
             requeue(queue, job, grid, &view, frame, &mut delivery);
             continue;
@@ -494,9 +497,37 @@ pub(crate) fn run_searches(
             Some(_) => budget.min(PathfindingSettings::TIME_CHECK_INTERVAL),
             None => budget,
         };
-        let before = flight.search.expansions();
-        let status = flight.search.step(grid, slice);
-        let used = flight.search.expansions() - before;
+        let search = match &mut flight.search {
+            Some(search) => search,
+            None => match Search::new_in(
+                &mut queue.pool,
+                grid,
+                flight.job.start,
+                flight.job.goal,
+                config,
+            ) {
+                Ok(search) => flight.search.insert(search),
+                // `plan` checked both cells on this very grid version.
+                Err(error) => {
+                    warn!(
+                        "bevy_frontier: search for {} refused: {error}",
+                        flight.job.entity
+                    );
+                    let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
+                    answer_invalid(
+                        queue,
+                        &job,
+                        InvalidReason::NoWalkableStart,
+                        frame,
+                        &mut delivery,
+                    );
+                    continue;
+                }
+            },
+        };
+        let before = search.expansions();
+        let status = search.step(grid, slice);
+        let used = search.expansions() - before;
         budget = budget.saturating_sub(used as u32);
         spent += used;
         if status.is_finished() {
@@ -511,7 +542,7 @@ pub(crate) fn run_searches(
         }
     }
     // Fill free slots so the queue count says what truly waits.
-    admit(queue, slots, frame, aging, config, &maps, &mut delivery);
+    admit(queue, slots, frame, aging, &maps, &mut delivery);
 
     stats.frame_expansions += spent;
     let spent = stats.frame_expansions;
@@ -535,7 +566,6 @@ fn admit(
     slots: usize,
     frame: u64,
     aging: u32,
-    config: SearchConfig,
     maps: &Query<MapData>,
     delivery: &mut Delivery,
 ) {
@@ -555,9 +585,8 @@ fn admit(
             if queue.in_flight[worst].job.rank(frame, aging) >= best_rank {
                 return;
             }
-            let evicted = queue.in_flight.swap_remove(worst);
-            queue.pool.give(evicted.search.into_scratch());
-            queue.waiting.push(evicted.job);
+            let evicted = queue.in_flight.swap_remove(worst).land(&mut queue.pool);
+            queue.waiting.push(evicted);
             continue;
         }
         let job = queue.waiting.swap_remove(best);
@@ -571,14 +600,7 @@ fn admit(
             requeue(queue, job, grid, &view, frame, delivery);
             continue;
         }
-        match Search::new_in(&mut queue.pool, grid, job.start, job.goal, config) {
-            Ok(search) => queue.in_flight.push(Flight { job, search }),
-            // `plan` checked both cells on this very grid version.
-            Err(error) => {
-                warn!("bevy_frontier: search for {} refused: {error}", job.entity);
-                answer_invalid(queue, &job, InvalidReason::NoWalkableStart, frame, delivery);
-            }
-        }
+        queue.in_flight.push(Flight { job, search: None });
     }
 }
 
@@ -636,7 +658,12 @@ fn deliver_search(
     frame: u64,
     delivery: &mut Delivery,
 ) {
-    let Flight { job, mut search } = flight;
+    let Flight { job, search } = flight;
+    let Some(mut search) = search else {
+        // Never stepped: nothing was found.
+        answer_invalid(queue, &job, InvalidReason::NoWalkableStart, frame, delivery);
+        return;
+    };
     queue.tickets.remove(&job.entity);
     let redirected = job.goal != job.requested_goal;
     let status = match search.status() {

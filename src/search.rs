@@ -213,9 +213,14 @@ impl Scratch {
         }
         self.generation += 2;
         if self.nodes.stamp.len() < cells {
-            self.nodes.stamp.resize(cells, 0);
-            self.nodes.g.resize(cells, 0);
-            self.nodes.position.resize(cells, 0);
+            // Fresh zeroed allocations: the OS hands out zero pages lazily,
+            // so a first search pays only for the cells it touches.
+            self.nodes = Nodes {
+                stamp: vec![0; cells],
+                g: vec![0; cells],
+                position: vec![0; cells],
+            };
+            self.generation = 2;
         }
         self.open.clear();
         self.generation
