@@ -61,6 +61,11 @@ impl<K: Ord + Copy> OpenList<K> {
         self.items.clear();
     }
 
+    /// The items in the heap, in heap order.
+    pub fn items(&self) -> &[u32] {
+        &self.items
+    }
+
     /// The smallest key and its item.
     pub fn peek(&self) -> Option<(K, u32)> {
         Some((*self.keys.first()?, *self.items.first()?))

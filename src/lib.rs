@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
+#[cfg(feature = "debug_draw")]
+pub mod debug_draw;
 pub mod flood;
 pub mod grid;
 pub mod group;
@@ -19,6 +21,8 @@ pub use scheduler::{PathfindingQueue, PathfindingStats};
 
 /// The types most users need.
 pub mod prelude {
+    #[cfg(feature = "debug_draw")]
+    pub use crate::debug_draw::{DebugDraw, DebugDrawPlugin};
     pub use crate::flood::{Flood, FloodDirection};
     pub use crate::grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};
     pub use crate::group::{GroupMember, GroupMove, MoveGroup};

@@ -118,6 +118,14 @@ impl PathfindingQueue {
         self.frame
     }
 
+    /// The searches in flight that have started: the requesting entity,
+    /// the map and the search (for drawing frontiers, say).
+    pub fn searches(&self) -> impl Iterator<Item = (Entity, Entity, &Search)> {
+        self.in_flight
+            .iter()
+            .filter_map(|flight| Some((flight.job.entity, flight.job.map, flight.search.as_ref()?)))
+    }
+
     fn cancel(&mut self, entity: Entity) {
         if self.tickets.remove(&entity).is_none() {
             return;

@@ -458,6 +458,19 @@ impl Search {
         self.path.take()
     }
 
+    /// The cells on the open list (the search's frontier), in no
+    /// particular order.
+    pub fn open_cells<'a>(&'a self, grid: &'a NavGrid) -> impl Iterator<Item = Cell> + 'a {
+        let bypass = self.bypass.map(|(_, cell)| cell);
+        self.scratch
+            .open
+            .items()
+            .iter()
+            .copied()
+            .chain(bypass)
+            .map(|index| grid.cell(index as usize))
+    }
+
     /// Ends the search and hands back its scratch space for reuse.
     pub fn into_scratch(self) -> Scratch {
         self.scratch

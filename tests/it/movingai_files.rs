@@ -120,3 +120,22 @@ fn missing_files_are_errors() {
     assert!(error.to_string().contains("/nonexistent/x.map"));
     assert!(Scenario::load_all("/nonexistent/x.map.scen").is_err());
 }
+
+/// The RTS example's own map: it parses, has swamp (rough ground), and an
+/// area of ground cut off from the main one.
+#[test]
+fn the_example_map_has_what_the_scene_shows() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/maps/frontier.map");
+    let map = MovingAiMap::load(path).expect("assets/maps/frontier.map parses");
+    assert!(map.terrain.contains(&b'S'), "no swamp");
+    let grid = map.to_nav_grid();
+    let mut sizes = vec![0usize; grid.region_count() as usize];
+    for index in 0..grid.cell_count() {
+        if let Some(region) = grid.region(grid.cell(index)) {
+            sizes[region as usize] += 1;
+        }
+    }
+    sizes.sort_unstable();
+    assert!(sizes.len() >= 2, "nothing is cut off");
+    assert!(sizes[sizes.len() - 2] >= 100, "the cut-off area is a real area");
+}
