@@ -137,5 +137,8 @@ fn the_example_map_has_what_the_scene_shows() {
     }
     sizes.sort_unstable();
     assert!(sizes.len() >= 2, "nothing is cut off");
-    assert!(sizes[sizes.len() - 2] >= 100, "the cut-off area is a real area");
+    assert!(
+        sizes[sizes.len() - 2] >= 100,
+        "the cut-off area is a real area"
+    );
 }
