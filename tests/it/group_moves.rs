@@ -121,16 +121,22 @@ fn the_shared_middle_is_stored_once() {
         "the middle spans the field"
     );
     let lanes = group.lanes().to_vec();
+    assert_eq!(lanes.len(), 3, "three lanes by default");
+    assert!(
+        lanes[1] != lanes[0] && lanes[2] != lanes[0],
+        "side lanes run beside the middle on the open field"
+    );
+    let mut used = HashSet::new();
     for &unit in &units {
         let Some(Steering::Following { route, .. }) = app.world().get::<Steering>(unit) else {
             panic!("{unit} has no route");
         };
         let shared = route.shared().expect("routed through the shared middle");
-        assert!(
-            lanes.iter().any(|lane| Arc::ptr_eq(lane, shared)),
-            "{unit} holds a copy of the middle"
-        );
+        let lane = lanes.iter().position(|lane| Arc::ptr_eq(lane, shared));
+        assert!(lane.is_some(), "{unit} holds a copy of the middle");
+        used.extend(lane);
     }
+    assert_eq!(used.len(), 3, "the units walk in every lane");
 }
 
 /// Sums the expansions of all frames until every unit has its way.
@@ -279,4 +285,44 @@ fn a_wall_dropped_across_the_shared_path_is_walked_around() {
     run_until_arrived(&mut app, map, &units, 4_000);
     let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
     assert!(ends.iter().all(|c| c.x > 41), "everyone got through");
+}
+
+#[test]
+fn a_short_move_still_gives_every_unit_its_own_slot() {
+    let mut app = timed_app(4096);
+    let grid = field();
+    let map = spawn_map(&mut app, grid.clone());
+    let units = squad(&mut app, &grid, Cell::new(10, 30), 12, 8.0);
+    app.update();
+    // Three steps away: k shrinks to fit the path.
+    order_group(&mut app, &units, Cell::new(13, 30));
+    run_until_arrived(&mut app, map, &units, 1_000);
+    let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
+    assert_eq!(ends.len(), units.len());
+}
+
+#[test]
+fn the_same_group_order_gives_the_same_routes() {
+    let run = || {
+        let mut app = timed_app(512);
+        let grid = field();
+        spawn_map(&mut app, grid.clone());
+        let units = squad(&mut app, &grid, Cell::new(10, 30), 30, 6.0);
+        app.update();
+        order_group(&mut app, &units, Cell::new(70, 30));
+        let mut frames = Vec::new();
+        for _ in 0..40 {
+            app.update();
+            let routes: Vec<Vec<Vec2>> = units
+                .iter()
+                .map(|&u| match app.world().get::<Steering>(u) {
+                    Some(Steering::Following { route, .. }) => route.remaining().collect(),
+                    _ => vec![position(&app, u)],
+                })
+                .collect();
+            frames.push(routes);
+        }
+        frames
+    };
+    assert_eq!(run(), run());
 }
