@@ -7,7 +7,8 @@
 //! every target is settled) give every unit at once its own short head, from
 //! where it stands to the splice cell P\[k\], and its own short tail, from
 //! P\[len−1−k\] to its end slot. The middle of P is string-pulled once and
-//! shared by every unit (reference-counted, one copy per lane).
+//! shared by every unit (reference-counted, one copy per lane). Routes are
+//! handed out a few dozen a frame, so no frame pays for a whole army.
 //!
 //! End slots are distinct walkable cells around the goal in its region,
 //! taken breadth-first, so the group spreads out on arrival instead of piling
@@ -132,6 +133,8 @@ pub struct GroupMember {
 /// despawned when no unit is left in the group.
 #[derive(Component, Debug)]
 pub struct MoveGroup {
+    /// The entity holding this.
+    entity: Entity,
     sequence: u64,
     map: Entity,
     goal: Cell,
@@ -157,6 +160,7 @@ pub struct MoveGroup {
 enum Stage {
     Searching,
     Splicing(Box<Splice>),
+    HandingOut(Handout),
     Done,
 }
 
@@ -215,6 +219,9 @@ impl MoveGroup {
         self.flood_expansions
     }
 }
+
+/// Members given their route per frame, over all groups.
+const ROUTES_PER_FRAME: usize = 64;
 
 /// Scratch space for the floods.
 #[derive(Resource, Default)]
@@ -351,6 +358,7 @@ pub(crate) fn start_group_moves(
         let slots = (0..members.len()).map(slot).collect();
         commands.entity(group).insert((
             MoveGroup {
+                entity: group,
                 sequence: *sequence,
                 map,
                 goal,
@@ -418,6 +426,9 @@ pub(crate) fn splice_groups(
     let mut budget = settings
         .nodes_per_frame
         .saturating_sub(stats.frame_expansions.min(u32::MAX as u64) as u32);
+    // Routes are handed out a few dozen a frame, so a big group does not
+    // make one frame long.
+    let mut routes_left = ROUTES_PER_FRAME;
     let mut splicing = order
         .iter()
         .any(|(_, group, _, _)| matches!(group.stage, Stage::Splicing(_)));
@@ -431,6 +442,22 @@ pub(crate) fn splice_groups(
             continue;
         };
         let view = MapView::new(grid, layout, transform);
+        if matches!(group.stage, Stage::HandingOut(_))
+            && let Stage::HandingOut(mut handout) = std::mem::replace(&mut group.stage, Stage::Done)
+        {
+            routes_left -= assign_routes(
+                group,
+                &mut handout,
+                &view,
+                &mut units,
+                &mut commands,
+                routes_left,
+            );
+            if handout.next < handout.pairs.len() {
+                group.stage = Stage::HandingOut(handout);
+            }
+            continue;
+        }
         if let Stage::Searching = group.stage {
             let Some(result) = result else {
                 continue;
@@ -481,8 +508,10 @@ pub(crate) fn splice_groups(
             let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) else {
                 continue;
             };
-            assign_routes(group, &splice, &view, &mut units, &mut commands);
+            let handout = prepare_routes(group, &splice, &view);
             scratch_back(*splice, &mut scratch.0);
+            splicing = false;
+            group.stage = Stage::HandingOut(handout);
         }
     }
     stats.frame_time += began.elapsed();
@@ -607,16 +636,10 @@ fn begin_splice(
     })
 }
 
-/// Gives every member its route: its own head, the shared middle (in its
-/// lane), its own tail to its slot. The first to arrive (cheapest head)
-/// get the slots deepest past the tail splice cell.
-fn assign_routes(
-    group: &mut MoveGroup,
-    splice: &Splice,
-    view: &MapView,
-    units: &mut Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
-    commands: &mut Commands,
-) {
+/// Shares the path once the floods are done: the middle, its lanes, and
+/// which slot each member gets. The first to arrive (cheapest head) get the
+/// slots deepest past the tail splice cell.
+fn prepare_routes(group: &mut MoveGroup, splice: &Splice, view: &MapView) -> Handout {
     let grid = view.grid;
     let Splice {
         path,
@@ -655,27 +678,91 @@ fn assign_routes(
         let key = |c: Option<f64>| c.unwrap_or(-1.0);
         key(b.2).total_cmp(&key(a.2)).then(a.0.cmp(&b.0))
     });
-    for (i, ((unit, cell, _), (_, slot, _))) in arrivals.into_iter().zip(slots).enumerate() {
-        let (Some(head_path), Some(tail_path)) = (head.path(grid, cell), tail.path(grid, slot))
-        else {
+    // The paths are read out now, so the floods' scratch can go back to
+    // the pool while routes are handed out over the next frames.
+    let pairs = arrivals
+        .into_iter()
+        .zip(slots)
+        .map(|((unit, cell, _), (_, slot, _))| Pair {
+            unit,
+            cell,
+            slot,
+            head: head.path(grid, cell).map(|path| path.cells),
+            tail: tail.path(grid, slot).map(|path| path.cells),
+        })
+        .collect();
+    Handout { pairs, next: 0 }
+}
+
+/// A member, the cell it stood on, its slot, and its own two paths (`None`
+/// where a flood did not reach).
+#[derive(Debug)]
+struct Pair {
+    unit: Entity,
+    cell: Cell,
+    slot: Cell,
+    head: Option<Vec<Cell>>,
+    tail: Option<Vec<Cell>>,
+}
+
+/// Routes being handed out, a few each frame.
+#[derive(Debug)]
+struct Handout {
+    pairs: Vec<Pair>,
+    next: usize,
+}
+
+/// Gives up to `limit` more members their route: their own head, the
+/// shared middle (in their lane), their own tail to their slot. Returns
+/// how many it handled.
+fn assign_routes(
+    group: &mut MoveGroup,
+    handout: &mut Handout,
+    view: &MapView,
+    units: &mut Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+    commands: &mut Commands,
+    limit: usize,
+) -> usize {
+    let end = (handout.next + limit).min(handout.pairs.len());
+    for i in handout.next..end {
+        let Pair {
+            unit,
+            cell,
+            slot,
+            ref head,
+            ref tail,
+        } = handout.pairs[i];
+        let (Some(head_cells), Some(tail_cells)) = (head, tail) else {
             send_alone(group, unit, slot, commands);
             continue;
         };
-        let Ok((transform, _, mut steering)) = units.get_mut(unit) else {
+        // A unit that left the group meanwhile keeps its own order.
+        let Ok((transform, Some(member), mut steering)) = units.get_mut(unit) else {
             continue;
         };
+        if member.group != group.entity {
+            continue;
+        }
         let lane = &group.lane_waypoints[i % group.lane_waypoints.len()];
+        // Where the unit stands now: it has walked on instinct since the
+        // floods saw it on `cell`.
         let here = transform.translation.truncate();
-        let mut tail_waypoints = smooth(view, &tail_path.cells);
+        let now = cell_of(view, here).unwrap_or(cell);
+        let mut tail_waypoints = smooth(view, tail_cells);
         tail_waypoints.remove(0);
-        let route = match join_shared(view, here, cell, lane) {
+        let route = match join_shared(view, here, now, lane) {
             Some(skip) => Route::spliced(Vec::new(), lane.clone(), tail_waypoints).skipping(skip),
-            None => {
-                let mut head_waypoints =
-                    join_path(view, here, cell, &head_path.cells).unwrap_or_default();
-                head_waypoints.pop();
-                Route::spliced(head_waypoints, lane.clone(), tail_waypoints)
-            }
+            None => match join_path(view, here, now, head_cells) {
+                Some(mut head_waypoints) => {
+                    head_waypoints.pop();
+                    Route::spliced(head_waypoints, lane.clone(), tail_waypoints)
+                }
+                // Its head is out of sight: it plans its own way.
+                None => {
+                    send_alone(group, unit, slot, commands);
+                    continue;
+                }
+            },
         };
         group.assigned.push((unit, slot));
         *steering = Steering::Following {
@@ -684,6 +771,9 @@ fn assign_routes(
             map: group.map,
         };
     }
+    let handled = end - handout.next;
+    handout.next = end;
+    handled
 }
 
 /// How far along the shared waypoints a unit can join straight from where
