@@ -258,7 +258,7 @@ fn setup(mut commands: Commands, terrain: Res<Terrain>, assets: Res<AssetServer>
             commands.spawn((
                 Unit { color },
                 Mover { speed: SPEED },
-                Sprite::from_color(color, Vec2::splat(TILE * 0.6)),
+                Sprite::from_color(color, Vec2::splat(TILE * 0.8)),
                 Transform::from_translation(position.extend(5.0)),
             ));
         }
