@@ -4,11 +4,10 @@
 
 use bevy::prelude::*;
 
-use crate::grid::NavGrid;
 use crate::group::MoveGroup;
-use crate::layout::{GridLayout, MapView};
+use crate::layout::MapView;
 use crate::movement::{Mover, Steering};
-use crate::scheduler::PathfindingQueue;
+use crate::scheduler::{MapData, PathfindingQueue, map_view};
 
 /// What the overlay draws; flip [`DebugDraw::enabled`] to show or hide it.
 #[derive(Resource, Clone, Debug, PartialEq, Reflect)]
@@ -54,20 +53,7 @@ impl Plugin for DebugDrawPlugin {
     }
 }
 
-type Maps<'w, 's> = Query<
-    'w,
-    's,
-    (
-        &'static NavGrid,
-        &'static GridLayout,
-        Option<&'static Transform>,
-    ),
->;
-
-fn view<'a>(maps: &'a Maps, map: Entity) -> Option<MapView<'a>> {
-    let (grid, layout, transform) = maps.get(map).ok()?;
-    Some(MapView::new(grid, layout, transform))
-}
+type Maps<'w, 's> = Query<'w, 's, MapData>;
 
 /// A distinct, stable colour for a number.
 fn hue(n: u32) -> f32 {
@@ -104,7 +90,7 @@ fn draw_groups(draw: Res<DebugDraw>, groups: Query<&MoveGroup>, maps: Maps, mut 
         return;
     }
     for group in &groups {
-        let Some(view) = view(&maps, group.map()) else {
+        let Some(view) = map_view(&maps, group.map()) else {
             continue;
         };
         let cell = view.layout.cell_size.min_element().abs();
@@ -138,7 +124,7 @@ fn draw_searches(
         return;
     };
     for (_, map, search) in queue.searches() {
-        let Some(view) = view(&maps, map) else {
+        let Some(view) = map_view(&maps, map) else {
             continue;
         };
         let size = view.layout.cell_size.abs() * 0.8;
@@ -157,7 +143,7 @@ fn draw_regions(draw: Res<DebugDraw>, maps: Maps, mut gizmos: Gizmos) {
     if !draw.regions {
         return;
     }
-    for (grid, layout, transform) in &maps {
+    for (_, grid, layout, transform) in &maps {
         let view = MapView::new(grid, layout, transform);
         let size = layout.cell_size.abs() * 0.6;
         for index in 0..grid.cell_count() {

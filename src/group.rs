@@ -28,8 +28,8 @@ use crate::movement::{
     Arrived, Mover, Route, SharedWaypoints, Steering, cell_of, join_path, segment_clear, smooth,
 };
 use crate::plugin::PathfindingSettings;
-use crate::request::{PathRequest, PathResult, PathTarget, Unreachable};
-use crate::scheduler::{MapData, PathfindingStats, locate, pick_named_map};
+use crate::request::{PathRequest, PathResult, PathTarget};
+use crate::scheduler::{MapData, PathfindingStats, budget_left, locate, map_view, pick_named_map};
 use crate::search::ScratchPool;
 
 /// An order for many [`Mover`]s to one goal, sent as a message:
@@ -109,11 +109,8 @@ impl GroupMove {
 
     fn solo_request(&self, goal: PathTarget, map: Option<Entity>) -> PathRequest {
         PathRequest {
-            goal,
-            start: None,
             map,
-            priority: self.priority,
-            on_unreachable: Unreachable::GoNearest,
+            ..PathRequest::new(goal).with_priority(self.priority)
         }
     }
 }
@@ -133,8 +130,6 @@ pub struct GroupMember {
 /// despawned when no unit is left in the group.
 #[derive(Component, Debug)]
 pub struct MoveGroup {
-    /// The entity holding this.
-    entity: Entity,
     sequence: u64,
     map: Entity,
     goal: Cell,
@@ -295,42 +290,39 @@ pub(crate) fn start_group_moves(
             all_solo(&mut commands);
             continue;
         };
+        // The cell of each unit standing in the goal's region.
         let cells: Vec<Option<Cell>> = movers
             .iter()
             .map(|&(_, position)| {
                 cell_of(&view, position).filter(|&c| grid.region(c) == Some(region))
             })
             .collect();
-        // Mean position of the units in the goal's region.
-        let in_region: Vec<Vec2> = movers
-            .iter()
-            .zip(&cells)
-            .filter(|(_, cell)| cell.is_some())
-            .map(|(&(_, position), _)| position)
-            .collect();
-        let centre = (!in_region.is_empty())
-            .then(|| in_region.iter().sum::<Vec2>() / in_region.len() as f32)
+        // The centre: the walkable cell nearest their mean position.
+        let in_region = || movers.iter().zip(&cells).filter(|(_, c)| c.is_some());
+        let count = in_region().count();
+        let centre = (count > 0)
+            .then(|| in_region().map(|(&(_, p), _)| p).sum::<Vec2>() / count as f32)
             .and_then(|mean| cell_of(&view, mean))
             .and_then(|c| grid.nearest_walkable((c.x as i64, c.y as i64), Some(region)));
-        let near = |cell: &Option<Cell>| match (cell, centre) {
-            (Some(cell), Some(centre)) => octile(*cell, centre) <= order.max_spread,
-            _ => false,
-        };
-        let mut members: Vec<Entity> = movers
-            .iter()
-            .zip(&cells)
-            .filter(|(_, cell)| near(cell))
-            .map(|(&(unit, _), _)| unit)
-            .collect();
+        let (mut members, mut solo) = (Vec::new(), Vec::new());
+        for (&(unit, _), cell) in movers.iter().zip(&cells) {
+            match (cell, centre) {
+                (Some(cell), Some(centre)) if octile(*cell, centre) <= order.max_spread => {
+                    members.push(unit)
+                }
+                _ => solo.push(unit),
+            }
+        }
         if members.len() < 2 {
+            // Nothing to share: every unit goes alone.
             members.clear();
+            solo = movers.iter().map(|&(unit, _)| unit).collect();
         }
         // Members take the slots nearest the goal, solo units the next.
         let slots = end_slots(grid, goal, movers.len());
         let slot = |i: usize| slots[i % slots.len()];
         let mut assigned = Vec::new();
-        let solo = movers.iter().filter(|(unit, _)| !members.contains(unit));
-        for (i, &(unit, _)) in solo.enumerate() {
+        for (i, &unit) in solo.iter().enumerate() {
             let slot = slot(members.len() + i);
             assigned.push((unit, slot));
             commands
@@ -358,7 +350,6 @@ pub(crate) fn start_group_moves(
         let slots = (0..members.len()).map(slot).collect();
         commands.entity(group).insert((
             MoveGroup {
-                entity: group,
                 sequence: *sequence,
                 map,
                 goal,
@@ -375,11 +366,10 @@ pub(crate) fn start_group_moves(
                 stage: Stage::Searching,
             },
             PathRequest {
-                goal: PathTarget::Cell(goal),
                 start: centre.map(PathTarget::Cell),
-                map: Some(map),
-                priority: order.priority,
-                on_unreachable: Unreachable::GoNearest,
+                ..PathRequest::new(goal)
+                    .on_map(map)
+                    .with_priority(order.priority)
             },
         ));
         *sequence += 1;
@@ -423,9 +413,7 @@ pub(crate) fn splice_groups(
     let began = std::time::Instant::now();
     let mut order: Vec<_> = groups.iter_mut().collect();
     order.sort_by_key(|(_, group, _, _)| group.sequence);
-    let mut budget = settings
-        .nodes_per_frame
-        .saturating_sub(stats.frame_expansions.min(u32::MAX as u64) as u32);
+    let mut budget = budget_left(&settings, &stats);
     // Routes are handed out a few dozen a frame, so a big group does not
     // make one frame long.
     let mut routes_left = ROUTES_PER_FRAME;
@@ -437,15 +425,16 @@ pub(crate) fn splice_groups(
         if matches!(group.stage, Stage::Done) {
             continue;
         }
-        let Ok((_, grid, layout, transform)) = maps.get(group.map) else {
+        let Some(view) = map_view(&maps, group.map) else {
             disband(entity, group, &units, &mut commands, &mut scratch.0);
             continue;
         };
-        let view = MapView::new(grid, layout, transform);
+        let grid = view.grid;
         if matches!(group.stage, Stage::HandingOut(_))
             && let Stage::HandingOut(mut handout) = std::mem::replace(&mut group.stage, Stage::Done)
         {
             routes_left -= assign_routes(
+                entity,
                 group,
                 &mut handout,
                 &view,
@@ -562,16 +551,11 @@ fn disband(
 /// Gives `unit` its own request to `slot`.
 fn send_alone(group: &mut MoveGroup, unit: Entity, slot: Cell, commands: &mut Commands) {
     group.assigned.push((unit, slot));
-    commands
-        .entity(unit)
-        .remove::<GroupMember>()
-        .insert(PathRequest {
-            goal: PathTarget::Cell(slot),
-            start: None,
-            map: Some(group.map),
-            priority: group.priority,
-            on_unreachable: Unreachable::GoNearest,
-        });
+    commands.entity(unit).remove::<GroupMember>().insert(
+        PathRequest::new(slot)
+            .on_map(group.map)
+            .with_priority(group.priority),
+    );
 }
 
 /// Starts the two floods once the shared path is known: towards its head
@@ -716,6 +700,7 @@ struct Handout {
 /// shared middle (in their lane), their own tail to their slot. Returns
 /// how many it handled.
 fn assign_routes(
+    entity: Entity,
     group: &mut MoveGroup,
     handout: &mut Handout,
     view: &MapView,
@@ -740,7 +725,7 @@ fn assign_routes(
         let Ok((transform, Some(member), mut steering)) = units.get_mut(unit) else {
             continue;
         };
-        if member.group != group.entity {
+        if member.group != entity {
             continue;
         }
         let lane = &group.lane_waypoints[i % group.lane_waypoints.len()];

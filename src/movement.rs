@@ -20,7 +20,7 @@ use crate::group::{self, GroupMember, GroupMove, GroupScratch};
 use crate::layout::{CellLookup, MapView};
 use crate::plugin::PathfindingSystems;
 use crate::request::{PathRequest, PathResult, PathTarget};
-use crate::scheduler::{self, MapData, pick_map};
+use crate::scheduler::{self, MapData, map_view, pick_map};
 
 /// A unit that walks: put it with a `Transform` and give it
 /// [`PathRequest`]s.
@@ -273,10 +273,9 @@ fn adopt_paths(
             *steering = Steering::Idle;
             continue;
         }
-        let Some(Ok((_, grid, layout, map_transform))) = result.map.map(|map| maps.get(map)) else {
+        let Some(view) = result.map.and_then(|map| map_view(&maps, map)) else {
             continue;
         };
-        let view = MapView::new(grid, layout, map_transform);
         let here = transform.translation.truncate();
         let Some(cell) = cell_of(&view, here) else {
             continue;
@@ -371,11 +370,9 @@ fn steer(
 ) {
     let seconds = time.delta_secs();
     for (unit, mover, request, mut transform, mut steering) in &mut units {
-        let Some(Ok((_, grid, layout, map_transform))) = steering.map().map(|map| maps.get(map))
-        else {
+        let Some(view) = steering.map().and_then(|map| map_view(&maps, map)) else {
             continue;
         };
-        let view = MapView::new(grid, layout, map_transform);
         let mut budget = (mover.speed * seconds).max(0.0);
         if !budget.is_finite() {
             continue;

@@ -189,6 +189,22 @@ pub(crate) fn pick_map<'a, F: bevy::ecs::query::QueryFilter>(
     pick_named_map(request.map, maps)
 }
 
+/// The view of the map `map`, if it is one.
+pub(crate) fn map_view<'a, F: bevy::ecs::query::QueryFilter>(
+    maps: &'a Query<MapData, F>,
+    map: Entity,
+) -> Option<MapView<'a>> {
+    let (_, grid, layout, transform) = maps.get(map).ok()?;
+    Some(MapView::new(grid, layout, transform))
+}
+
+/// Node budget left this frame: the settings' budget less what was spent
+/// (group floods run first and spend part of it).
+pub(crate) fn budget_left(settings: &PathfindingSettings, stats: &PathfindingStats) -> u32 {
+    let spent = stats.frame_expansions.min(u32::MAX as u64) as u32;
+    settings.nodes_per_frame.saturating_sub(spent)
+}
+
 /// Resolves a map entity: the named one, or the only one.
 pub(crate) fn pick_named_map<'a, F: bevy::ecs::query::QueryFilter>(
     map: Option<Entity>,
@@ -466,10 +482,7 @@ pub(crate) fn run_searches(
         max_expansions: settings.max_expansions_per_request,
     };
     let slots = settings.max_in_flight.max(1);
-    // Group moves' floods ran first this frame and spent part of it.
-    let mut budget = settings
-        .nodes_per_frame
-        .saturating_sub(stats.frame_expansions.min(u32::MAX as u64) as u32);
+    let mut budget = budget_left(&settings, &stats);
     let mut delivery = Delivery {
         commands,
         messages,
@@ -484,13 +497,12 @@ pub(crate) fn run_searches(
         else {
             break;
         };
-        let map = queue.in_flight[index].job.map;
-        let Ok((_, grid, layout, transform)) = maps.get(map) else {
+        let Some(view) = map_view(&maps, queue.in_flight[index].job.map) else {
             let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
             answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, &mut delivery);
             continue;
         };
-        let view = MapView::new(grid, layout, transform);
+        let grid = view.grid;
         let flight = &mut queue.in_flight[index];
         if flight.job.grid_version != grid.version() {
             // The ground changed under the search: choose the cells again
@@ -598,11 +610,11 @@ fn admit(
             continue;
         }
         let job = queue.waiting.swap_remove(best);
-        let Ok((_, grid, layout, transform)) = maps.get(job.map) else {
+        let Some(view) = map_view(maps, job.map) else {
             answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, delivery);
             continue;
         };
-        let view = MapView::new(grid, layout, transform);
+        let grid = view.grid;
         if job.grid_version != grid.version() {
             queue.tickets.remove(&job.entity);
             requeue(queue, job, grid, &view, frame, delivery);
