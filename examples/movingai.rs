@@ -1,11 +1,13 @@
 //! Solves every scenario of a MovingAI benchmark and checks the costs.
 //!
 //! ```text
-//! cargo run --release --example movingai -- MAP SCEN [--budget N]
+//! cargo run --release --example movingai -- MAP SCEN [--budget N] [--astar]
 //! ```
 //!
 //! With `--budget N` each search runs in slices of N expansions, as the
-//! plugin runs it across frames; the costs must not change. The last line is
+//! plugin runs it across frames; the costs must not change. With `--astar`
+//! the search is plain A* even where jump point search applies. The last
+//! line is
 //! `scenarios=N mismatches=M mean_us=X expansions_per_sec=Y`.
 
 use std::process::ExitCode;
@@ -19,7 +21,7 @@ fn main() -> ExitCode {
         Ok(_) => ExitCode::FAILURE,
         Err(message) => {
             eprintln!("error: {message}");
-            eprintln!("usage: movingai MAP SCEN [--budget N]");
+            eprintln!("usage: movingai MAP SCEN [--budget N] [--astar]");
             ExitCode::from(2)
         }
     }
@@ -29,8 +31,11 @@ fn run() -> Result<usize, String> {
     let mut args = std::env::args().skip(1);
     let mut paths = Vec::new();
     let mut budget = u32::MAX;
+    let mut config = SearchConfig::default();
     while let Some(arg) = args.next() {
-        if arg == "--budget" {
+        if arg == "--astar" {
+            config.jump_points = false;
+        } else if arg == "--budget" {
             let value = args.next().ok_or("--budget needs a number")?;
             budget = value
                 .parse()
@@ -54,7 +59,6 @@ fn run() -> Result<usize, String> {
     let mut seconds = 0.0;
     for (i, scenario) in scenarios.iter().enumerate() {
         let began = Instant::now();
-        let config = SearchConfig::default();
         let mut search =
             match Search::new_in(&mut pool, &grid, scenario.start, scenario.goal, config) {
                 Ok(search) => search,

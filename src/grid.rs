@@ -8,6 +8,8 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use crate::jump::WalkBits;
+
 use bevy::prelude::{Component, Reflect};
 
 /// A cell of a [`NavGrid`], by column `x` and row `y`.
@@ -133,6 +135,9 @@ pub struct NavGrid {
     cost_histogram: [u32; 256],
     version: u64,
     regions: OnceLock<Regions>,
+    /// Walkable cells as bitmaps, for jump point search (`None` on grids too
+    /// thin for them to pay).
+    walk_bits: Option<WalkBits>,
     /// Cells changed since the last [`NavGrid::take_changes`], as indices;
     /// `None` once more than [`CHANGE_JOURNAL_LIMIT`] piled up.
     changes: Option<Vec<u32>>,
@@ -177,6 +182,7 @@ impl Clone for NavGrid {
             cost_histogram: self.cost_histogram,
             version: self.version,
             regions: OnceLock::new(),
+            walk_bits: self.walk_bits.clone(),
             changes: self.changes.clone(),
         }
     }
@@ -209,6 +215,7 @@ impl NavGrid {
             width,
             height,
             neighborhood: Neighborhood::Eight,
+            walk_bits: WalkBits::new(width, height, &costs),
             costs,
             cost_histogram,
             version: 0,
@@ -300,6 +307,11 @@ impl NavGrid {
         &self.costs
     }
 
+    /// The walkable cells as bitmaps, when the grid keeps them.
+    pub(crate) fn walk_bits(&self) -> Option<&WalkBits> {
+        self.walk_bits.as_ref()
+    }
+
     /// The cheapest walkable cost on the grid (1 if nothing is walkable).
     /// The default heuristic is scaled by it, which keeps it admissible on
     /// maps made only of rough terrain.
@@ -363,6 +375,14 @@ impl NavGrid {
         // Only a change between wall and ground can change connectivity.
         if (old == Self::BLOCKED) != (cost == Self::BLOCKED) {
             self.regions = OnceLock::new();
+            if let Some(bits) = &mut self.walk_bits {
+                let width = self.width as usize;
+                bits.set(
+                    (index % width) as u32,
+                    (index / width) as u32,
+                    cost != Self::BLOCKED,
+                );
+            }
         }
         true
     }

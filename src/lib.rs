@@ -7,6 +7,7 @@ pub mod flood;
 pub mod grid;
 pub mod group;
 pub mod heap;
+mod jump;
 pub mod layout;
 pub mod movement;
 pub mod movingai;

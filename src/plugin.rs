@@ -43,6 +43,9 @@ pub struct PathfindingSettings {
     /// Heuristic weight: 1 gives optimal paths; above 1 fewer expansions
     /// for paths up to that factor longer.
     pub heuristic_weight: f32,
+    /// Jump point search on maps where it applies (see
+    /// [`SearchConfig::jump_points`](crate::search::SearchConfig::jump_points)).
+    pub jump_points: bool,
     /// A waiting request gains one priority level per this many frames
     /// waited, so low-priority requests are served even under a steady
     /// stream of urgent ones. 0 turns ageing off.
@@ -63,6 +66,7 @@ impl Default for PathfindingSettings {
             max_expansions_per_request: None,
             max_frame_time: None,
             heuristic_weight: 1.0,
+            jump_points: true,
             aging_frames: 120,
         }
     }

@@ -480,6 +480,7 @@ pub(crate) fn run_searches(
     let config = SearchConfig {
         heuristic_weight: settings.heuristic_weight,
         max_expansions: settings.max_expansions_per_request,
+        jump_points: settings.jump_points,
     };
     let slots = settings.max_in_flight.max(1);
     let mut budget = budget_left(&settings, &stats);

@@ -8,11 +8,22 @@
 //!
 //! Costs are kept in fixed point ([`COST_SCALE`] units per step of plain
 //! ground), so searches are exact, integer and identical on every machine.
+//!
+//! On an 8-neighbour grid whose walkable cells all cost the same (the
+//! MovingAI benchmarks, most RTS maps without rough terrain), the search is
+//! a jump point search by default ([`SearchConfig::jump_points`]): the same
+//! open list, scores and slicing, but only cells where an optimal path may
+//! turn enter the open list, and the straight runs between them are scanned
+//! 64 cells at a time from bitmaps the grid keeps. Paths cost exactly what
+//! plain A* finds. Work is still counted in expansions: each jump point
+//! expansion counts one, plus one per [`SCAN_STEPS_PER_EXPANSION`] steps
+//! of its scans (a 64-cell window read, or a diagonal step).
 
 use std::fmt;
 
 use crate::grid::{Cell, MOVE_DELTAS, NavGrid, Neighborhood};
 use crate::heap::OpenList;
+use crate::jump::JumpGrid;
 
 /// Fixed-point units per unit of path cost: an orthogonal step onto plain
 /// ground costs `COST_SCALE`.
@@ -23,6 +34,10 @@ pub(crate) const ORTHOGONAL: u64 = COST_SCALE;
 pub(crate) const DIAGONAL: u64 = 1_482_910;
 /// Fixed-point scale of the heuristic weight.
 const WEIGHT_SCALE: u64 = 1 << 10;
+/// Scan steps (a 64-cell window read in a straight scan, or one diagonal
+/// step) a jump point search takes for the price of one expansion: about
+/// what a plain A* expansion costs in time, measured on the MovingAI maps.
+pub const SCAN_STEPS_PER_EXPANSION: u32 = 8;
 
 /// How a search behaves. [`SearchConfig::default`] gives optimal paths with
 /// no expansion cap.
@@ -36,6 +51,13 @@ pub struct SearchConfig {
     /// Give up after this many expansions and return a path to the node
     /// closest to the goal (by heuristic) as [`SearchStatus::Partial`].
     pub max_expansions: Option<u32>,
+    /// Use jump point search where it applies (the default): on an
+    /// 8-neighbour grid whose walkable cells all cost the same, with a
+    /// heuristic weight of at most 1. It finds paths of the same cost as
+    /// plain A* while putting only the cells where an optimal path may turn
+    /// on the open list; the cells between them are scanned in straight
+    /// lines. Elsewhere, or when this is `false`, the search is plain A*.
+    pub jump_points: bool,
 }
 
 impl Default for SearchConfig {
@@ -43,6 +65,7 @@ impl Default for SearchConfig {
         Self {
             heuristic_weight: 1.0,
             max_expansions: None,
+            jump_points: true,
         }
     }
 }
@@ -300,6 +323,18 @@ pub struct Search {
     /// minimum, so it is expanded next without entering the heap.
     bypass: Option<(u64, u32)>,
     keys: KeyPacking,
+    /// Whether this run is a jump point search.
+    jumps: bool,
+    /// Work done past the end of an earlier step's budget (one jump point
+    /// expansion can scan more than the budget had left), paid out of the
+    /// next steps' budgets before anything else is done.
+    debt: u64,
+    /// Scan steps taken and not yet charged (fewer than
+    /// `SCAN_STEPS_PER_EXPANSION`).
+    scan_carry: u32,
+    /// The end of a search that finished while in debt: it is reported
+    /// once the debt is paid, so no step reports more work than its budget.
+    pending: Option<(SearchStatus, u32)>,
 }
 
 impl Search {
@@ -350,6 +385,10 @@ impl Search {
             heuristic_scale: 0,
             bypass: None,
             keys: KeyPacking::default(),
+            jumps: false,
+            debt: 0,
+            scan_carry: 0,
+            pending: None,
         };
         search.begin(grid);
         Ok(search)
@@ -380,6 +419,12 @@ impl Search {
         self.grid_shape = (grid.width(), grid.height(), grid.version());
         self.path = None;
         self.bypass = None;
+        self.pending = None;
+        self.jumps = self.config.jump_points
+            && grid.neighborhood() == Neighborhood::Eight
+            && grid.min_walkable_cost() == grid.max_walkable_cost()
+            && grid.walk_bits().is_some()
+            && self.config.heuristic_weight <= 1.0;
         self.open_stamp = self.scratch.begin(grid.cell_count());
         self.heuristic_scale = grid.min_walkable_cost() as u64
             * (self.config.heuristic_weight as f64 * WEIGHT_SCALE as f64).round() as u64;
@@ -431,8 +476,9 @@ impl Search {
         self.status
     }
 
-    /// Nodes expanded so far, over all calls to [`Search::step`] (and all
-    /// restarts).
+    /// Work done so far, in expansions, over all calls to
+    /// [`Search::step`] (and all restarts): nodes expanded, plus, for a
+    /// jump point search, one per [`SCAN_STEPS_PER_EXPANSION`] scan steps.
     pub fn expansions(&self) -> u64 {
         self.expansions
     }
@@ -476,7 +522,16 @@ impl Search {
         self.scratch
     }
 
-    /// Expands at most `budget` nodes and says where the search stands.
+    /// Does at most `budget` expansions of work and says where the search
+    /// stands.
+    ///
+    /// A jump point expansion cannot stop half way, so the last one of a
+    /// step may scan past the budget; that work is charged to the next
+    /// steps of the same search before they expand anything (and a search
+    /// that ended in such a step reports its end once it is paid for). So
+    /// no step ever counts more than `budget`, the total is exact, and the
+    /// work done in one step goes past its budget by at most one expansion
+    /// (at most 8 × 256 scan steps, that is 128 expansions).
     ///
     /// `grid` must be the grid the search was created on. If it has changed
     /// since (its version or size differs), the search starts over on the
@@ -494,6 +549,17 @@ impl Search {
                 return self.status;
             }
         }
+        // Work done past an earlier step's budget is paid for first.
+        let paid = self.debt.min(budget as u64);
+        self.debt -= paid;
+        self.expansions += paid;
+        let budget = budget - paid as u32;
+        if self.debt > 0 {
+            return self.status;
+        }
+        if let Some((status, end)) = self.pending.take() {
+            return self.finish(grid, status, end);
+        }
         let budget = match self.config.max_expansions {
             Some(cap) => {
                 let left = (cap as u64).saturating_sub(self.expansions);
@@ -505,17 +571,20 @@ impl Search {
             None => budget,
         };
         let (status, end) = self.expand(grid, budget);
-        if status.is_finished() {
-            return self.finish(grid, status, end);
-        }
-        if self
+        let capped = self
             .config
             .max_expansions
-            .is_some_and(|cap| self.expansions >= cap as u64)
-        {
-            return self.finish(grid, SearchStatus::Partial, self.best.1);
+            .is_some_and(|cap| self.expansions + self.debt >= cap as u64);
+        let end = match (status.is_finished(), capped) {
+            (true, _) => (status, end),
+            (false, true) => (SearchStatus::Partial, self.best.1),
+            (false, false) => return self.status,
+        };
+        if self.debt > 0 {
+            self.pending = Some(end);
+            return self.status;
         }
-        self.status
+        self.finish(grid, end.0, end.1)
     }
 
     /// Runs the search to its end, whatever it takes.
@@ -539,10 +608,31 @@ impl Search {
         let nodes = &self.scratch.nodes;
         let mut cells = vec![grid.cell(end as usize)];
         let mut at = end;
+        let unit = grid.min_walkable_cost() as u64;
+        let seen = |cell: u32| {
+            (nodes.stamp[cell as usize] >> DIRECTION_BITS).wrapping_sub(self.open_stamp) <= 1
+        };
         while at != start {
-            let direction = nodes.stamp[at as usize] & DIRECTION_MASK;
-            at = (at as i64 - moves.offsets[direction as usize]) as u32;
-            cells.push(grid.cell(at as usize));
+            let direction = (nodes.stamp[at as usize] & DIRECTION_MASK) as usize;
+            if !self.jumps {
+                at = (at as i64 - moves.offsets[direction]) as u32;
+                cells.push(grid.cell(at as usize));
+                continue;
+            }
+            // A jump point's parent lies some steps back along the move
+            // that reached it. Any cell of this search on the way whose
+            // cost adds up is as good a parent, and the first one is taken.
+            let step = unit * if direction < 4 { ORTHOGONAL } else { DIAGONAL };
+            let g = nodes.g[at as usize];
+            let mut back = 0;
+            loop {
+                at = (at as i64 - moves.offsets[direction]) as u32;
+                back += step;
+                cells.push(grid.cell(at as usize));
+                if at == start || (seen(at) && nodes.g[at as usize] + back == g) {
+                    break;
+                }
+            }
         }
         cells.reverse();
         Path {
@@ -554,6 +644,9 @@ impl Search {
     /// The A* inner loop: at most `budget` expansions. Returns the status
     /// and, when finished, the cell the path ends at.
     fn expand(&mut self, grid: &NavGrid, budget: u32) -> (SearchStatus, u32) {
+        if self.jumps {
+            return self.expand_jumps(grid, budget);
+        }
         match grid.neighborhood() {
             Neighborhood::Eight => self.expand_with::<true>(grid, budget),
             Neighborhood::Four => self.expand_with::<false>(grid, budget),
@@ -574,38 +667,20 @@ impl Search {
         let moves = Moves::new(width);
         let goal = grid.index(self.goal).unwrap_or_default() as u32;
         let (goal_x, goal_y) = (self.goal.x, self.goal.y);
-        let open = self.open_stamp;
-        let closed = open + 1;
         let reopen = self.config.heuristic_weight > 1.0;
         let scale = self.heuristic_scale;
-        let keys = self.keys;
-        let Scratch {
-            nodes, open: heap, ..
-        } = &mut self.scratch;
-        let cells = costs.len();
-        let stamps = &mut nodes.stamp[..cells];
-        let scores = &mut nodes.g[..cells];
-        let positions = &mut nodes.position[..cells];
-        let mut best = self.best;
-        let mut bypass = self.bypass.take();
+        let mut frontier = Frontier::new(self, costs.len());
+        let (open, closed) = (frontier.open, frontier.open + 1);
         let mut expanded = 0;
         let mut result = (SearchStatus::Running, 0);
 
         while expanded < budget {
-            let (key, current) = match bypass.take() {
-                Some(next) => next,
-                None => match heap.pop(positions) {
-                    Some(next) => next,
-                    None => {
-                        result = (SearchStatus::Unreachable, 0);
-                        break;
-                    }
-                },
+            let Some((key, current)) = frontier.pop() else {
+                result = (SearchStatus::Unreachable, 0);
+                break;
             };
             expanded += 1;
-            let stamp = &mut stamps[current as usize];
-            *stamp = (closed << DIRECTION_BITS) | (*stamp & DIRECTION_MASK);
-            let g = scores[current as usize];
+            let (g, _) = frontier.close(current);
             if current == goal {
                 result = (SearchStatus::Found, goal);
                 break;
@@ -633,53 +708,207 @@ impl Search {
                     walkable[direction] = true;
                 }
                 let next_g = g + cost as u64 * step_cost;
-                let generation = stamps[next as usize] >> DIRECTION_BITS;
+                let generation = frontier.stamps[next as usize] >> DIRECTION_BITS;
                 let reopened = generation == closed;
                 if reopened && !reopen {
                     continue;
                 }
-                if (generation == open || reopened) && next_g >= scores[next as usize] {
+                if (generation == open || reopened) && next_g >= frontier.scores[next as usize] {
                     continue;
                 }
                 // Only cells that get a new or cheaper path pay for the
                 // heuristic.
                 let (nx, ny) = moves.cell_of(direction, x, y);
                 let h = heuristic::<EIGHT>(nx.abs_diff(goal_x), ny.abs_diff(goal_y), scale);
-                let next_key = keys.key(next_g + h, next_g);
-                let stamp = (open << DIRECTION_BITS) | direction as u32;
-                stamps[next as usize] = stamp;
-                scores[next as usize] = next_g;
-                if generation == open {
-                    let position = positions[next as usize];
-                    heap.decrease_key(position, next_key, positions);
-                    continue;
-                }
-                if (h, next) < best {
-                    best = (h, next);
-                }
-                // A newly opened cell no worse than the one just expanded is
-                // the open list's minimum: it is expanded next without the
-                // round trip through the heap. Only the best such cell skips
-                // the heap; the others are pushed.
-                let opened = (next_key, next);
-                let spare = match bypass {
-                    Some(held) if held.0 <= next_key => opened,
-                    Some(held) => {
-                        bypass = Some(opened);
-                        held
-                    }
-                    None if next_key <= key => {
-                        bypass = Some(opened);
-                        continue;
-                    }
-                    None => opened,
-                };
-                heap.push(spare.0, spare.1, positions);
+                frontier.reach(next, next_g, h, direction, generation == open, key);
             }
         }
-        self.bypass = bypass;
-        self.best = best;
+        (self.best, self.bypass) = frontier.into_parts();
         self.expansions += expanded as u64;
+        result
+    }
+}
+
+/// The open list and per-cell records of a search, borrowed for one call of
+/// its expansion loop, with the two things that change on the way: the
+/// best cell seen (for a partial path) and the cell taken out of turn.
+struct Frontier<'a> {
+    stamps: &'a mut [u32],
+    scores: &'a mut [u64],
+    positions: &'a mut [u32],
+    heap: &'a mut OpenList<u64>,
+    open: u32,
+    keys: KeyPacking,
+    best: (u64, u32),
+    bypass: Option<(u64, u32)>,
+}
+
+impl<'a> Frontier<'a> {
+    fn new(search: &'a mut Search, cells: usize) -> Self {
+        let Scratch {
+            nodes, open: heap, ..
+        } = &mut search.scratch;
+        Self {
+            stamps: &mut nodes.stamp[..cells],
+            scores: &mut nodes.g[..cells],
+            positions: &mut nodes.position[..cells],
+            heap,
+            open: search.open_stamp,
+            keys: search.keys,
+            best: search.best,
+            bypass: search.bypass.take(),
+        }
+    }
+
+    /// What changed, for the search to keep: the best cell and the bypass.
+    fn into_parts(self) -> ((u64, u32), Option<(u64, u32)>) {
+        (self.best, self.bypass)
+    }
+
+    /// The next cell to expand, with its key.
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u64, u32)> {
+        self.bypass.take().or_else(|| self.heap.pop(self.positions))
+    }
+
+    /// Marks a cell closed; returns its score and the move that reached it.
+    #[inline(always)]
+    fn close(&mut self, cell: u32) -> (u64, usize) {
+        let stamp = &mut self.stamps[cell as usize];
+        let direction = *stamp & DIRECTION_MASK;
+        *stamp = ((self.open + 1) << DIRECTION_BITS) | direction;
+        (self.scores[cell as usize], direction as usize)
+    }
+
+    /// Records a new or cheaper way to `next` (score `next_g`, heuristic
+    /// `h`, reached by move `direction`), found while expanding a cell whose
+    /// key was `current_key`.
+    #[inline(always)]
+    fn reach(
+        &mut self,
+        next: u32,
+        next_g: u64,
+        h: u64,
+        direction: usize,
+        was_open: bool,
+        current_key: u64,
+    ) {
+        let next_key = self.keys.key(next_g + h, next_g);
+        self.stamps[next as usize] = (self.open << DIRECTION_BITS) | direction as u32;
+        self.scores[next as usize] = next_g;
+        if was_open {
+            let position = self.positions[next as usize];
+            self.heap.decrease_key(position, next_key, self.positions);
+            return;
+        }
+        if (h, next) < self.best {
+            self.best = (h, next);
+        }
+        // A newly opened cell no worse than the one just expanded is the
+        // open list's minimum: it is expanded next without the round trip
+        // through the heap. Only the best such cell skips the heap; the
+        // others are pushed.
+        let opened = (next_key, next);
+        let spare = match self.bypass {
+            Some(held) if held.0 <= next_key => opened,
+            Some(held) => {
+                self.bypass = Some(opened);
+                held
+            }
+            None if next_key <= current_key => {
+                self.bypass = Some(opened);
+                return;
+            }
+            None => opened,
+        };
+        self.heap.push(spare.0, spare.1, self.positions);
+    }
+}
+
+impl Search {
+    /// The jump point search loop: like [`Search::expand_with`] for eight
+    /// neighbours, but the successors of a cell are the jump points that
+    /// [`JumpGrid::jump`] finds along the moves worth making from it. Each
+    /// expansion costs one unit of budget plus one per
+    /// [`SCAN_STEPS_PER_EXPANSION`] scan steps; what goes past `budget` is
+    /// recorded as debt.
+    fn expand_jumps(&mut self, grid: &NavGrid, budget: u32) -> (SearchStatus, u32) {
+        let width = grid.width();
+        let rows = RowDivider::new(width);
+        let Some(bits) = grid.walk_bits() else {
+            return self.expand_with::<true>(grid, budget);
+        };
+        let jumps = JumpGrid::new(bits, (self.goal.x, self.goal.y));
+        let unit = grid.min_walkable_cost() as u64;
+        let goal = grid.index(self.goal).unwrap_or_default() as u32;
+        let start = grid.index(self.start).unwrap_or_default() as u32;
+        let (goal_x, goal_y) = (self.goal.x, self.goal.y);
+        let scale = self.heuristic_scale;
+        let mut carry = self.scan_carry;
+        let mut spent = 0u64;
+        let cap = self.config.max_expansions.map(u64::from);
+        let done_before = self.expansions + self.debt;
+        const STEPS: u32 = SCAN_STEPS_PER_EXPANSION;
+        let mut frontier = Frontier::new(self, grid.cell_count());
+        let (open, closed) = (frontier.open, frontier.open + 1);
+        let mut result = (SearchStatus::Running, 0);
+
+        while spent < budget as u64 {
+            let Some((key, current)) = frontier.pop() else {
+                result = (SearchStatus::Unreachable, 0);
+                break;
+            };
+            spent += 1;
+            let (g, arrived) = frontier.close(current);
+            let arrived = (current != start).then_some(arrived);
+            if current == goal {
+                result = (SearchStatus::Found, goal);
+                break;
+            }
+            let y = rows.row_of(current);
+            let x = current - y * width;
+            let mut moves = jumps.successors(x as i32, y as i32, arrived);
+            // Scan steps this expansion may take: all it needs, or, near
+            // the expansion cap, no more than keeps the total within it
+            // (whatever the slicing, so sliced and whole searches agree).
+            let granted = match cap {
+                Some(cap) => {
+                    let left = cap.saturating_sub(done_before + spent);
+                    (left * STEPS as u64 + (STEPS - 1 - carry) as u64).min(u32::MAX as u64) as u32
+                }
+                None => u32::MAX,
+            };
+            let mut allowance = granted;
+            while moves != 0 {
+                let direction = moves.trailing_zeros() as usize;
+                moves &= moves - 1;
+                let Some(steps) = jumps.jump(x as i32, y as i32, direction, &mut allowance) else {
+                    continue;
+                };
+                let (dx, dy) = MOVE_DELTAS[direction];
+                let nx = x.wrapping_add_signed(dx * steps as i32);
+                let ny = y.wrapping_add_signed(dy * steps as i32);
+                let next = ny * width + nx;
+                let step_cost = if direction < 4 { ORTHOGONAL } else { DIAGONAL };
+                let next_g = g + steps as u64 * unit * step_cost;
+                let generation = frontier.stamps[next as usize] >> DIRECTION_BITS;
+                if generation == closed
+                    || (generation == open && next_g >= frontier.scores[next as usize])
+                {
+                    continue;
+                }
+                let h = heuristic::<true>(nx.abs_diff(goal_x), ny.abs_diff(goal_y), scale);
+                frontier.reach(next, next_g, h, direction, generation == open, key);
+            }
+            carry += granted - allowance;
+            spent += (carry / STEPS) as u64;
+            carry %= STEPS;
+        }
+        (self.best, self.bypass) = frontier.into_parts();
+        self.scan_carry = carry;
+        let charged = spent.min(budget as u64);
+        self.expansions += charged;
+        self.debt += spent - charged;
         result
     }
 }

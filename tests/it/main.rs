@@ -6,6 +6,7 @@ mod common;
 mod grid_regions;
 mod group_moves;
 mod heap_vs_std;
+mod jump_points;
 mod movement_units;
 mod movingai_files;
 mod movingai_scenarios;

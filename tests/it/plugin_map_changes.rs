@@ -21,8 +21,11 @@ fn assert_walkable_path(grid: &NavGrid, cells: &[Cell]) {
 #[test]
 fn wall_added_under_an_in_flight_search() {
     let mut app = app();
+    // Plain A*, so that the search is still running when the map changes
+    // (jump points would cross this open map at once).
     app.insert_resource(PathfindingSettings {
         nodes_per_frame: 20,
+        jump_points: false,
         ..default()
     });
     let map = spawn_map(&mut app, NavGrid::new(60, 60).unwrap());
@@ -58,8 +61,11 @@ fn wall_added_under_an_in_flight_search() {
 #[test]
 fn goal_walled_off_while_waiting_goes_nearest() {
     let mut app = app();
+    // Plain A*, so that the search is still running when the map changes
+    // (jump points would cross this open map at once).
     app.insert_resource(PathfindingSettings {
         nodes_per_frame: 20,
+        jump_points: false,
         ..default()
     });
     let map = spawn_map(&mut app, NavGrid::new(40, 40).unwrap());

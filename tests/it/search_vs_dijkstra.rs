@@ -12,7 +12,7 @@ use crate::common::{Rng, assert_valid_path, random_grid, random_walkable};
 /// Dijkstra written from the movement rules alone, sharing no code with the
 /// library's search: cost of entering a cell, ×√2 on diagonals, and no
 /// diagonal past a wall corner.
-fn dijkstra(grid: &NavGrid, start: Cell, goal: Cell) -> Option<f64> {
+pub fn dijkstra(grid: &NavGrid, start: Cell, goal: Cell) -> Option<f64> {
     #[derive(PartialEq)]
     struct Entry(f64, usize);
     impl Eq for Entry {}
@@ -72,7 +72,7 @@ fn dijkstra(grid: &NavGrid, start: Cell, goal: Cell) -> Option<f64> {
     None
 }
 
-fn close(a: f64, b: f64) -> bool {
+pub fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-6 * b.max(1.0)
 }
 

@@ -1,0 +1,330 @@
+//! Jump-point scans: the successor rule of jump point search (Harabor and
+//! Grastien) for 8-neighbour grids with no corner cutting, used by
+//! [`Search`](crate::search::Search) on maps whose walkable cells all cost
+//! the same.
+//!
+//! On such a map most optimal paths have many twins of equal cost that only
+//! differ in the order of their moves. Jump point search keeps one of them,
+//! the one that moves diagonally as early as it can, and skips every cell
+//! where that path can only go straight on: those cells are scanned, never
+//! put on the open list. Without corner cutting the rules are:
+//!
+//! - A cell reached by a straight move, say east, goes on east. If the cell
+//!   north of it is open and the cell north of the one it came from is a
+//!   wall, it also goes north and north-east (those are *forced*: no
+//!   shorter or diagonal-first way reaches them). The same for south.
+//! - A cell reached diagonally, say north-east, goes north, east and
+//!   north-east; a diagonal move never forces anything, because both cells
+//!   beside it are open.
+//! - A straight scan stops at a wall (no successor), at the goal, or at a
+//!   cell with a forced neighbour (a *jump point*). A diagonal scan stops at
+//!   a wall, at the goal, or at a cell from which a straight scan along
+//!   either of its two components finds a jump point.
+//!
+//! Straight scans read 64 cells at a time from [`WalkBits`], bitmaps of the
+//! walkable cells kept by the [`NavGrid`] row by row and column by column.
+//! Their work is counted in *scan steps*: one per 64-cell window read, one
+//! per diagonal step. Every jump also stops once it has taken
+//! [`JUMP_LIMIT`] scan steps (or fewer, when the search's expansion cap is
+//! near), at whatever cell it has reached: a cell on a scan line can always
+//! be made a node without changing the result, and the limit bounds the
+//! work of one expansion.
+
+use crate::grid::{MOVE_DELTAS, NavGrid};
+
+/// Scan steps one jump may take (its own steps and, for a diagonal jump,
+/// the windows of the straight scans from each of them) before it stops
+/// where it is.
+pub(crate) const JUMP_LIMIT: u32 = 256;
+
+/// Bits of padding on each side of a line of [`WalkBits`]: a whole word, so
+/// a 64-cell window may start up to 64 cells before the grid.
+const PAD: i32 = 64;
+
+/// The walkable cells of a grid as two bitmaps, one by rows and one by
+/// columns, each line padded with walls on both ends and with a line of
+/// walls before the first and after the last, so that scans never test
+/// bounds.
+#[derive(Clone, Debug)]
+pub(crate) struct WalkBits {
+    rows: Lines,
+    columns: Lines,
+}
+
+/// One bitmap: `count + 2` lines of `words` words; bit `PAD + i` of line
+/// `j + 1` is cell `i` of line `j`.
+#[derive(Clone, Debug)]
+struct Lines {
+    bits: Vec<u64>,
+    words: usize,
+}
+
+impl Lines {
+    fn new(count: u32, length: u32) -> Self {
+        let words = (length as usize + PAD as usize) / 64 + 2;
+        Self {
+            bits: vec![0; (count as usize + 2) * words],
+            words,
+        }
+    }
+
+    fn bytes(count: u32, length: u32) -> u64 {
+        ((length as u64 + PAD as u64) / 64 + 2) * (count as u64 + 2) * 8
+    }
+
+    fn set(&mut self, line: u32, at: u32, on: bool) {
+        let bit = (line as usize + 1) * self.words * 64 + (at + PAD as u32) as usize;
+        let mask = 1u64 << (bit % 64);
+        if on {
+            self.bits[bit / 64] |= mask;
+        } else {
+            self.bits[bit / 64] &= !mask;
+        }
+    }
+
+    /// Whether cell `at` of line `line` is walkable; both may be one past
+    /// either end.
+    #[inline(always)]
+    fn get(&self, line: i32, at: i32) -> bool {
+        let bit = (line + 1) as usize * self.words * 64 + (at + PAD) as usize;
+        self.bits[bit / 64] >> (bit % 64) & 1 != 0
+    }
+
+    /// Cells `at .. at + 64` of line `line` (bit `i` is cell `at + i`);
+    /// `at` may start up to 64 cells before the line.
+    #[inline(always)]
+    fn window(&self, line: i32, at: i32) -> u64 {
+        let bit = (at + PAD) as usize;
+        let word = (line + 1) as usize * self.words + bit / 64;
+        let pair = (self.bits[word + 1] as u128) << 64 | self.bits[word] as u128;
+        (pair >> (bit % 64)) as u64
+    }
+}
+
+impl WalkBits {
+    /// The bitmaps of a grid's costs, or `None` when the grid is so thin
+    /// that they would take more than twice its own size (plus 64 KiB):
+    /// searches on it then do without jump points.
+    pub(crate) fn new(width: u32, height: u32, costs: &[u8]) -> Option<Self> {
+        let bytes = Lines::bytes(height, width) + Lines::bytes(width, height);
+        if bytes > 2 * costs.len() as u64 + (64 << 10) {
+            return None;
+        }
+        let mut bits = Self {
+            rows: Lines::new(height, width),
+            columns: Lines::new(width, height),
+        };
+        for (index, &cost) in costs.iter().enumerate() {
+            if cost != NavGrid::BLOCKED {
+                let (x, y) = (index as u32 % width, index as u32 / width);
+                bits.set(x, y, true);
+            }
+        }
+        Some(bits)
+    }
+
+    /// Marks a cell walkable or not.
+    pub(crate) fn set(&mut self, x: u32, y: u32, walkable: bool) {
+        self.rows.set(y, x, walkable);
+        self.columns.set(x, y, walkable);
+    }
+
+    #[inline(always)]
+    fn open(&self, x: i32, y: i32) -> bool {
+        self.rows.get(y, x)
+    }
+}
+
+/// A grid and goal as the jump scans read them.
+#[derive(Clone, Copy)]
+pub(crate) struct JumpGrid<'a> {
+    bits: &'a WalkBits,
+    goal: (i32, i32),
+}
+
+impl<'a> JumpGrid<'a> {
+    pub(crate) fn new(bits: &'a WalkBits, goal: (u32, u32)) -> Self {
+        Self {
+            bits,
+            goal: (goal.0 as i32, goal.1 as i32),
+        }
+    }
+
+    /// The moves (indices into `MOVE_DELTAS`, as a bit set) worth scanning
+    /// from `(x, y)`, reached by move `arrived` (`None` at the start, which
+    /// tries all eight).
+    #[inline(always)]
+    pub(crate) fn successors(&self, x: i32, y: i32, arrived: Option<usize>) -> u8 {
+        let Some(arrived) = arrived else {
+            return 0xff;
+        };
+        let (dx, dy) = MOVE_DELTAS[arrived];
+        if dx != 0 && dy != 0 {
+            return bit(dx, 0) | bit(0, dy) | bit(dx, dy);
+        }
+        let mut moves = bit(dx, dy);
+        // The two sides across the move.
+        for side in [1, -1] {
+            let (sx, sy) = (dy * side, dx * side);
+            if self.bits.open(x + sx, y + sy) && !self.bits.open(x - dx + sx, y - dy + sy) {
+                moves |= bit(sx, sy) | bit(dx + sx, dy + sy);
+            }
+        }
+        moves
+    }
+
+    /// Scans from `(x, y)` along `direction` and returns the number of
+    /// moves to the next jump point, or `None` when the scan runs into a
+    /// wall first (a diagonal move also needs both cells beside it open).
+    /// Takes the scan steps it uses out of `allowance`, and does nothing
+    /// when that is 0.
+    #[inline(always)]
+    pub(crate) fn jump(
+        &self,
+        x: i32,
+        y: i32,
+        direction: usize,
+        allowance: &mut u32,
+    ) -> Option<u32> {
+        let (dx, dy) = MOVE_DELTAS[direction];
+        let granted = JUMP_LIMIT.min(*allowance);
+        if granted == 0 {
+            return None;
+        }
+        let mut limit = granted;
+        let found = if dx != 0 && dy != 0 {
+            self.diagonal(x, y, dx, dy, &mut limit)
+        } else {
+            self.straight(x, y, dx, dy, &mut limit)
+        };
+        *allowance -= granted - limit;
+        found
+    }
+
+    /// A straight scan, 64 cells at a time; `limit` counts down the scan
+    /// steps it may still take.
+    #[inline(always)]
+    fn straight(&self, x: i32, y: i32, dx: i32, dy: i32, limit: &mut u32) -> Option<u32> {
+        // Scan along a line of one bitmap: rows for east and west, columns
+        // for north and south.
+        let (lines, line, at, step, goal) = if dy == 0 {
+            (
+                &self.bits.rows,
+                y,
+                x,
+                dx,
+                (self.goal.1 == y).then_some(self.goal.0),
+            )
+        } else {
+            (
+                &self.bits.columns,
+                x,
+                y,
+                dy,
+                (self.goal.0 == x).then_some(self.goal.1),
+            )
+        };
+        scan(lines, line, at, step, goal, limit)
+    }
+
+    /// A diagonal scan: at each cell, straight scans along both components
+    /// look for a jump point.
+    #[inline(always)]
+    fn diagonal(&self, mut x: i32, mut y: i32, dx: i32, dy: i32, limit: &mut u32) -> Option<u32> {
+        let bits = self.bits;
+        let mut steps = 0;
+        loop {
+            if !(bits.open(x + dx, y) && bits.open(x, y + dy) && bits.open(x + dx, y + dy)) {
+                return None;
+            }
+            x += dx;
+            y += dy;
+            steps += 1;
+            *limit = limit.saturating_sub(1);
+            if (x, y) == self.goal
+                || *limit == 0
+                || self.straight(x, y, dx, 0, limit).is_some()
+                || self.straight(x, y, 0, dy, limit).is_some()
+            {
+                return Some(steps);
+            }
+        }
+    }
+}
+
+/// Scans line `line` of `lines` from cell `at` in direction `step` (±1),
+/// 64 cells a window, for the first jump point: a cell whose neighbour on
+/// a side line is open while the one before it on that side line is a
+/// wall, or the goal (`goal`, when it lies on this line). Returns its
+/// distance in moves, or `None` when a wall comes first. Each window read
+/// takes one step of `limit`; when none is left, the scan stops at the last
+/// cell read.
+#[inline(always)]
+fn scan(
+    lines: &Lines,
+    line: i32,
+    at: i32,
+    step: i32,
+    goal: Option<i32>,
+    limit: &mut u32,
+) -> Option<u32> {
+    let mut covered = 0u32;
+    loop {
+        // The window holds the next 64 cells, nearest first in bit order
+        // when going forward; going backward they are read from the top.
+        let (forced, open, goal_bit) = if step > 0 {
+            let first = at + 1 + covered as i32;
+            let side = |l: i32| lines.window(l, first) & !lines.window(l, first - 1);
+            let goal_bit = goal
+                .map(|g| g - first)
+                .filter(|&i| (0..64).contains(&i))
+                .map_or(0, |i| 1u64 << i);
+            (
+                side(line - 1) | side(line + 1),
+                lines.window(line, first),
+                goal_bit,
+            )
+        } else {
+            let first = at - 64 - covered as i32;
+            let side = |l: i32| lines.window(l, first) & !lines.window(l, first + 1);
+            let goal_bit = goal
+                .map(|g| g - first)
+                .filter(|&i| (0..64).contains(&i))
+                .map_or(0, |i| 1u64 << i);
+            (
+                (side(line - 1) | side(line + 1)).reverse_bits(),
+                lines.window(line, first).reverse_bits(),
+                goal_bit.reverse_bits(),
+            )
+        };
+        let wall = (!open).trailing_zeros();
+        let stop = (forced | goal_bit).trailing_zeros();
+        *limit = limit.saturating_sub(1);
+        if stop < wall {
+            return Some(covered + stop + 1);
+        }
+        if wall < 64 {
+            return None;
+        }
+        covered += 64;
+        if *limit == 0 {
+            return Some(covered);
+        }
+    }
+}
+
+/// The bit of the move `(dx, dy)` in a move set.
+#[inline(always)]
+const fn bit(dx: i32, dy: i32) -> u8 {
+    let index = match (dx, dy) {
+        (1, 0) => 0,
+        (-1, 0) => 1,
+        (0, 1) => 2,
+        (0, -1) => 3,
+        (1, 1) => 4,
+        (-1, 1) => 5,
+        (1, -1) => 6,
+        _ => 7,
+    };
+    1 << index
+}
