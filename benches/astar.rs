@@ -1,7 +1,9 @@
 //! Time per path on the 512×512 MovingAI maps: bevy_frontier's search
 //! against the `pathfinding` crate's `astar` given the same neighbour rule
 //! (octile moves, no corner cutting) and the same fixed-point costs, in the
-//! same run.
+//! same run. `frontier` is the default search (jump point search on these
+//! uniform-cost maps); `frontier_astar` is the same search with jump points
+//! turned off, plain A*.
 //!
 //! ```text
 //! cargo bench --bench astar
@@ -89,30 +91,41 @@ fn bench(c: &mut Criterion) {
         let scenarios = Scenario::load_all(dir.join("scenarios").join(scen)).unwrap();
         let sample: Vec<&Scenario> = scenarios.iter().step_by(STRIDE).collect();
 
-        // Both must find the same costs, or the race means nothing.
+        // All must find the same costs, or the race means nothing.
         for s in &sample {
-            let (_, ours) = find_path(&grid, s.start, s.goal, SearchConfig::default()).unwrap();
             let theirs = pathfinding_astar(&grid, s.start, s.goal).unwrap();
-            assert!((ours.unwrap().cost - theirs as f64 / COST_SCALE as f64).abs() < 1e-9);
+            for jump_points in [true, false] {
+                let config = SearchConfig {
+                    jump_points,
+                    ..SearchConfig::default()
+                };
+                let (_, ours) = find_path(&grid, s.start, s.goal, config).unwrap();
+                assert!((ours.unwrap().cost - theirs as f64 / COST_SCALE as f64).abs() < 1e-9);
+            }
         }
 
         let name = map.rsplit('/').next().unwrap().trim_end_matches(".map");
         let mut group = c.benchmark_group(name);
         group.throughput(Throughput::Elements(sample.len() as u64));
         group.sample_size(10);
-        group.bench_function("frontier", |b| {
-            let mut pool = ScratchPool::new();
-            b.iter(|| {
-                for s in &sample {
-                    let mut search =
-                        Search::new_in(&mut pool, &grid, s.start, s.goal, SearchConfig::default())
-                            .unwrap();
-                    search.run(&grid);
-                    black_box(search.path().map(|p| p.cost));
-                    pool.give(search.into_scratch());
-                }
-            })
-        });
+        for (name, jump_points) in [("frontier", true), ("frontier_astar", false)] {
+            let config = SearchConfig {
+                jump_points,
+                ..SearchConfig::default()
+            };
+            group.bench_function(name, |b| {
+                let mut pool = ScratchPool::new();
+                b.iter(|| {
+                    for s in &sample {
+                        let mut search =
+                            Search::new_in(&mut pool, &grid, s.start, s.goal, config).unwrap();
+                        search.run(&grid);
+                        black_box(search.path().map(|p| p.cost));
+                        pool.give(search.into_scratch());
+                    }
+                })
+            });
+        }
         group.bench_function("pathfinding_astar", |b| {
             b.iter(|| {
                 for s in &sample {
