@@ -530,8 +530,9 @@ impl Search {
     /// steps of the same search before they expand anything (and a search
     /// that ended in such a step reports its end once it is paid for). So
     /// no step ever counts more than `budget`, the total is exact, and the
-    /// work done in one step goes past its budget by at most one expansion
-    /// (at most 8 × 256 scan steps, that is 128 expansions).
+    /// work done in one step goes past its budget by at most what one jump
+    /// point expansion scans (at most 8 × 256 scan steps, worth 256
+    /// expansions).
     ///
     /// `grid` must be the grid the search was created on. If it has changed
     /// since (its version or size differs), the search starts over on the
