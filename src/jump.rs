@@ -60,8 +60,14 @@ struct Lines {
 }
 
 impl Lines {
+    /// Words in a line of `length` cells: the padding on both sides, and
+    /// one more so a window never reads past the line.
+    fn words(length: u32) -> usize {
+        (length as usize + PAD as usize) / 64 + 2
+    }
+
     fn new(count: u32, length: u32) -> Self {
-        let words = (length as usize + PAD as usize) / 64 + 2;
+        let words = Self::words(length);
         Self {
             bits: vec![0; (count as usize + 2) * words],
             words,
@@ -69,7 +75,7 @@ impl Lines {
     }
 
     fn bytes(count: u32, length: u32) -> u64 {
-        ((length as u64 + PAD as u64) / 64 + 2) * (count as u64 + 2) * 8
+        (Self::words(length) * 8) as u64 * (count as u64 + 2)
     }
 
     fn set(&mut self, line: u32, at: u32, on: bool) {
@@ -270,35 +276,28 @@ fn scan(
 ) -> Option<u32> {
     let mut covered = 0u32;
     loop {
-        // The window holds the next 64 cells, nearest first in bit order
-        // when going forward; going backward they are read from the top.
-        let (forced, open, goal_bit) = if step > 0 {
+        // The window holds the next 64 cells; going backward they are read
+        // from the top, so the bits are reversed to put the nearest first.
+        let (first, before) = if step > 0 {
             let first = at + 1 + covered as i32;
-            let side = |l: i32| lines.window(l, first) & !lines.window(l, first - 1);
-            let goal_bit = goal
-                .map(|g| g - first)
-                .filter(|&i| (0..64).contains(&i))
-                .map_or(0, |i| 1u64 << i);
-            (
-                side(line - 1) | side(line + 1),
-                lines.window(line, first),
-                goal_bit,
-            )
+            (first, first - 1)
         } else {
             let first = at - 64 - covered as i32;
-            let side = |l: i32| lines.window(l, first) & !lines.window(l, first + 1);
-            let goal_bit = goal
-                .map(|g| g - first)
-                .filter(|&i| (0..64).contains(&i))
-                .map_or(0, |i| 1u64 << i);
-            (
-                (side(line - 1) | side(line + 1)).reverse_bits(),
-                lines.window(line, first).reverse_bits(),
-                goal_bit.reverse_bits(),
-            )
+            (first, first + 1)
         };
+        let side = |l: i32| lines.window(l, first) & !lines.window(l, before);
+        let goal_bit = goal
+            .map(|g| g - first)
+            .filter(|&i| (0..64).contains(&i))
+            .map_or(0, |i| 1u64 << i);
+        let mut stops = side(line - 1) | side(line + 1) | goal_bit;
+        let mut open = lines.window(line, first);
+        if step < 0 {
+            stops = stops.reverse_bits();
+            open = open.reverse_bits();
+        }
         let wall = (!open).trailing_zeros();
-        let stop = (forced | goal_bit).trailing_zeros();
+        let stop = stops.trailing_zeros();
         *limit = limit.saturating_sub(1);
         if stop < wall {
             return Some(covered + stop + 1);
@@ -313,18 +312,16 @@ fn scan(
     }
 }
 
-/// The bit of the move `(dx, dy)` in a move set.
+/// The bit of the move `(dx, dy)` in a move set: `1 << i` for its index
+/// `i` in `MOVE_DELTAS`.
 #[inline(always)]
 const fn bit(dx: i32, dy: i32) -> u8 {
-    let index = match (dx, dy) {
-        (1, 0) => 0,
-        (-1, 0) => 1,
-        (0, 1) => 2,
-        (0, -1) => 3,
-        (1, 1) => 4,
-        (-1, 1) => 5,
-        (1, -1) => 6,
-        _ => 7,
-    };
-    1 << index
+    let mut index = 0;
+    while index < MOVE_DELTAS.len() {
+        if MOVE_DELTAS[index].0 == dx && MOVE_DELTAS[index].1 == dy {
+            return 1 << index;
+        }
+        index += 1;
+    }
+    0
 }

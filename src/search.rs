@@ -23,7 +23,7 @@ use std::fmt;
 
 use crate::grid::{Cell, MOVE_DELTAS, NavGrid, Neighborhood};
 use crate::heap::OpenList;
-use crate::jump::JumpGrid;
+use crate::jump::{JumpGrid, WalkBits};
 
 /// Fixed-point units per unit of path cost: an orthogonal step onto plain
 /// ground costs `COST_SCALE`.
@@ -623,7 +623,7 @@ impl Search {
             // A jump point's parent lies some steps back along the move
             // that reached it. Any cell of this search on the way whose
             // cost adds up is as good a parent, and the first one is taken.
-            let step = unit * if direction < 4 { ORTHOGONAL } else { DIAGONAL };
+            let step = unit * step_cost(direction);
             let g = nodes.g[at as usize];
             let mut back = 0;
             loop {
@@ -645,8 +645,8 @@ impl Search {
     /// The A* inner loop: at most `budget` expansions. Returns the status
     /// and, when finished, the cell the path ends at.
     fn expand(&mut self, grid: &NavGrid, budget: u32) -> (SearchStatus, u32) {
-        if self.jumps {
-            return self.expand_jumps(grid, budget);
+        if let Some(bits) = grid.walk_bits().filter(|_| self.jumps) {
+            return self.expand_jumps(grid, bits, budget);
         }
         match grid.neighborhood() {
             Neighborhood::Eight => self.expand_with::<true>(grid, budget),
@@ -691,11 +691,11 @@ impl Search {
             let in_grid = [x + 1 < width, x > 0, y + 1 < height, y > 0];
             let mut walkable = [false; 4];
             for direction in 0..if EIGHT { 8 } else { 4 } {
-                let (step_cost, allowed) = if direction < 4 {
-                    (ORTHOGONAL, in_grid[direction])
+                let allowed = if direction < 4 {
+                    in_grid[direction]
                 } else {
                     let [a, b] = DIAGONAL_SIDES[direction - 4];
-                    (DIAGONAL, walkable[a] & walkable[b])
+                    walkable[a] & walkable[b]
                 };
                 if !allowed {
                     continue;
@@ -708,7 +708,7 @@ impl Search {
                 if direction < 4 {
                     walkable[direction] = true;
                 }
-                let next_g = g + cost as u64 * step_cost;
+                let next_g = g + cost as u64 * step_cost(direction);
                 let generation = frontier.stamps[next as usize] >> DIRECTION_BITS;
                 let reopened = generation == closed;
                 if reopened && !reopen {
@@ -833,12 +833,14 @@ impl Search {
     /// expansion costs one unit of budget plus one per
     /// [`SCAN_STEPS_PER_EXPANSION`] scan steps; what goes past `budget` is
     /// recorded as debt.
-    fn expand_jumps(&mut self, grid: &NavGrid, budget: u32) -> (SearchStatus, u32) {
+    fn expand_jumps(
+        &mut self,
+        grid: &NavGrid,
+        bits: &WalkBits,
+        budget: u32,
+    ) -> (SearchStatus, u32) {
         let width = grid.width();
         let rows = RowDivider::new(width);
-        let Some(bits) = grid.walk_bits() else {
-            return self.expand_with::<true>(grid, budget);
-        };
         let jumps = JumpGrid::new(bits, (self.goal.x, self.goal.y));
         let unit = grid.min_walkable_cost() as u64;
         let goal = grid.index(self.goal).unwrap_or_default() as u32;
@@ -890,8 +892,7 @@ impl Search {
                 let nx = x.wrapping_add_signed(dx * steps as i32);
                 let ny = y.wrapping_add_signed(dy * steps as i32);
                 let next = ny * width + nx;
-                let step_cost = if direction < 4 { ORTHOGONAL } else { DIAGONAL };
-                let next_g = g + steps as u64 * unit * step_cost;
+                let next_g = g + steps as u64 * unit * step_cost(direction);
                 let generation = frontier.stamps[next as usize] >> DIRECTION_BITS;
                 if generation == closed
                     || (generation == open && next_g >= frontier.scores[next as usize])
@@ -949,6 +950,13 @@ fn heuristic<const EIGHT: bool>(dx: u32, dy: u32, scale: u64) -> u64 {
         (dx + dy) * ORTHOGONAL
     };
     distance * scale / WEIGHT_SCALE
+}
+
+/// The cost of move `direction` (an index into `MOVE_DELTAS`) on ground of
+/// cost 1, fixed point.
+#[inline(always)]
+fn step_cost(direction: usize) -> u64 {
+    if direction < 4 { ORTHOGONAL } else { DIAGONAL }
 }
 
 /// The two orthogonal moves a diagonal passes between (indices into

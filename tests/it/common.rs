@@ -94,6 +94,13 @@ pub fn random_grid(
     NavGrid::from_costs(width, height, costs).expect("valid size")
 }
 
+/// A random start and goal, both walkable, if the grid has a walkable cell.
+pub fn random_problem(rng: &mut Rng, grid: &NavGrid) -> Option<(Cell, Cell)> {
+    let start = random_walkable(rng, grid);
+    let goal = random_walkable(rng, grid);
+    start.zip(goal)
+}
+
 /// A random walkable cell, if the grid has one.
 pub fn random_walkable(rng: &mut Rng, grid: &NavGrid) -> Option<Cell> {
     let walkable: Vec<usize> = (0..grid.cell_count())

@@ -5,7 +5,7 @@
 
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, assert_valid_path, random_grid, random_walkable};
+use crate::common::{Rng, assert_valid_path, random_grid, random_problem};
 use crate::search_vs_dijkstra::{close, dijkstra};
 
 fn config(jump_points: bool) -> SearchConfig {
@@ -58,10 +58,7 @@ fn optimal_on_uniform_grids_of_every_size() {
         let walls = [0, 5, 12, 25, 40][round % 5];
         let cost = [1, 3][round % 2];
         let grid = uniform_grid(&mut rng, width, height, walls, cost);
-        if let (Some(start), Some(goal)) = (
-            random_walkable(&mut rng, &grid),
-            random_walkable(&mut rng, &grid),
-        ) {
+        if let Some((start, goal)) = random_problem(&mut rng, &grid) {
             reachable += check(&grid, start, goal) as u32;
         }
     }
@@ -87,10 +84,7 @@ fn optimal_after_edits() {
                 grid.set_cost(a, cost).unwrap();
             }
         }
-        if let (Some(start), Some(goal)) = (
-            random_walkable(&mut rng, &grid),
-            random_walkable(&mut rng, &grid),
-        ) {
+        if let Some((start, goal)) = random_problem(&mut rng, &grid) {
             check(&grid, start, goal);
         }
     }
@@ -177,8 +171,7 @@ fn rough_terrain_thin_grids_and_four_neighbours_use_plain_astar() {
     let thin = uniform_grid(&mut rng, 2, 40_000, 0, 1);
     let four = uniform_grid(&mut rng, 60, 60, 10, 1).with_neighborhood(Neighborhood::Four);
     for grid in [mixed, thin, four] {
-        let start = random_walkable(&mut rng, &grid).unwrap();
-        let goal = random_walkable(&mut rng, &grid).unwrap();
+        let (start, goal) = random_problem(&mut rng, &grid).unwrap();
         check(&grid, start, goal);
         let expansions = |jump_points| {
             let mut search = Search::new(&grid, start, goal, config(jump_points)).unwrap();

@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, assert_valid_path, random_grid, random_walkable};
+use crate::common::{Rng, assert_valid_path, random_grid, random_problem, random_walkable};
 
 /// Dijkstra written from the movement rules alone, sharing no code with the
 /// library's search: cost of entering a cell, ×√2 on diagonals, and no
@@ -90,10 +90,7 @@ fn for_random_problems(mut check: impl FnMut(&NavGrid, Cell, Cell)) {
         };
         let grid =
             random_grid(&mut rng, width, height, walls, max_cost).with_neighborhood(neighborhood);
-        let (Some(start), Some(goal)) = (
-            random_walkable(&mut rng, &grid),
-            random_walkable(&mut rng, &grid),
-        ) else {
+        let Some((start, goal)) = random_problem(&mut rng, &grid) else {
             continue;
         };
         check(&grid, start, goal);

@@ -3,7 +3,7 @@
 
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, movingai_dir, random_grid, random_walkable};
+use crate::common::{Rng, movingai_dir, random_grid, random_problem};
 
 fn sliced(
     grid: &NavGrid,
@@ -45,10 +45,7 @@ fn random_grids() {
             } else {
                 Neighborhood::Four
             });
-        if let (Some(start), Some(goal)) = (
-            random_walkable(&mut rng, &grid),
-            random_walkable(&mut rng, &grid),
-        ) {
+        if let Some((start, goal)) = random_problem(&mut rng, &grid) {
             assert_slices_agree(&grid, start, goal);
         }
     }
@@ -73,10 +70,7 @@ fn movingai_maps() {
 fn partial_searches_agree_too() {
     let mut rng = Rng::new(99);
     let grid = random_grid(&mut rng, 80, 80, 30, 3);
-    let (start, goal) = (
-        random_walkable(&mut rng, &grid).unwrap(),
-        random_walkable(&mut rng, &grid).unwrap(),
-    );
+    let (start, goal) = random_problem(&mut rng, &grid).unwrap();
     let config = SearchConfig {
         max_expansions: Some(150),
         ..SearchConfig::default()
