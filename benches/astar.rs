@@ -15,11 +15,11 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use bevy_frontier::prelude::*;
-use bevy_frontier::search::COST_SCALE;
+use bevy_frontier::core::moves::{COST_SCALE, DIAGONAL};
+use bevy_frontier::core::{
+    Cell, MovingAiMap, NavGrid, Scenario, ScratchPool, Search, SearchConfig, find_path,
+};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-
-const DIAGONAL: u64 = 1_482_910;
 
 /// Every `STRIDE`-th scenario: a spread over all the difficulty buckets.
 const STRIDE: usize = 16;

@@ -13,7 +13,9 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bevy_frontier::prelude::*;
+use bevy_frontier::core::{
+    MovingAiMap, Scenario, Scratch, ScratchPool, Search, SearchConfig, SearchStatus,
+};
 
 fn main() -> ExitCode {
     match run() {

@@ -24,6 +24,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::prelude::*;
+use bevy_frontier::core::{Cell, MovingAiMap};
+use bevy_frontier::movement::{Arrived, Steering};
+use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
 struct Options {
@@ -279,11 +282,7 @@ struct Run {
 
 fn app_with(grid: &NavGrid, budget: u32) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        PathfindingPlugin::default(),
-        MovementPlugin::default(),
-    ));
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     // Fixed frame time: the same run every time.
     app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
         std::time::Duration::from_millis(16),

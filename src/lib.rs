@@ -1,46 +1,148 @@
-#![doc = include_str!("../README.md")]
+//! Pathfinding for real-time strategy games in Bevy that never stalls a
+//! frame.
+//!
+//! A game adds [`FrontierPlugins`], puts a
+//! [`PathRequest`](pathfinding::PathRequest) on a unit and gets a
+//! [`PathResult`](pathfinding::PathResult) back. Searches are interruptible
+//! A* (a jump point search on uniform-cost maps) run under a per-frame
+//! budget of node expansions, with their state kept between frames; units
+//! with a [`Mover`](movement::Mover) walk at once, on instinct, until their
+//! path arrives; a [`GroupMove`](groups::GroupMove) moves many units on one
+//! shared search.
+//!
+//! ```
+//! use bevy::prelude::*;
+//! use bevy_frontier::core::Cell;
+//! use bevy_frontier::prelude::*;
+//!
+//! let mut app = App::new();
+//! app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
+//! let mut grid = NavGrid::new(32, 32).unwrap();
+//! grid.fill_rect(Cell::new(16, 0), Cell::new(16, 28), NavGrid::BLOCKED).unwrap();
+//! app.world_mut().spawn((grid, Transform::default()));
+//! let unit = app
+//!     .world_mut()
+//!     .spawn((Transform::from_xyz(2.0, 2.0, 0.0), PathRequest::new(Vec2::new(30.0, 2.0))))
+//!     .id();
+//! app.update();
+//! let result = app.world().get::<PathResult>(unit).unwrap();
+//! assert_eq!(result.status, PathStatus::Complete);
+//! ```
+//!
+//! # Layers
+//! Each layer uses only the ones above it in this list:
+//!
+//! | module | Bevy ECS? | holds |
+//! |---|---|---|
+//! | [`core`] | no | grid, moves and costs, heap, search, jump points, flood, MovingAI reader |
+//! | [`schedule`] | yes | [`FrontierSystems`](schedule::FrontierSystems), settings, the frame budget |
+//! | [`maps`] | yes | layout, world ↔ cell, line of sight, the [`Maps`](maps::Maps) system param |
+//! | [`pathfinding`] | yes | requests, the queue and its searches, results and their events |
+//! | [`movement`] | yes | movers: instinct, routes, path following |
+//! | [`groups`] | yes | group orders, shared routes, membership |
+//! | `tilemap`, `debug` | yes | bevy_ecs_tilemap sync (feature `tilemap`); the gizmo overlay (feature `debug_draw`) |
+//!
+//! `docs/architecture.md` in the repository follows one request and one
+//! group order through these systems, frame by frame.
+//!
+//! # Features
+//! - `tilemap` (default): `tilemap::TilemapNavPlugin` keeps a `NavGrid` on
+//!   every square bevy_ecs_tilemap map.
+//! - `debug_draw`: `debug::DebugDrawPlugin`, a gizmo overlay.
+//! - `demo`: what the rendered examples need; nothing of the library.
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod core;
+pub mod schedule;
+
+pub mod maps;
+
+pub mod pathfinding;
+
+pub mod movement;
+
+pub mod groups;
 
 #[cfg(feature = "debug_draw")]
-pub mod debug_draw;
-pub mod flood;
-pub mod grid;
-pub mod group;
-pub mod heap;
-mod jump;
-pub mod layout;
-pub mod movement;
-pub mod movingai;
-pub mod plugin;
-pub mod request;
-mod scheduler;
-pub mod search;
+pub mod debug;
 #[cfg(feature = "tilemap")]
 pub mod tilemap;
 
-pub use scheduler::{PathfindingQueue, PathfindingStats};
+use bevy::app::PluginGroupBuilder;
+use bevy::ecs::intern::Interned;
+use bevy::ecs::schedule::ScheduleLabel;
+use bevy::prelude::*;
 
-/// The types most users need.
+/// Every bevy_frontier plugin, in one schedule: the schedule's sets and
+/// budget ([`FrontierSchedulePlugin`](schedule::FrontierSchedulePlugin)),
+/// [`PathfindingPlugin`](pathfinding::PathfindingPlugin),
+/// [`MovementPlugin`](movement::MovementPlugin),
+/// [`GroupsPlugin`](groups::GroupsPlugin) and, with the `tilemap` feature,
+/// `tilemap::TilemapNavPlugin`.
+///
+/// The schedule defaults to `Update`; a lockstep game passes its own, and
+/// every plugin of the group runs there in the same order:
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::prelude::*;
+///
+/// App::new().add_plugins((MinimalPlugins, FrontierPlugins::new(FixedUpdate)));
+/// ```
+pub struct FrontierPlugins {
+    schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl FrontierPlugins {
+    /// Every plugin, running in `schedule`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl Default for FrontierPlugins {
+    fn default() -> Self {
+        Self::new(Update)
+    }
+}
+
+impl PluginGroup for FrontierPlugins {
+    fn build(self) -> PluginGroupBuilder {
+        let schedule = self.schedule;
+        let group = PluginGroupBuilder::start::<Self>()
+            .add(schedule::FrontierSchedulePlugin { schedule })
+            .add(pathfinding::PathfindingPlugin { schedule })
+            .add(movement::MovementPlugin { schedule })
+            .add(groups::GroupsPlugin { schedule });
+        #[cfg(feature = "tilemap")]
+        let group = group.add(tilemap::TilemapNavPlugin { schedule });
+        group
+    }
+}
+
+/// What a game touches every day. Names that could collide with a game's
+/// own (`Cell`, `Path`, `Route`, `Steering`, …) stay in their modules.
 pub mod prelude {
+    pub use crate::FrontierPlugins;
+    pub use crate::core::NavGrid;
     #[cfg(feature = "debug_draw")]
-    pub use crate::debug_draw::{DebugDraw, DebugDrawPlugin};
-    pub use crate::flood::{Flood, FloodDirection};
-    pub use crate::grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};
-    pub use crate::group::{GroupMember, GroupMove, MoveGroup};
-    pub use crate::layout::{CellLookup, GridLayout, MapView};
-    pub use crate::movement::{Arrived, MovementPlugin, Mover, Route, Steering, UnitArrived};
-    pub use crate::movingai::{MovingAiMap, ParseError, Scenario};
-    pub use crate::plugin::{
-        FrontierPlugins, PathfindingPlugin, PathfindingSettings, PathfindingSystems,
+    pub use crate::debug::{DebugDrawPlugin, FrontierGizmos};
+    pub use crate::groups::{GroupMove, GroupsPlugin};
+    pub use crate::maps::GridLayout;
+    pub use crate::movement::{MovementPlugin, Mover, UnitArrived};
+    pub use crate::pathfinding::{
+        InvalidReason, PathInvalidated, PathReady, PathRequest, PathResult, PathStatus,
+        PathfindingPlugin, Unreachable,
     };
-    pub use crate::request::{
-        InvalidReason, PathInvalidated, PathReady, PathReadyMessage, PathRequest, PathResult,
-        PathStatus, PathTarget, Unreachable,
-    };
-    pub use crate::scheduler::{PathfindingQueue, PathfindingStats};
-    pub use crate::search::{
-        Path, Scratch, ScratchPool, Search, SearchConfig, SearchError, SearchStatus, find_path,
-    };
+    pub use crate::schedule::{FrontierSystems, PathfindingSettings};
     #[cfg(feature = "tilemap")]
     pub use crate::tilemap::{TileCost, TilemapNavPlugin};
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

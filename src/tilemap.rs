@@ -1,4 +1,5 @@
-//! bevy_ecs_tilemap maps as navigation grids (feature `tilemap`).
+//! bevy_ecs_tilemap maps as navigation grids. Needs the `tilemap` feature
+//! (on by default).
 //!
 //! A map entity with `TileStorage`, `TilemapSize`, `TilemapGridSize`,
 //! `TilemapType::Square` (and optionally `TilemapTileSize`,
@@ -22,9 +23,9 @@ use bevy_ecs_tilemap::map::{
 };
 use bevy_ecs_tilemap::tiles::{TilePos, TileStorage};
 
-use crate::grid::{Cell, NavGrid};
-use crate::layout::GridLayout;
-use crate::plugin::PathfindingSystems;
+use crate::core::{Cell, NavGrid};
+use crate::maps::GridLayout;
+use crate::schedule::{FrontierSchedulePlugin, FrontierSystems};
 
 /// The movement cost of a tile: [`TileCost::WALL`], [`TileCost::GROUND`] or
 /// rough terrain up to 255.
@@ -51,7 +52,7 @@ impl Default for TileCost {
 pub struct UnsupportedTilemap;
 
 /// Keeps a [`NavGrid`] on every square bevy_ecs_tilemap map, in the
-/// [`PathfindingSystems::SyncMaps`] set.
+/// [`FrontierSystems::SyncMaps`] set.
 ///
 /// # Systems
 /// - `attach_grids`: gives new square maps a `NavGrid` and `GridLayout`,
@@ -65,21 +66,30 @@ pub struct TilemapNavPlugin {
     pub schedule: Interned<dyn ScheduleLabel>,
 }
 
+impl TilemapNavPlugin {
+    /// The plugin, running in `schedule`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
 impl Default for TilemapNavPlugin {
     fn default() -> Self {
-        Self {
-            schedule: Update.intern(),
-        }
+        Self::new(Update)
     }
 }
 
 impl Plugin for TilemapNavPlugin {
     fn build(&self, app: &mut App) {
+        FrontierSchedulePlugin::add_once(app, self.schedule);
+        crate::maps::register(app);
         app.register_type::<TileCost>().add_systems(
             self.schedule,
             (attach_grids, sync_layouts, sync_storage, sync_tile_costs)
                 .chain()
-                .in_set(PathfindingSystems::SyncMaps),
+                .in_set(FrontierSystems::SyncMaps),
         );
     }
 }

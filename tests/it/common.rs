@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_frontier::core::{Cell, Path};
+use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
 /// The MovingAI benchmark folder: `$FRONTIER_MOVINGAI_DIR`, else
@@ -130,7 +132,7 @@ pub fn assert_valid_path(grid: &NavGrid, path: &Path, start: Cell, end: Cell) {
 /// A headless app with the pathfinding plugins and nothing else.
 pub fn app() -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, FrontierPlugins));
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     app
 }
 

@@ -1,5 +1,6 @@
 //! Grid edits, versions and connected regions.
 
+use bevy_frontier::core::{Cell, GridError, SearchConfig, SearchStatus, find_path};
 use bevy_frontier::prelude::*;
 
 #[test]

@@ -5,6 +5,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::groups::{GroupMember, GroupMembers, SharedRoute};
+use bevy_frontier::movement::{Arrived, Steering};
+use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, cell_at, position, random_grid, spawn_map, spawn_mover, timed_app};
@@ -113,9 +117,9 @@ fn the_shared_middle_is_stored_once() {
     for _ in 0..20 {
         app.update();
     }
-    let mut groups = app.world_mut().query::<&MoveGroup>();
-    let group = groups.single(app.world()).expect("one group");
-    assert_eq!(group.members().len(), units.len());
+    let mut groups = app.world_mut().query::<(&SharedRoute, &GroupMembers)>();
+    let (group, members) = groups.single(app.world()).expect("one group");
+    assert_eq!(members.units(), &units[..], "every unit, in order");
     assert!(
         group.shared_cells().len() > 40,
         "the middle spans the field"
@@ -269,7 +273,7 @@ fn a_wall_dropped_across_the_shared_path_is_walked_around() {
     }
     assert!(units.iter().all(|&u| has_route(&app, u)));
     // Close the gap the shared path uses; the other stays open.
-    let mut groups = app.world_mut().query::<&MoveGroup>();
+    let mut groups = app.world_mut().query::<&SharedRoute>();
     let through_top = groups
         .single(app.world())
         .unwrap()

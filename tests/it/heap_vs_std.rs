@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use bevy_frontier::heap::IndexedHeap;
+use bevy_frontier::core::IndexedHeap;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]

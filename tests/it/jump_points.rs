@@ -3,6 +3,7 @@
 //! correct after edits, far cheaper on open ground, never more work per
 //! step than the step's budget, and plain A* where it does not apply.
 
+use bevy_frontier::core::{Cell, Neighborhood, Search, SearchConfig, SearchStatus, find_path};
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, assert_valid_path, random_grid, random_problem};

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod fixed_update;
 mod grid_regions;
 mod group_moves;
 mod heap_vs_std;

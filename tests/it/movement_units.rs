@@ -5,6 +5,8 @@
 use std::sync::{Arc, Mutex};
 
 use bevy::prelude::*;
+use bevy_frontier::core::{Cell, MovingAiMap, SearchConfig, find_path};
+use bevy_frontier::movement::{Arrived, Steering};
 use bevy_frontier::prelude::*;
 
 use crate::common::{

@@ -1,14 +1,14 @@
 //! The MovingAI reader accepts the format's variations and rejects
 //! malformed files with the line at fault, without panicking.
 
-use bevy_frontier::prelude::*;
+use bevy_frontier::core::{Cell, MovingAiMap, ParseError, Scenario};
 
 const MAP: &str = "type octile\nheight 3\nwidth 4\nmap\n.@..\n.GS.\nTOW.\n";
 
 #[test]
 fn reads_a_map() {
     let map = MovingAiMap::parse(MAP).unwrap();
-    assert_eq!((map.width, map.height), (4, 3));
+    assert_eq!((map.width(), map.height()), (4, 3));
     let grid = map.to_nav_grid();
     assert!(grid.is_walkable(Cell::new(0, 0)));
     assert!(!grid.is_walkable(Cell::new(1, 0)));
@@ -127,7 +127,7 @@ fn missing_files_are_errors() {
 fn the_example_map_has_what_the_scene_shows() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/maps/frontier.map");
     let map = MovingAiMap::load(path).expect("assets/maps/frontier.map parses");
-    assert!(map.terrain.contains(&b'S'), "no swamp");
+    assert!(map.terrain().contains(&b'S'), "no swamp");
     let grid = map.to_nav_grid();
     let mut sizes = vec![0usize; grid.region_count() as usize];
     for index in 0..grid.cell_count() {

@@ -2,7 +2,7 @@
 //! published optimal length, by jump point search (the default on these
 //! uniform-cost maps) and by plain A*.
 
-use bevy_frontier::prelude::*;
+use bevy_frontier::core::{MovingAiMap, Scenario, ScratchPool, Search, SearchConfig, SearchStatus};
 
 use crate::common::{movingai_dir, movingai_pairs};
 
@@ -30,7 +30,10 @@ fn every_scenario_is_optimal() {
                 ..SearchConfig::default()
             };
             for (i, scenario) in scenarios.iter().enumerate() {
-                assert_eq!((scenario.width, scenario.height), (map.width, map.height));
+                assert_eq!(
+                    (scenario.width, scenario.height),
+                    (map.width(), map.height())
+                );
                 let mut search =
                     Search::new_in(&mut pool, &grid, scenario.start, scenario.goal, config)
                         .unwrap();

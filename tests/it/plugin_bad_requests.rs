@@ -2,6 +2,8 @@
 //! node expanded; bad requests get a clear status; nothing panics.
 
 use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
 use crate::common::{app, result, spawn_map, spawn_unit};

@@ -2,6 +2,8 @@
 //! search spread over many frames finds the path an unsliced search finds.
 
 use bevy::prelude::*;
+use bevy_frontier::core::{Cell, SearchConfig, find_path};
+use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
 use crate::common::{
@@ -95,27 +97,27 @@ fn diagnostics_are_recorded() {
     app.update();
     let store = app.world().resource::<DiagnosticsStore>();
     let expansions = store
-        .get(&bevy_frontier::plugin::EXPANSIONS)
+        .get(&bevy_frontier::pathfinding::diagnostics::EXPANSIONS)
         .expect("registered");
     assert!(expansions.history_len() > 0);
     assert!(expansions.values().any(|&v| v > 0.0));
     assert!(
         store
-            .get(&bevy_frontier::plugin::FRAMES_TO_RESULT)
+            .get(&bevy_frontier::pathfinding::diagnostics::FRAMES_TO_RESULT)
             .unwrap()
             .history_len()
             > 0
     );
     assert!(
         store
-            .get(&bevy_frontier::plugin::QUEUED)
+            .get(&bevy_frontier::pathfinding::diagnostics::QUEUED)
             .unwrap()
             .history_len()
             > 0
     );
     assert!(
         store
-            .get(&bevy_frontier::plugin::IN_FLIGHT)
+            .get(&bevy_frontier::pathfinding::diagnostics::IN_FLIGHT)
             .unwrap()
             .history_len()
             > 0

@@ -2,6 +2,8 @@
 //! same results in the same frames.
 
 use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, app, random_grid, random_walkable, spawn_map, spawn_unit};

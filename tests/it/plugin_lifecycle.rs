@@ -4,6 +4,8 @@
 use std::sync::{Arc, Mutex};
 
 use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::pathfinding::PathfindingQueue;
 use bevy_frontier::prelude::*;
 
 use crate::common::{app, result, run_until_answered, serpentine, spawn_map, spawn_unit};

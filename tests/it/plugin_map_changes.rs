@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use bevy::prelude::*;
+use bevy_frontier::core::Cell;
 use bevy_frontier::prelude::*;
 
 use crate::common::{app, result, run_until_answered, spawn_map, spawn_unit};

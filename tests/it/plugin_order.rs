@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use bevy::prelude::*;
+use bevy_frontier::core::Cell;
 use bevy_frontier::prelude::*;
 
 use crate::common::{app, spawn_map, spawn_unit};
@@ -20,10 +21,10 @@ fn record_order(app: &mut App) -> (Log, Log) {
     let sink = messages.clone();
     app.add_systems(
         Update,
-        (move |mut reader: MessageReader<PathReadyMessage>| {
+        (move |mut reader: MessageReader<PathReady>| {
             sink.lock().unwrap().extend(reader.read().map(|m| m.entity));
         })
-        .after(PathfindingSystems::Last),
+        .after(FrontierSystems::Last),
     );
     (events, messages)
 }

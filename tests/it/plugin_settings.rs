@@ -2,6 +2,8 @@
 //! plugin.
 
 use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
 use crate::common::{serpentine, spawn_map, spawn_unit};
@@ -29,7 +31,7 @@ fn inserted_before_the_plugin() {
         nodes_per_frame: 77,
         ..default()
     });
-    app.add_plugins((MinimalPlugins, FrontierPlugins));
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     assert_eq!(
         app.world()
             .resource::<PathfindingSettings>()
@@ -42,7 +44,7 @@ fn inserted_before_the_plugin() {
 #[test]
 fn inserted_after_the_plugin() {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, FrontierPlugins));
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     app.insert_resource(PathfindingSettings {
         nodes_per_frame: 55,
         ..default()
@@ -53,7 +55,7 @@ fn inserted_after_the_plugin() {
 #[test]
 fn defaults() {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, FrontierPlugins));
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     assert_eq!(
         app.world()
             .resource::<PathfindingSettings>()
@@ -66,7 +68,7 @@ fn defaults() {
 #[test]
 fn expansion_cap_gives_partial_results() {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, FrontierPlugins));
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     app.insert_resource(PathfindingSettings {
         max_expansions_per_request: Some(100),
         ..default()
@@ -101,7 +103,7 @@ fn runs_in_a_chosen_schedule() {
 #[test]
 fn wall_clock_cap_stops_the_frame_early() {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, FrontierPlugins));
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     app.insert_resource(PathfindingSettings {
         max_frame_time: Some(std::time::Duration::ZERO),
         jump_points: false,

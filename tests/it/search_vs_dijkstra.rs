@@ -5,6 +5,9 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use bevy_frontier::core::{
+    Cell, Neighborhood, Search, SearchConfig, SearchError, SearchStatus, find_path,
+};
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, assert_valid_path, random_grid, random_problem, random_walkable};
@@ -263,7 +266,7 @@ fn a_changed_grid_restarts_the_search() {
 /// cost the cell they enter, so to and from a cell can differ), in slices.
 #[test]
 fn floods_match_dijkstra_both_ways() {
-    use bevy_frontier::flood::{Flood, FloodDirection};
+    use bevy_frontier::core::{Flood, FloodDirection};
     let mut rng = Rng::new(77);
     let mut compared = 0;
     for_random_problems(|grid, source, _| {

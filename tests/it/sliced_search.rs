@@ -1,6 +1,9 @@
 //! A search cut into slices of 1, 7 or 64 expansions (one slice per frame
 //! in the plugin) returns exactly the path of an unsliced search.
 
+use bevy_frontier::core::{
+    Cell, MovingAiMap, Neighborhood, Path, Scenario, Search, SearchConfig, SearchStatus,
+};
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, movingai_dir, random_grid, random_problem};

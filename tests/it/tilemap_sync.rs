@@ -3,6 +3,8 @@
 
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::maps::{CellLookup, MapView};
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, app, result};

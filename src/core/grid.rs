@@ -1,22 +1,20 @@
 //! The navigation grid: which cells can be walked, what they cost, and which
 //! cells can reach each other.
 //!
-//! Nothing here depends on Bevy's ECS; [`NavGrid`] is also a Bevy
-//! [`Component`] so the plugin can keep one on each
-//! map entity.
+//! Nothing here depends on Bevy. The plugin keeps a [`NavGrid`] on each map
+//! entity as a component; that impl lives in the ECS layer, with the maps.
 
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::jump::WalkBits;
-
-use bevy::prelude::{Component, Reflect};
+use super::moves::{COST_SCALE, MOVE_DELTAS, octile, step_cost};
+use super::walk_bits::WalkBits;
 
 /// A cell of a [`NavGrid`], by column `x` and row `y`.
 ///
 /// The grid does not care which way `y` points: bevy_ecs_tilemap puts row 0 at
 /// the bottom, MovingAI files put it at the top, and both load as they are.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Reflect)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Cell {
     /// Column, from 0.
     pub x: u32,
@@ -28,6 +26,12 @@ impl Cell {
     /// The cell at column `x`, row `y`.
     pub const fn new(x: u32, y: u32) -> Self {
         Self { x, y }
+    }
+
+    /// The octile distance to `other`, in plain-ground steps: the cost of
+    /// the cheapest 8-neighbour path between them across open ground.
+    pub fn octile_distance(self, other: Cell) -> f64 {
+        octile(self.x.abs_diff(other.x), self.y.abs_diff(other.y)) as f64 / COST_SCALE as f64
     }
 }
 
@@ -93,21 +97,6 @@ impl fmt::Display for GridError {
 
 impl std::error::Error for GridError {}
 
-/// The eight moves in the order the search numbers them (a parent is
-/// recorded as the index of the move that left it): east, west, +y, −y,
-/// then the diagonals +x+y, −x+y, +x−y, −x−y. The first four are the
-/// 4-neighbour moves.
-pub(crate) const MOVE_DELTAS: [(i32, i32); 8] = [
-    (1, 0),
-    (-1, 0),
-    (0, 1),
-    (0, -1),
-    (1, 1),
-    (-1, 1),
-    (1, -1),
-    (-1, -1),
-];
-
 /// Largest number of cells a grid may have: cell indices and heap positions
 /// share a 32-bit word with 3 bits of parent direction in the search.
 pub const MAX_CELLS: u64 = 1 << 28;
@@ -127,8 +116,7 @@ pub const MAX_CELLS: u64 = 1 << 28;
 ///   columns (about a quarter of a byte per cell), updated on every edit,
 ///   from which jump point searches scan 64 cells at a time. A grid so thin
 ///   that they would outweigh its own cells goes without them.
-#[derive(Component, Debug)]
-#[require(crate::layout::GridLayout)]
+#[derive(Debug)]
 pub struct NavGrid {
     width: u32,
     height: u32,
@@ -478,15 +466,17 @@ impl NavGrid {
     }
 
     /// The cost of one allowed move from `from` to the adjacent `to`
-    /// (`None` when [`NavGrid::can_step`] says no).
+    /// (`None` when [`NavGrid::can_step`] says no), as the searches count
+    /// it: the entered cell's cost times 1 or √2 (to 2⁻²⁰).
     pub fn step_cost(&self, from: Cell, to: Cell) -> Option<f64> {
         self.can_step(from, to).then(|| {
-            let cost = self.costs[self.index(to).unwrap_or_default()] as f64;
-            if from.x != to.x && from.y != to.y {
-                cost * std::f64::consts::SQRT_2
+            let cost = self.costs[self.index(to).unwrap_or_default()] as u64;
+            let direction = if from.x != to.x && from.y != to.y {
+                4
             } else {
-                cost
-            }
+                0
+            };
+            (cost * step_cost(direction)) as f64 / COST_SCALE as f64
         })
     }
 

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::Path as FsPath;
 
-use crate::grid::{Cell, NavGrid};
+use super::grid::{Cell, MAX_CELLS, NavGrid};
 
 /// A malformed or unreadable MovingAI file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,15 +41,13 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// A MovingAI map: its size and one terrain character per cell, row 0 at
-/// the top as in the file.
+/// the top as in the file. Built by the parser or by [`MovingAiMap::new`],
+/// both of which check that the terrain fills the map exactly.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MovingAiMap {
-    /// Columns.
-    pub width: u32,
-    /// Rows.
-    pub height: u32,
-    /// Terrain characters, row by row (`y × width + x`).
-    pub terrain: Vec<u8>,
+    width: u32,
+    height: u32,
+    terrain: Vec<u8>,
 }
 
 /// Terrain characters a MovingAI map may contain: passable `.` `G` `S`,
@@ -66,6 +64,48 @@ pub fn benchmark_cost(terrain: u8) -> u8 {
 }
 
 impl MovingAiMap {
+    /// A map of `width × height` cells from their terrain characters, row by
+    /// row (`y × width + x`). An error when the size is empty or too large,
+    /// or the terrain does not have exactly one character per cell.
+    pub fn new(width: u32, height: u32, terrain: Vec<u8>) -> Result<Self, ParseError> {
+        let cells = width as u64 * height as u64;
+        if width == 0 || height == 0 || cells > MAX_CELLS {
+            return Err(ParseError::new(
+                0,
+                format!("a {width}×{height} map is empty or too large"),
+            ));
+        }
+        if terrain.len() as u64 != cells {
+            return Err(ParseError::new(
+                0,
+                format!(
+                    "a {width}×{height} map needs {cells} terrain characters, got {}",
+                    terrain.len()
+                ),
+            ));
+        }
+        Ok(Self {
+            width,
+            height,
+            terrain,
+        })
+    }
+
+    /// Columns.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Rows.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Terrain characters, row by row (`y × width + x`).
+    pub fn terrain(&self) -> &[u8] {
+        &self.terrain
+    }
+
     /// Parses the text of a `.map` file.
     pub fn parse(text: &str) -> Result<Self, ParseError> {
         Self::parse_with(text, TERRAIN_CHARS)
@@ -94,7 +134,7 @@ impl MovingAiMap {
             return Err(ParseError::new(n, "expected `map`"));
         }
         let cells = width as u64 * height as u64;
-        if width == 0 || height == 0 || cells > crate::grid::MAX_CELLS {
+        if width == 0 || height == 0 || cells > MAX_CELLS {
             return Err(ParseError::new(
                 n,
                 format!("a {width}×{height} map is empty or too large"),
@@ -155,7 +195,7 @@ impl MovingAiMap {
     pub fn to_nav_grid_with(&self, cost: impl Fn(u8) -> u8) -> NavGrid {
         let costs = self.terrain.iter().map(|&t| cost(t)).collect();
         NavGrid::from_costs(self.width, self.height, costs)
-            .expect("the parser checked the size and cell count")
+            .expect("the constructors checked the size and cell count")
     }
 }
 

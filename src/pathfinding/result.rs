@@ -1,107 +1,13 @@
-//! What a game puts on a unit ([`PathRequest`]) and what it gets back
-//! ([`PathResult`], the [`PathReady`] event and the [`PathReadyMessage`]
-//! stream).
+//! What a game gets back: the [`PathResult`] component, and the
+//! [`PathReady`] and [`PathInvalidated`] news, each both an observer event
+//! and a buffered message.
 
 use std::fmt;
 
 use bevy::prelude::*;
 
-use crate::grid::Cell;
-
-/// A point a path starts or ends at: a world position or a grid cell.
-#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
-pub enum PathTarget {
-    /// A position in world space (x, y); the cell it falls in is used.
-    World(Vec2),
-    /// A cell of the map's grid.
-    Cell(Cell),
-}
-
-impl From<Vec2> for PathTarget {
-    fn from(position: Vec2) -> Self {
-        PathTarget::World(position)
-    }
-}
-
-impl From<Cell> for PathTarget {
-    fn from(cell: Cell) -> Self {
-        PathTarget::Cell(cell)
-    }
-}
-
-/// What to do when the goal cannot be reached from the start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
-pub enum Unreachable {
-    /// Go as close as possible: path to the reachable cell nearest the goal
-    /// (status [`PathStatus::NearestReachable`]). What a player expects when
-    /// clicking on a lake or into a walled-off base.
-    #[default]
-    GoNearest,
-    /// Give up at once with [`PathStatus::Unreachable`] and no path.
-    Fail,
-}
-
-/// Ask for a path: put this on a unit. The unit's `Transform` is the start
-/// unless [`PathRequest::start`] says otherwise.
-///
-/// Inserting a new `PathRequest` (or changing this one) replaces an
-/// unfinished request; removing it, or despawning the unit, cancels it.
-/// The answer arrives as a [`PathResult`] component on the same entity.
-#[derive(Component, Clone, Debug, PartialEq, Reflect)]
-#[reflect(Component)]
-pub struct PathRequest {
-    /// Where to go.
-    pub goal: PathTarget,
-    /// Where to start; `None` means the entity's `Transform`.
-    pub start: Option<PathTarget>,
-    /// The map entity (one with a `NavGrid`). Needed only when there is
-    /// more than one map.
-    pub map: Option<Entity>,
-    /// Higher goes first; equal priorities are served first come, first
-    /// served. Requests that wait gain priority over time, so none starves
-    /// (see `PathfindingSettings::aging_frames`).
-    pub priority: i32,
-    /// What to do when the goal cannot be reached.
-    pub on_unreachable: Unreachable,
-}
-
-impl PathRequest {
-    /// A request to reach `goal` (a world position or a [`Cell`]).
-    pub fn new(goal: impl Into<PathTarget>) -> Self {
-        Self {
-            goal: goal.into(),
-            start: None,
-            map: None,
-            priority: 0,
-            on_unreachable: Unreachable::GoNearest,
-        }
-    }
-
-    /// Starting somewhere other than the entity's `Transform`.
-    pub fn from(mut self, start: impl Into<PathTarget>) -> Self {
-        self.start = Some(start.into());
-        self
-    }
-
-    /// On the map entity `map`.
-    pub fn on_map(mut self, map: Entity) -> Self {
-        self.map = Some(map);
-        self
-    }
-
-    /// With priority `priority` (higher first).
-    pub fn with_priority(mut self, priority: i32) -> Self {
-        self.priority = priority;
-        self
-    }
-
-    /// Answering [`PathStatus::Unreachable`] instead of going to the nearest
-    /// reachable cell.
-    pub fn fail_if_unreachable(mut self) -> Self {
-        self.on_unreachable = Unreachable::Fail;
-        self
-    }
-}
+use crate::core::Cell;
+use crate::maps::MapError;
 
 /// Why a request could not be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
@@ -126,6 +32,15 @@ pub enum InvalidReason {
     MapRemoved,
     /// The map has no walkable cell near the start.
     NoWalkableStart,
+}
+
+impl From<MapError> for InvalidReason {
+    fn from(error: MapError) -> Self {
+        match error {
+            MapError::NoMap => InvalidReason::NoMap,
+            MapError::Ambiguous => InvalidReason::AmbiguousMap,
+        }
+    }
 }
 
 impl fmt::Display for InvalidReason {
@@ -171,7 +86,7 @@ impl PathStatus {
     }
 }
 
-/// The answer to a [`PathRequest`], inserted on the requesting entity when
+/// The answer to a [`PathRequest`](super::PathRequest), inserted on the requesting entity when
 /// its search ends.
 #[derive(Component, Clone, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
@@ -216,20 +131,12 @@ impl PathResult {
     }
 }
 
-/// Triggered on a unit when its [`PathResult`] has been inserted; observe it
-/// with `app.add_observer(|ready: On<PathReady>| ...)` or on the entity.
-#[derive(EntityEvent, Clone, Copy, Debug, PartialEq)]
+/// A unit's [`PathResult`] has been inserted. Sent both ways: triggered as
+/// an observer event (`app.add_observer(|ready: On<PathReady>| ...)`, or on
+/// the entity) and written as a message for systems that read
+/// `MessageReader<PathReady>`.
+#[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
 pub struct PathReady {
-    /// The unit.
-    pub entity: Entity,
-    /// How its request ended.
-    pub status: PathStatus,
-}
-
-/// The same news as [`PathReady`], as a buffered stream for systems that
-/// read `MessageReader<PathReadyMessage>`.
-#[derive(Message, Clone, Copy, Debug, PartialEq)]
-pub struct PathReadyMessage {
     /// The unit.
     pub entity: Entity,
     /// How its request ended.
@@ -240,9 +147,10 @@ pub struct PathReadyMessage {
     pub frames_waited: u32,
 }
 
-/// Triggered on a unit whose finished path crosses a cell that changed (its
-/// [`PathResult::invalidated`] was just set).
-#[derive(EntityEvent, Clone, Copy, Debug, PartialEq)]
+/// A unit's finished path crosses a cell that changed (its
+/// [`PathResult::invalidated`] was just set). Triggered as an observer event
+/// and written as a message, like [`PathReady`].
+#[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
 pub struct PathInvalidated {
     /// The unit.
     pub entity: Entity,

@@ -21,17 +21,15 @@
 
 use std::fmt;
 
-use crate::grid::{Cell, MOVE_DELTAS, NavGrid, Neighborhood};
-use crate::heap::OpenList;
-use crate::jump::{JumpGrid, WalkBits};
+use super::grid::{Cell, NavGrid, Neighborhood};
+use super::heap::OpenList;
+use super::jump::JumpGrid;
+use super::moves::{
+    COST_SCALE, DIAGONAL, DIAGONAL_SIDES, MOVE_DELTAS, Moves, manhattan, octile, step_cost,
+};
+use super::scratch::{self, Scratch, ScratchPool};
+use super::walk_bits::WalkBits;
 
-/// Fixed-point units per unit of path cost: an orthogonal step onto plain
-/// ground costs `COST_SCALE`.
-pub const COST_SCALE: u64 = 1 << 20;
-pub(crate) const ORTHOGONAL: u64 = COST_SCALE;
-/// √2 × 2²⁰, rounded: the relative error, 3·10⁻⁷, is far below the precision
-/// of any published benchmark length.
-pub(crate) const DIAGONAL: u64 = 1_482_910;
 /// Fixed-point scale of the heuristic weight.
 const WEIGHT_SCALE: u64 = 1 << 10;
 /// Scan steps (a 64-cell window read in a straight scan, or one diagonal
@@ -134,25 +132,6 @@ pub struct Path {
     pub cost: f64,
 }
 
-/// Per-cell records of a search, 16 bytes a cell in three arrays. The stamp
-/// is read for every neighbour of every expanded cell, mostly to learn that
-/// it is closed, so it gets an array of its own: four times as many stamps
-/// per cache line as a 16-byte record would allow.
-#[derive(Default)]
-pub(crate) struct Nodes {
-    /// The search generation above 3 bits of the move that reached the cell
-    /// (an index into `Moves`, leading back to the parent). Generation
-    /// `open` means open, `open + 1` closed, anything else unseen.
-    pub(crate) stamp: Vec<u32>,
-    /// Best known cost from the start, fixed point.
-    pub(crate) g: Vec<u64>,
-    /// Position in the open list, while open.
-    pub(crate) position: Vec<u32>,
-}
-
-pub(crate) const DIRECTION_BITS: u32 = 3;
-pub(crate) const DIRECTION_MASK: u32 = (1 << DIRECTION_BITS) - 1;
-
 /// Packs an open-list key into one `u64`: f in the high bits, exact, and
 /// below it as many bits as are left of `max_g - g`, so that f-ties go to
 /// the larger g (the deeper node), which on open ground cuts expansions
@@ -192,102 +171,10 @@ impl KeyPacking {
     }
 }
 
-/// The memory a search works in: 16 bytes per grid cell (stamp, score and
-/// heap position) and the open list, which holds only the frontier. Reused from search to search and reset in O(1) by bumping a
-/// generation number, never cleared cell by cell (but once every 2²⁸
-/// searches, when the number wraps).
-#[derive(Default)]
-pub struct Scratch {
-    pub(crate) nodes: Nodes,
-    generation: u32,
-    pub(crate) open: OpenList<u64>,
-}
-
-impl fmt::Debug for Scratch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Scratch")
-            .field("cells", &self.nodes.stamp.len())
-            .field("generation", &self.generation)
-            .finish()
-    }
-}
-
-impl Scratch {
-    /// Bytes of per-cell scratch a search uses on each grid cell.
-    pub const BYTES_PER_CELL: usize =
-        std::mem::size_of::<u32>() + std::mem::size_of::<u64>() + std::mem::size_of::<u32>();
-
-    /// Empty scratch space; it grows to the size of the first grid searched.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Bytes held now: the per-cell records plus the open list's capacity.
-    pub fn memory_bytes(&self) -> usize {
-        self.nodes.stamp.capacity() * Self::BYTES_PER_CELL
-            + self.open.capacity() * (std::mem::size_of::<u64>() + std::mem::size_of::<u32>())
-    }
-
-    /// Starts a new search over `cells` cells; returns the open stamp.
-    pub(crate) fn begin(&mut self, cells: usize) -> u32 {
-        if self.generation >= (u32::MAX >> DIRECTION_BITS) - 2 {
-            self.nodes.stamp.fill(0);
-            self.generation = 0;
-        }
-        self.generation += 2;
-        if self.nodes.stamp.len() < cells {
-            // Fresh zeroed allocations: the OS hands out zero pages lazily,
-            // so a first search pays only for the cells it touches.
-            self.nodes = Nodes {
-                stamp: vec![0; cells],
-                g: vec![0; cells],
-                position: vec![0; cells],
-            };
-            self.generation = 2;
-        }
-        self.open.clear();
-        self.generation
-    }
-}
-
-/// A pool of [`Scratch`] spaces, so that searches started one after another
-/// reuse memory instead of allocating a grid-sized array each time.
-#[derive(Debug, Default)]
-pub struct ScratchPool {
-    free: Vec<Scratch>,
-}
-
-impl ScratchPool {
-    /// An empty pool.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// A scratch space from the pool, or a new one.
-    pub fn take(&mut self) -> Scratch {
-        self.free.pop().unwrap_or_default()
-    }
-
-    /// Returns a scratch space to the pool.
-    pub fn give(&mut self, scratch: Scratch) {
-        self.free.push(scratch);
-    }
-
-    /// Scratch spaces waiting in the pool.
-    pub fn len(&self) -> usize {
-        self.free.len()
-    }
-
-    /// Whether the pool holds none.
-    pub fn is_empty(&self) -> bool {
-        self.free.is_empty()
-    }
-}
-
 /// A resumable A* search from one cell to another.
 ///
 /// ```
-/// use bevy_frontier::prelude::*;
+/// use bevy_frontier::core::{Cell, NavGrid, Search, SearchConfig, SearchStatus};
 ///
 /// let mut grid = NavGrid::new(16, 16).unwrap();
 /// grid.fill_rect(Cell::new(8, 0), Cell::new(8, 14), NavGrid::BLOCKED).unwrap();
@@ -370,6 +257,31 @@ impl Search {
         scratch: Scratch,
     ) -> Result<Self, SearchError> {
         Self::validate(grid, start, goal, config)?;
+        Ok(Self::unchecked(grid, start, goal, config, scratch))
+    }
+
+    /// A search with scratch space from `pool` for a caller that chose its
+    /// cells and configuration on this very grid. It is not checked again:
+    /// a start or goal off the grid or in a wall, or a bad weight, makes it
+    /// [`Unreachable`](SearchStatus::Unreachable) before any expansion, as a
+    /// grid edit would.
+    pub(crate) fn planned(
+        pool: &mut ScratchPool,
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        config: SearchConfig,
+    ) -> Self {
+        Self::unchecked(grid, start, goal, config, pool.take())
+    }
+
+    fn unchecked(
+        grid: &NavGrid,
+        start: Cell,
+        goal: Cell,
+        config: SearchConfig,
+        scratch: Scratch,
+    ) -> Self {
         let mut search = Self {
             start,
             goal,
@@ -391,7 +303,7 @@ impl Search {
             pending: None,
         };
         search.begin(grid);
-        Ok(search)
+        search
     }
 
     fn validate(
@@ -439,13 +351,8 @@ impl Search {
         let start = grid.index(self.start).unwrap_or_default() as u32;
         let h = self.heuristic(grid, self.start);
         self.best = (h, start);
-        let open = self.open_stamp;
-        let nodes = &mut self.scratch.nodes;
-        nodes.stamp[start as usize] = open << DIRECTION_BITS;
-        nodes.g[start as usize] = 0;
         self.scratch
-            .open
-            .push(self.keys.key(h, 0), start, &mut nodes.position[..]);
+            .open_source(start, self.open_stamp, self.keys.key(h, 0));
     }
 
     fn heuristic(&self, grid: &NavGrid, cell: Cell) -> u64 {
@@ -607,39 +514,47 @@ impl Search {
         let moves = Moves::new(grid.width());
         let start = grid.index(self.start).unwrap_or_default() as u32;
         let nodes = &self.scratch.nodes;
-        let mut cells = vec![grid.cell(end as usize)];
-        let mut at = end;
-        let unit = grid.min_walkable_cost() as u64;
-        let seen = |cell: u32| {
-            (nodes.stamp[cell as usize] >> DIRECTION_BITS).wrapping_sub(self.open_stamp) <= 1
-        };
-        while at != start {
-            let direction = (nodes.stamp[at as usize] & DIRECTION_MASK) as usize;
-            if !self.jumps {
-                at = (at as i64 - moves.offsets[direction]) as u32;
-                cells.push(grid.cell(at as usize));
-                continue;
-            }
-            // A jump point's parent lies some steps back along the move
-            // that reached it. Any cell of this search on the way whose
-            // cost adds up is as good a parent, and the first one is taken.
-            let step = unit * step_cost(direction);
-            let g = nodes.g[at as usize];
-            let mut back = 0;
-            loop {
-                at = (at as i64 - moves.offsets[direction]) as u32;
-                back += step;
-                cells.push(grid.cell(at as usize));
-                if at == start || (seen(at) && nodes.g[at as usize] + back == g) {
-                    break;
-                }
-            }
+        let mut cells: Vec<Cell> = if self.jumps {
+            self.trace_jumps(end, start, &moves, grid.min_walkable_cost() as u64)
+        } else {
+            nodes.walk_back(end, start, &moves)
         }
+        .into_iter()
+        .map(|index| grid.cell(index as usize))
+        .collect();
         cells.reverse();
         Path {
             cells,
             cost: nodes.g[end as usize] as f64 / COST_SCALE as f64,
         }
+    }
+
+    /// [`Nodes::walk_back`](scratch::Nodes::walk_back) for a jump point
+    /// search: a jump point's parent lies some steps back along the move
+    /// that reached it. Any cell of this search on the way whose cost adds
+    /// up is as good a parent, and the first one is taken.
+    fn trace_jumps(&self, end: u32, start: u32, moves: &Moves, unit: u64) -> Vec<u32> {
+        let nodes = &self.scratch.nodes;
+        let mut cells = vec![end];
+        let mut at = end;
+        while at != start {
+            let direction = scratch::direction(nodes.stamp[at as usize]);
+            let step = unit * step_cost(direction);
+            let g = nodes.g[at as usize];
+            let mut back = 0;
+            loop {
+                at = moves.back(at, direction);
+                back += step;
+                cells.push(at);
+                if at == start
+                    || (nodes.is_seen(at as usize, self.open_stamp)
+                        && nodes.g[at as usize] + back == g)
+                {
+                    break;
+                }
+            }
+        }
+        cells
     }
 
     /// The A* inner loop: at most `budget` expansions. Returns the status
@@ -709,7 +624,7 @@ impl Search {
                     walkable[direction] = true;
                 }
                 let next_g = g + cost as u64 * step_cost(direction);
-                let generation = frontier.stamps[next as usize] >> DIRECTION_BITS;
+                let generation = scratch::generation(frontier.stamps[next as usize]);
                 let reopened = generation == closed;
                 if reopened && !reopen {
                     continue;
@@ -775,10 +690,8 @@ impl<'a> Frontier<'a> {
     /// Marks a cell closed; returns its score and the move that reached it.
     #[inline(always)]
     fn close(&mut self, cell: u32) -> (u64, usize) {
-        let stamp = &mut self.stamps[cell as usize];
-        let direction = *stamp & DIRECTION_MASK;
-        *stamp = ((self.open + 1) << DIRECTION_BITS) | direction;
-        (self.scores[cell as usize], direction as usize)
+        let direction = scratch::close(self.stamps, cell, self.open);
+        (self.scores[cell as usize], direction)
     }
 
     /// Records a new or cheaper way to `next` (score `next_g`, heuristic
@@ -795,7 +708,7 @@ impl<'a> Frontier<'a> {
         current_key: u64,
     ) {
         let next_key = self.keys.key(next_g + h, next_g);
-        self.stamps[next as usize] = (self.open << DIRECTION_BITS) | direction as u32;
+        self.stamps[next as usize] = scratch::stamp(self.open, direction);
         self.scores[next as usize] = next_g;
         if was_open {
             let position = self.positions[next as usize];
@@ -893,7 +806,7 @@ impl Search {
                 let ny = y.wrapping_add_signed(dy * steps as i32);
                 let next = ny * width + nx;
                 let next_g = g + steps as u64 * unit * step_cost(direction);
-                let generation = frontier.stamps[next as usize] >> DIRECTION_BITS;
+                let generation = scratch::generation(frontier.stamps[next as usize]);
                 if generation == closed
                     || (generation == open && next_g >= frontier.scores[next as usize])
                 {
@@ -942,45 +855,12 @@ impl RowDivider {
 /// `scale` (cheapest cell cost × weight, itself in `WEIGHT_SCALE` units).
 #[inline(always)]
 fn heuristic<const EIGHT: bool>(dx: u32, dy: u32, scale: u64) -> u64 {
-    let (dx, dy) = (dx as u64, dy as u64);
     let distance = if EIGHT {
-        let (low, high) = if dx < dy { (dx, dy) } else { (dy, dx) };
-        (high - low) * ORTHOGONAL + low * DIAGONAL
+        octile(dx, dy)
     } else {
-        (dx + dy) * ORTHOGONAL
+        manhattan(dx, dy)
     };
     distance * scale / WEIGHT_SCALE
-}
-
-/// The cost of move `direction` (an index into `MOVE_DELTAS`) on ground of
-/// cost 1, fixed point.
-#[inline(always)]
-fn step_cost(direction: usize) -> u64 {
-    if direction < 4 { ORTHOGONAL } else { DIAGONAL }
-}
-
-/// The two orthogonal moves a diagonal passes between (indices into
-/// `Moves::offsets`): both must be walkable, so no wall corner is cut.
-const DIAGONAL_SIDES: [[usize; 2]; 4] = [[0, 2], [1, 2], [0, 3], [1, 3]];
-
-/// [`MOVE_DELTAS`] as flat-index offsets on a grid of a given width.
-struct Moves {
-    offsets: [i64; 8],
-}
-
-impl Moves {
-    fn new(width: u32) -> Self {
-        let w = width as i64;
-        Self {
-            offsets: MOVE_DELTAS.map(|(dx, dy)| dx as i64 + dy as i64 * w),
-        }
-    }
-
-    #[inline(always)]
-    fn cell_of(&self, direction: usize, x: u32, y: u32) -> (u32, u32) {
-        let (dx, dy) = MOVE_DELTAS[direction];
-        (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy))
-    }
 }
 
 /// Runs a search from `start` to `goal` to its end and returns its status

@@ -6,15 +6,14 @@
 //! cell at its tail (every unit's way to its end slot). Like [`Search`], a
 //! flood runs in slices of a node budget and keeps its state between them.
 //!
-//! [`Search`]: crate::search::Search
+//! [`Search`]: super::search::Search
 
 use std::collections::HashSet;
 
-use crate::grid::{Cell, MOVE_DELTAS, NavGrid, Neighborhood};
-use crate::search::{
-    COST_SCALE, DIAGONAL, DIRECTION_BITS, DIRECTION_MASK, ORTHOGONAL, Path, Scratch, ScratchPool,
-    SearchError,
-};
+use super::grid::{Cell, NavGrid, Neighborhood};
+use super::moves::{COST_SCALE, MOVE_DELTAS, Moves, step_cost};
+use super::scratch::{self, Scratch, ScratchPool};
+use super::search::{Path, SearchError};
 
 /// Which way a flood's paths run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,8 +30,7 @@ pub enum FloodDirection {
 /// source's region is exhausted.
 ///
 /// ```
-/// use bevy_frontier::flood::{Flood, FloodDirection};
-/// use bevy_frontier::grid::{Cell, NavGrid};
+/// use bevy_frontier::core::{Cell, Flood, FloodDirection, NavGrid};
 ///
 /// let grid = NavGrid::new(16, 16).unwrap();
 /// let targets = [Cell::new(5, 0), Cell::new(0, 7)];
@@ -103,10 +101,7 @@ impl Flood {
         }
         let open_stamp = scratch.begin(grid.cell_count());
         let start = grid.index(source).unwrap_or_default() as u32;
-        let nodes = &mut scratch.nodes;
-        nodes.stamp[start as usize] = open_stamp << DIRECTION_BITS;
-        nodes.g[start as usize] = 0;
-        scratch.open.push(0, start, &mut nodes.position[..]);
+        scratch.open_source(start, open_stamp, 0);
         let max_cost = match max_cost {
             Some(cost) if cost.is_finite() => (cost.max(0.0) * COST_SCALE as f64) as u64,
             Some(_) | None => u64::MAX,
@@ -176,7 +171,6 @@ impl Flood {
             return true;
         }
         let open = self.open_stamp;
-        let closed = open + 1;
         let Scratch {
             nodes, open: heap, ..
         } = &mut self.scratch;
@@ -196,8 +190,7 @@ impl Flood {
             }
             heap.pop(&mut nodes.position[..]);
             expanded += 1;
-            let stamp = &mut nodes.stamp[current as usize];
-            *stamp = (closed << DIRECTION_BITS) | (*stamp & DIRECTION_MASK);
+            scratch::close(&mut nodes.stamp, current, open);
             if self.remaining.remove(&current) && self.remaining.is_empty() {
                 self.finished = true;
                 break;
@@ -216,8 +209,8 @@ impl Flood {
                 let Some(index) = grid.index(next) else {
                     continue;
                 };
-                let generation = nodes.stamp[index] >> DIRECTION_BITS;
-                if generation == closed {
+                let generation = scratch::generation(nodes.stamp[index]);
+                if generation == open + 1 {
                     continue;
                 }
                 // The move's cost is the cost of the cell it enters.
@@ -225,17 +218,11 @@ impl Flood {
                     FloodDirection::FromSource => next,
                     FloodDirection::ToSource => here,
                 };
-                let step = if dx != 0 && dy != 0 {
-                    DIAGONAL
-                } else {
-                    ORTHOGONAL
-                };
-                let next_g = g + grid.cost(entered).unwrap_or(1) as u64 * step;
+                let next_g = g + grid.cost(entered).unwrap_or(1) as u64 * step_cost(direction);
                 if generation == open && next_g >= nodes.g[index] {
                     continue;
                 }
-                nodes.g[index] = next_g;
-                nodes.stamp[index] = (open << DIRECTION_BITS) | direction as u32;
+                nodes.open(index as u32, open, next_g, direction);
                 if generation == open {
                     let position = nodes.position[index];
                     heap.decrease_key(position, next_g, &mut nodes.position[..]);
@@ -250,8 +237,10 @@ impl Flood {
 
     fn settled_index(&self, grid: &NavGrid, cell: Cell) -> Option<usize> {
         let index = grid.index(cell)?;
-        let stamp = *self.scratch.nodes.stamp.get(index)?;
-        (stamp >> DIRECTION_BITS == self.open_stamp + 1).then_some(index)
+        self.scratch
+            .nodes
+            .is_closed(index, self.open_stamp)
+            .then_some(index)
     }
 
     /// The cost of the cheapest path between the source and `cell`, once
@@ -266,17 +255,14 @@ impl Flood {
     /// [`FloodDirection::ToSource`].
     pub fn path(&self, grid: &NavGrid, cell: Cell) -> Option<Path> {
         let end = self.settled_index(grid, cell)?;
-        let source = grid.index(self.source)?;
+        let source = grid.index(self.source)? as u32;
         let nodes = &self.scratch.nodes;
-        let mut cells = vec![cell];
-        let mut at = cell;
-        let mut index = end;
-        while index != source {
-            let (dx, dy) = MOVE_DELTAS[(nodes.stamp[index] & DIRECTION_MASK) as usize];
-            at = Cell::new(at.x.checked_add_signed(-dx)?, at.y.checked_add_signed(-dy)?);
-            index = grid.index(at)?;
-            cells.push(at);
-        }
+        let moves = Moves::new(grid.width());
+        let mut cells: Vec<Cell> = nodes
+            .walk_back(end as u32, source, &moves)
+            .into_iter()
+            .map(|index| grid.cell(index as usize))
+            .collect();
         if self.direction == FloodDirection::FromSource {
             cells.reverse();
         }

@@ -31,7 +31,12 @@ use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::time::TimeUpdateStrategy;
 use bevy::window::PrimaryWindow;
 use bevy_ecs_tilemap::prelude::*;
-use bevy_frontier::movingai::benchmark_cost;
+use bevy_frontier::core::movingai::benchmark_cost;
+use bevy_frontier::core::{Cell, MovingAiMap};
+use bevy_frontier::groups::SharedRoute;
+use bevy_frontier::maps::{CellLookup, MapView};
+use bevy_frontier::movement::Steering;
+use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 use bevy_frontier::tilemap::tilemap_layout;
 
@@ -118,7 +123,7 @@ fn main() -> AppExit {
                 ..default()
             }),
         TilemapPlugin,
-        FrontierPlugins,
+        FrontierPlugins::default(),
         DebugDrawPlugin,
         FrameTimeDiagnosticsPlugin::default(),
     ))
@@ -134,7 +139,7 @@ fn main() -> AppExit {
             (track_orders, show_selection, hud).chain(),
         )
             .chain()
-            .after(PathfindingSystems::Last),
+            .after(FrontierSystems::Last),
     );
     if options.screenshot.is_some() {
         // The same frames on every machine, however slow it renders.
@@ -487,8 +492,9 @@ fn camera_controls(
 fn keys(
     keys: Res<ButtonInput<KeyCode>>,
     mut settings: ResMut<PathfindingSettings>,
-    mut draw: ResMut<DebugDraw>,
+    mut gizmos: ResMut<GizmoConfigStore>,
 ) {
+    let (overlay, draw) = gizmos.config_mut::<FrontierGizmos>();
     if keys.just_pressed(KeyCode::Equal) || keys.just_pressed(KeyCode::NumpadAdd) {
         settings.nodes_per_frame = settings.nodes_per_frame.saturating_mul(2).min(1 << 20);
     }
@@ -496,11 +502,11 @@ fn keys(
         settings.nodes_per_frame = (settings.nodes_per_frame / 2).max(16);
     }
     if keys.just_pressed(KeyCode::F1) {
-        draw.enabled = !draw.enabled;
+        overlay.enabled = !overlay.enabled;
     }
     if keys.just_pressed(KeyCode::F2) {
         draw.regions = !draw.regions;
-        draw.enabled |= draw.regions;
+        overlay.enabled |= draw.regions;
     }
 }
 
@@ -536,13 +542,14 @@ fn hud(
     stats: Res<PathfindingStats>,
     times: Res<OrderTimes>,
     diagnostics: Res<DiagnosticsStore>,
-    draw: Res<DebugDraw>,
+    gizmos: Res<GizmoConfigStore>,
     selected: Query<(), With<Selected>>,
     mut text: Query<&mut Text, With<HudText>>,
 ) {
     let Ok(mut text) = text.single_mut() else {
         return;
     };
+    let (overlay, draw) = gizmos.config::<FrontierGizmos>();
     let fps = diagnostics
         .get(&FrameTimeDiagnosticsPlugin::FPS)
         .and_then(|fps| fps.smoothed())
@@ -569,7 +576,7 @@ fn hud(
         stats.queued,
         times.recent.len(),
         selected.iter().count(),
-        if draw.enabled { "on" } else { "off" },
+        if overlay.enabled { "on" } else { "off" },
         if draw.regions { "on" } else { "off" },
     );
 }
@@ -581,9 +588,9 @@ fn hud(
 fn script(
     options: Res<Options>,
     mut frame: Local<u32>,
-    mut draw: ResMut<DebugDraw>,
+    mut gizmos: ResMut<GizmoConfigStore>,
     units: Query<(Entity, &Unit, &Transform)>,
-    groups: Query<&MoveGroup>,
+    groups: Query<&SharedRoute>,
     terrain: Res<Terrain>,
     maps: Query<(&NavGrid, &GridLayout, &TileStorage)>,
     mut tiles: Query<(&mut TileCost, &mut TileTextureIndex)>,
@@ -597,7 +604,7 @@ fn script(
     };
     let last = options.frames;
     if *frame == 5 {
-        draw.enabled = true;
+        gizmos.config_mut::<FrontierGizmos>().0.enabled = true;
         // The red army crosses the river; the blue one goes east, alone.
         let goal = layout.cell_center(Cell::new(grid.width() * 3 / 4, grid.height() * 3 / 4));
         let red: Vec<Entity> = units

@@ -16,21 +16,84 @@
 //! tail's splice cell, so later ones do not walk through them. Units far from
 //! the centre or in another region get a [`PathRequest`] of their own to
 //! their slot instead.
+//!
+//! Membership is a Bevy relationship: a unit's [`GroupMember`] points at the
+//! group entity, whose [`GroupMembers`] Bevy keeps up to date, so a unit
+//! despawned, arrived, or given an order of its own is never left behind in
+//! a list.
 
 use std::collections::HashSet;
 
+use bevy::ecs::intern::Interned;
+use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-use crate::flood::{Flood, FloodDirection};
-use crate::grid::{Cell, NavGrid};
-use crate::layout::MapView;
+use crate::core::{Cell, Flood, FloodDirection, NavGrid, ScratchPool};
+use crate::maps::{MapView, Maps};
 use crate::movement::{
-    Arrived, Mover, Route, SharedWaypoints, Steering, cell_of, join_path, segment_clear, smooth,
+    Arrived, MovementPlugin, Mover, Route, SharedWaypoints, Steering, UnitArrived, join_path,
+    smooth,
 };
-use crate::plugin::PathfindingSettings;
-use crate::request::{PathRequest, PathResult, PathTarget};
-use crate::scheduler::{MapData, PathfindingStats, budget_left, locate, map_view, pick_named_map};
-use crate::search::ScratchPool;
+use crate::pathfinding::{PathRequest, PathResult, PathTarget, PathfindingStats, locate};
+use crate::schedule::{FrameBudget, FrontierSystems};
+
+/// Group moves: [`GroupMove`] orders become one shared path, heads and
+/// tails from two budgeted floods, and routes handed out a few dozen a
+/// frame.
+///
+/// # Systems
+/// - In [`FrontierSystems::Orders`]: `retire_groups` (despawns groups no
+///   unit is left in), then `start_group_moves` (reads [`GroupMove`]s).
+/// - In [`FrontierSystems::GroupRoutes`]: `splice_groups` (runs the floods
+///   on the frame's budget, before the searches, and gives members their
+///   routes).
+///
+/// Observers take a unit out of its group when it arrives or gets an order
+/// of its own.
+pub struct GroupsPlugin {
+    /// The schedule to run in; the one the other plugins run in.
+    pub schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl GroupsPlugin {
+    /// The plugin, running in `schedule`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl Default for GroupsPlugin {
+    fn default() -> Self {
+        Self::new(Update)
+    }
+}
+
+impl Plugin for GroupsPlugin {
+    fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<MovementPlugin>() {
+            app.add_plugins(MovementPlugin {
+                schedule: self.schedule,
+            });
+        }
+        app.register_type::<GroupMember>()
+            .register_type::<GroupMembers>()
+            .add_message::<GroupMove>()
+            .init_resource::<GroupScratch>()
+            .add_observer(leave_on_arrival)
+            .add_observer(leave_on_own_order)
+            .add_systems(
+                self.schedule,
+                (
+                    (retire_groups, start_group_moves)
+                        .chain()
+                        .in_set(FrontierSystems::Orders),
+                    splice_groups.in_set(FrontierSystems::GroupRoutes),
+                ),
+            );
+    }
+}
 
 /// An order for many [`Mover`]s to one goal, sent as a message:
 /// `commands.write_message(GroupMove::new(units, goal))`.
@@ -116,20 +179,36 @@ impl GroupMove {
 }
 
 /// On a unit that takes part in a group move: the group's entity, which
-/// holds a [`MoveGroup`]. Removed when the unit arrives, leaves the shared
+/// holds a [`SharedRoute`]. Removed when the unit arrives, leaves the shared
 /// path or gets an order of its own.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
+#[relationship(relationship_target = GroupMembers)]
 pub struct GroupMember {
-    /// The entity holding the group's [`MoveGroup`].
+    /// The entity holding the group's [`SharedRoute`].
     pub group: Entity,
 }
 
+/// On a group's entity: the units in it, in the order they were ordered,
+/// kept by Bevy from their [`GroupMember`]s.
+#[derive(Component, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component)]
+#[relationship_target(relationship = GroupMember)]
+pub struct GroupMembers(Vec<Entity>);
+
+impl GroupMembers {
+    /// The units still in the group.
+    pub fn units(&self) -> &[Entity] {
+        &self.0
+    }
+}
+
 /// A group move under way, on an entity of its own that also holds the
-/// [`PathRequest`] (and then the [`PathResult`]) of the shared path. It is
-/// despawned when no unit is left in the group.
+/// [`PathRequest`] (and then the [`PathResult`]) of the shared path and the
+/// [`GroupMembers`]. It is despawned when no unit is left in the group.
 #[derive(Component, Debug)]
-pub struct MoveGroup {
+pub struct SharedRoute {
+    /// Order of creation: groups are served first come, first served.
     sequence: u64,
     map: Entity,
     goal: Cell,
@@ -137,9 +216,7 @@ pub struct MoveGroup {
     splice_steps: u32,
     lanes: u8,
     lane_spacing: f32,
-    /// Units sharing the path.
-    members: Vec<Entity>,
-    /// End slots kept for them.
+    /// End slots kept for the members.
     slots: Vec<Cell>,
     /// Each unit's end slot, once given.
     assigned: Vec<(Entity, Cell)>,
@@ -171,7 +248,7 @@ struct Splice {
     version: u64,
 }
 
-impl MoveGroup {
+impl SharedRoute {
     /// The map the group moves on.
     pub fn map(&self) -> Entity {
         self.map
@@ -180,11 +257,6 @@ impl MoveGroup {
     /// The goal cell (the walkable cell nearest the order's goal).
     pub fn goal(&self) -> Cell {
         self.goal
-    }
-
-    /// The units sharing the path (others of the order got their own).
-    pub fn members(&self) -> &[Entity] {
-        &self.members
     }
 
     /// The end slot given to each unit of the order, solo units included
@@ -240,18 +312,13 @@ fn end_slots(grid: &NavGrid, goal: Cell, count: usize) -> Vec<Cell> {
     slots
 }
 
-fn octile(a: Cell, b: Cell) -> f32 {
-    let (dx, dy) = (a.x.abs_diff(b.x) as f32, a.y.abs_diff(b.y) as f32);
-    dx.max(dy) + (std::f32::consts::SQRT_2 - 1.0) * dx.min(dy)
-}
-
-/// `PathfindingSystems::First`: turns [`GroupMove`]s into a group entity
+/// `FrontierSystems::Orders`: turns [`GroupMove`]s into a group entity
 /// searching the shared path, members walking on instinct, and solo
 /// requests for the units too far away.
 pub(crate) fn start_group_moves(
     mut orders: MessageReader<GroupMove>,
     units: Query<&Transform, With<Mover>>,
-    maps: Query<MapData, Without<Mover>>,
+    maps: Maps,
     mut commands: Commands,
     mut sequence: Local<u64>,
 ) {
@@ -270,11 +337,10 @@ pub(crate) fn start_group_moves(
             for &(unit, _) in &movers {
                 commands
                     .entity(unit)
-                    .remove::<GroupMember>()
                     .insert(order.solo_request(order.goal, order.map));
             }
         };
-        let Ok((map, view)) = pick_named_map(order.map, &maps) else {
+        let Ok((map, view)) = maps.find(order.map) else {
             all_solo(&mut commands);
             continue;
         };
@@ -294,7 +360,8 @@ pub(crate) fn start_group_moves(
         let cells: Vec<Option<Cell>> = movers
             .iter()
             .map(|&(_, position)| {
-                cell_of(&view, position).filter(|&c| grid.region(c) == Some(region))
+                view.cell_at(position)
+                    .filter(|&c| grid.region(c) == Some(region))
             })
             .collect();
         // The centre: the walkable cell nearest their mean position.
@@ -302,12 +369,14 @@ pub(crate) fn start_group_moves(
         let count = in_region().count();
         let centre = (count > 0)
             .then(|| in_region().map(|(&(_, p), _)| p).sum::<Vec2>() / count as f32)
-            .and_then(|mean| cell_of(&view, mean))
+            .and_then(|mean| view.cell_at(mean))
             .and_then(|c| grid.nearest_walkable((c.x as i64, c.y as i64), Some(region)));
         let (mut members, mut solo) = (Vec::new(), Vec::new());
         for (&(unit, _), cell) in movers.iter().zip(&cells) {
             match (cell, centre) {
-                (Some(cell), Some(centre)) if octile(*cell, centre) <= order.max_spread => {
+                (Some(cell), Some(centre))
+                    if cell.octile_distance(centre) <= order.max_spread as f64 =>
+                {
                     members.push(unit)
                 }
                 _ => solo.push(unit),
@@ -327,7 +396,6 @@ pub(crate) fn start_group_moves(
             assigned.push((unit, slot));
             commands
                 .entity(unit)
-                .remove::<GroupMember>()
                 .insert(order.solo_request(PathTarget::Cell(slot), Some(map)));
         }
         if members.is_empty() {
@@ -349,7 +417,7 @@ pub(crate) fn start_group_moves(
         }
         let slots = (0..members.len()).map(slot).collect();
         commands.entity(group).insert((
-            MoveGroup {
+            SharedRoute {
                 sequence: *sequence,
                 map,
                 goal,
@@ -357,7 +425,6 @@ pub(crate) fn start_group_moves(
                 splice_steps: order.splice_steps,
                 lanes: order.lanes.max(1),
                 lane_spacing: order.lane_spacing,
-                members,
                 slots,
                 assigned,
                 shared: Vec::new(),
@@ -376,57 +443,66 @@ pub(crate) fn start_group_moves(
     }
 }
 
-/// Units still in `group`, and where they stand.
-fn current_members(
-    group: Entity,
-    members: &[Entity],
-    units: &Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
-) -> Vec<(Entity, Vec2)> {
+/// The movers a group's systems read and steer.
+type Units<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static Transform,
+        Option<&'static GroupMember>,
+        &'static mut Steering,
+    ),
+    With<Mover>,
+>;
+
+/// Members of a group still standing somewhere, and where.
+fn current_members(members: Option<&GroupMembers>, units: &Units) -> Vec<(Entity, Vec2)> {
     members
+        .map(GroupMembers::units)
+        .unwrap_or_default()
         .iter()
         .filter_map(|&unit| {
-            let (transform, member, _) = units.get(unit).ok()?;
-            (member?.group == group).then(|| (unit, transform.translation.truncate()))
+            let (transform, _, _) = units.get(unit).ok()?;
+            Some((unit, transform.translation.truncate()))
         })
         .collect()
 }
 
-/// `PathfindingSystems::Search`, before the plugin's own searches: groups
-/// whose shared path arrived start their floods, and floods run on the
-/// frame's node budget (first call on it). Finished floods give every
-/// member its route.
-#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+/// `FrontierSystems::GroupRoutes`, before the searches: groups whose shared
+/// path arrived start their floods, and floods run on the frame's node
+/// budget (first call on it). Finished floods give every member its route.
+#[allow(clippy::type_complexity)]
 pub(crate) fn splice_groups(
     mut groups: Query<(
         Entity,
-        &mut MoveGroup,
+        &mut SharedRoute,
+        Option<&GroupMembers>,
         Option<&PathResult>,
         &mut PathRequest,
     )>,
-    mut units: Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
-    maps: Query<MapData, Without<Mover>>,
-    settings: Res<PathfindingSettings>,
+    mut units: Units,
+    maps: Maps<Without<Mover>>,
+    mut budget: ResMut<FrameBudget>,
     mut stats: ResMut<PathfindingStats>,
     mut scratch: ResMut<GroupScratch>,
     mut commands: Commands,
 ) {
     let began = std::time::Instant::now();
     let mut order: Vec<_> = groups.iter_mut().collect();
-    order.sort_by_key(|(_, group, _, _)| group.sequence);
-    let mut budget = budget_left(&settings, &stats);
+    order.sort_by_key(|(_, group, _, _, _)| group.sequence);
     // Routes are handed out a few dozen a frame, so a big group does not
     // make one frame long.
     let mut routes_left = ROUTES_PER_FRAME;
     let mut splicing = order
         .iter()
-        .any(|(_, group, _, _)| matches!(group.stage, Stage::Splicing(_)));
-    for (entity, mut group, result, mut request) in order {
+        .any(|(_, group, _, _, _)| matches!(group.stage, Stage::Splicing(_)));
+    for (entity, mut group, members, result, mut request) in order {
         let group = &mut *group;
         if matches!(group.stage, Stage::Done) {
             continue;
         }
-        let Some(view) = map_view(&maps, group.map) else {
-            disband(entity, group, &units, &mut commands, &mut scratch.0);
+        let Some(view) = maps.get(group.map) else {
+            disband(group, members, &units, &mut commands, &mut scratch.0);
             continue;
         };
         let grid = view.grid;
@@ -452,7 +528,7 @@ pub(crate) fn splice_groups(
                 continue;
             };
             if !result.status.has_path() {
-                disband(entity, group, &units, &mut commands, &mut scratch.0);
+                disband(group, members, &units, &mut commands, &mut scratch.0);
                 continue;
             }
             if result.grid_version != grid.version() {
@@ -462,14 +538,14 @@ pub(crate) fn splice_groups(
             // Floods start only with budget to run on, and only one group
             // at a time sets up new scratch (grid-sized), so a frame where
             // many shared paths arrive does not stall allocating it.
-            if budget == 0 || splicing && scratch.0.len() < 2 {
+            if budget.left() == 0 || splicing && scratch.0.len() < 2 {
                 continue;
             }
             splicing = true;
-            match begin_splice(entity, group, &result.cells, &view, &units, &mut scratch.0) {
+            match begin_splice(group, members, &result.cells, &view, &units, &mut scratch.0) {
                 Some(splice) => group.stage = Stage::Splicing(Box::new(splice)),
                 None => {
-                    disband(entity, group, &units, &mut commands, &mut scratch.0);
+                    disband(group, members, &units, &mut commands, &mut scratch.0);
                     continue;
                 }
             }
@@ -483,16 +559,13 @@ pub(crate) fn splice_groups(
             replan(entity, group, &mut request, &mut commands, &mut scratch.0);
             continue;
         }
-        let mut spent = 0;
         for flood in [&mut splice.head, &mut splice.tail] {
             let before = flood.expansions();
-            flood.step(grid, budget);
+            flood.step(grid, budget.slice());
             let used = flood.expansions() - before;
-            budget = budget.saturating_sub(used.min(u32::MAX as u64) as u32);
-            spent += used;
+            budget.spend(used);
+            group.flood_expansions += used;
         }
-        stats.frame_expansions += spent;
-        group.flood_expansions += spent;
         if splice.head.is_finished() && splice.tail.is_finished() {
             let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) else {
                 continue;
@@ -514,7 +587,7 @@ fn scratch_back(splice: Splice, pool: &mut ScratchPool) {
 /// Asks for the shared path again, on the grid as it is now.
 fn replan(
     entity: Entity,
-    group: &mut MoveGroup,
+    group: &mut SharedRoute,
     request: &mut Mut<PathRequest>,
     commands: &mut Commands,
     pool: &mut ScratchPool,
@@ -529,9 +602,9 @@ fn replan(
 /// Ends a group move that cannot share a path: every unit still in it gets
 /// a request of its own to its end slot.
 fn disband(
-    entity: Entity,
-    group: &mut MoveGroup,
-    units: &Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+    group: &mut SharedRoute,
+    members: Option<&GroupMembers>,
+    units: &Units,
     commands: &mut Commands,
     pool: &mut ScratchPool,
 ) {
@@ -539,19 +612,17 @@ fn disband(
         scratch_back(*splice, pool);
     }
     let slots = group.slots.clone();
-    for (i, (unit, _)) in current_members(entity, &group.members, units)
-        .into_iter()
-        .enumerate()
-    {
+    for (i, (unit, _)) in current_members(members, units).into_iter().enumerate() {
         let slot = slots.get(i).copied().unwrap_or(group.goal);
         send_alone(group, unit, slot, commands);
     }
 }
 
-/// Gives `unit` its own request to `slot`.
-fn send_alone(group: &mut MoveGroup, unit: Entity, slot: Cell, commands: &mut Commands) {
+/// Gives `unit` its own request to `slot` (which takes it out of the
+/// group).
+fn send_alone(group: &mut SharedRoute, unit: Entity, slot: Cell, commands: &mut Commands) {
     group.assigned.push((unit, slot));
-    commands.entity(unit).remove::<GroupMember>().insert(
+    commands.entity(unit).insert(
         PathRequest::new(slot)
             .on_map(group.map)
             .with_priority(group.priority),
@@ -562,17 +633,17 @@ fn send_alone(group: &mut MoveGroup, unit: Entity, slot: Cell, commands: &mut Co
 /// splice cell from every member, and from its tail splice cell to every
 /// slot. `None` when no member is left.
 fn begin_splice(
-    entity: Entity,
-    group: &MoveGroup,
+    group: &SharedRoute,
+    members: Option<&GroupMembers>,
     path: &[Cell],
     view: &MapView,
-    units: &Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+    units: &Units,
     pool: &mut ScratchPool,
 ) -> Option<Splice> {
     let grid = view.grid;
-    let members: Vec<(Entity, Cell)> = current_members(entity, &group.members, units)
+    let members: Vec<(Entity, Cell)> = current_members(members, units)
         .into_iter()
-        .filter_map(|(unit, position)| Some((unit, cell_of(view, position)?)))
+        .filter_map(|(unit, position)| Some((unit, view.cell_at(position)?)))
         .collect();
     if members.is_empty() || path.is_empty() {
         return None;
@@ -585,20 +656,20 @@ fn begin_splice(
     let cost = grid.max_walkable_cost().max(1) as f64;
     let member_reach = members
         .iter()
-        .map(|&(_, cell)| octile(cell, head_cell))
-        .fold(0.0f32, f32::max);
+        .map(|&(_, cell)| cell.octile_distance(head_cell))
+        .fold(0.0, f64::max);
     let slot_reach = group
         .slots
         .iter()
-        .map(|&slot| octile(slot, tail_cell))
-        .fold(0.0f32, f32::max);
+        .map(|&slot| slot.octile_distance(tail_cell))
+        .fold(0.0, f64::max);
     let head = Flood::with_scratch(
         pool.take(),
         grid,
         head_cell,
         FloodDirection::ToSource,
         members.iter().map(|&(_, cell)| cell),
-        Some(2.0 * (member_reach as f64 + 2.0) * cost),
+        Some(2.0 * (member_reach + 2.0) * cost),
     )
     .ok()?;
     let tail = Flood::with_scratch(
@@ -607,7 +678,7 @@ fn begin_splice(
         tail_cell,
         FloodDirection::FromSource,
         group.slots.iter().copied(),
-        Some(2.0 * (slot_reach as f64 + 2.0) * cost),
+        Some(2.0 * (slot_reach + 2.0) * cost),
     )
     .ok()?;
     Some(Splice {
@@ -623,7 +694,7 @@ fn begin_splice(
 /// Shares the path once the floods are done: the middle, its lanes, and
 /// which slot each member gets. The first to arrive (cheapest head) get the
 /// slots deepest past the tail splice cell.
-fn prepare_routes(group: &mut MoveGroup, splice: &Splice, view: &MapView) -> Handout {
+fn prepare_routes(group: &mut SharedRoute, splice: &Splice, view: &MapView) -> Handout {
     let grid = view.grid;
     let Splice {
         path,
@@ -701,10 +772,10 @@ struct Handout {
 /// how many it handled.
 fn assign_routes(
     entity: Entity,
-    group: &mut MoveGroup,
+    group: &mut SharedRoute,
     handout: &mut Handout,
     view: &MapView,
-    units: &mut Query<(&Transform, Option<&GroupMember>, &mut Steering), With<Mover>>,
+    units: &mut Units,
     commands: &mut Commands,
     limit: usize,
 ) -> usize {
@@ -732,7 +803,7 @@ fn assign_routes(
         // Where the unit stands now: it has walked on instinct since the
         // floods saw it on `cell`.
         let here = transform.translation.truncate();
-        let now = cell_of(view, here).unwrap_or(cell);
+        let now = view.cell_at(here).unwrap_or(cell);
         let mut tail_waypoints = smooth(view, tail_cells);
         tail_waypoints.remove(0);
         let route = match join_shared(view, here, now, lane) {
@@ -766,8 +837,9 @@ fn assign_routes(
 fn join_shared(view: &MapView, here: Vec2, cell: Cell, lane: &[Vec2]) -> Option<usize> {
     const LOOK_AHEAD: usize = 4;
     (1..lane.len().min(LOOK_AHEAD + 1)).rev().find(|&i| {
-        cell_of(view, lane[i]).is_some_and(|target| view.grid.line_of_sight(cell, target))
-            && segment_clear(view, here, lane[i])
+        view.cell_at(lane[i])
+            .is_some_and(|target| view.grid.line_of_sight(cell, target))
+            && view.segment_clear(here, lane[i])
     })
 }
 
@@ -792,12 +864,12 @@ fn lane_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> SharedWaypoin
                 to - direction * inset + side,
             );
             let last = *lane.last().unwrap_or(&from);
-            let walkable = |p: Vec2| cell_of(view, p).is_some_and(|c| view.grid.is_walkable(c));
+            let walkable = |p: Vec2| view.cell_at(p).is_some_and(|c| view.grid.is_walkable(c));
             if walkable(a)
                 && walkable(b)
-                && segment_clear(view, last, a)
-                && segment_clear(view, a, b)
-                && segment_clear(view, b, to)
+                && view.segment_clear(last, a)
+                && view.segment_clear(a, b)
+                && view.segment_clear(b, to)
             {
                 lane.extend([a, b]);
             }
@@ -807,23 +879,39 @@ fn lane_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> SharedWaypoin
     lane.into()
 }
 
-/// `PathfindingSystems::First`: despawns groups no unit is left in.
+/// `FrontierSystems::Orders`: despawns groups no unit is left in (Bevy
+/// removes [`GroupMembers`] with the last member).
 pub(crate) fn retire_groups(
-    mut groups: Query<(Entity, &mut MoveGroup)>,
-    members: Query<&GroupMember>,
+    mut groups: Query<(Entity, &mut SharedRoute), Without<GroupMembers>>,
     mut scratch: ResMut<GroupScratch>,
     mut commands: Commands,
 ) {
     for (entity, mut group) in &mut groups {
-        let left = group
-            .members
-            .iter()
-            .any(|&unit| members.get(unit).is_ok_and(|m| m.group == entity));
-        if !left {
-            if let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) {
-                scratch_back(*splice, &mut scratch.0);
-            }
-            commands.entity(entity).despawn();
+        if let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) {
+            scratch_back(*splice, &mut scratch.0);
         }
+        commands.entity(entity).despawn();
+    }
+}
+
+/// A unit that arrived is no longer in its group.
+fn leave_on_arrival(
+    arrived: On<UnitArrived>,
+    members: Query<(), With<GroupMember>>,
+    mut commands: Commands,
+) {
+    if members.contains(arrived.entity) {
+        commands.entity(arrived.entity).try_remove::<GroupMember>();
+    }
+}
+
+/// A unit given an order of its own (a [`PathRequest`]) leaves its group.
+fn leave_on_own_order(
+    order: On<Insert, PathRequest>,
+    members: Query<(), With<GroupMember>>,
+    mut commands: Commands,
+) {
+    if members.contains(order.entity) {
+        commands.entity(order.entity).try_remove::<GroupMember>();
     }
 }

@@ -1,23 +1,20 @@
 //! The request queue and the per-frame budget loop behind
-//! [`PathfindingPlugin`](crate::plugin::PathfindingPlugin).
+//! [`PathfindingPlugin`](super::PathfindingPlugin).
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use bevy::diagnostic::Diagnostics;
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-use crate::grid::{Cell, GridChanges, NavGrid};
-use crate::layout::{CellLookup, GridLayout, MapView};
-use crate::plugin::{
-    EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, PathfindingSettings, QUEUED, SEARCH_MS,
-};
-use crate::request::{
-    InvalidReason, PathInvalidated, PathReady, PathReadyMessage, PathRequest, PathResult,
-    PathStatus, PathTarget, Unreachable,
-};
-use crate::search::{ScratchPool, Search, SearchConfig, SearchStatus};
+use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
+use super::request::{PathRequest, PathTarget, Unreachable};
+use super::result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
+use crate::core::{Cell, GridChanges, NavGrid, ScratchPool, Search, SearchConfig, SearchStatus};
+use crate::maps::{CellLookup, MapView, Maps};
+use crate::schedule::{FrameBudget, PathfindingSettings};
 
 /// A request resolved to cells, waiting for or holding a search.
 #[derive(Clone, Debug)]
@@ -86,8 +83,9 @@ pub struct PathfindingQueue {
     /// Runs of the plugin's schedule so far.
     frame: u64,
     next_ticket: u64,
-    /// The live request of each entity that has one waiting or in flight.
-    tickets: EntityHashMap<u64>,
+    /// Entities with a request waiting or in flight, so that cancelling the
+    /// many that have none skips the scans.
+    live: EntityHashSet,
     waiting: Vec<Job>,
     in_flight: Vec<Flight>,
     pool: ScratchPool,
@@ -127,7 +125,7 @@ impl PathfindingQueue {
     }
 
     fn cancel(&mut self, entity: Entity) {
-        if self.tickets.remove(&entity).is_none() {
+        if !self.live.remove(&entity) {
             return;
         }
         self.waiting.retain(|job| job.entity != entity);
@@ -146,10 +144,6 @@ pub struct PathfindingStats {
     /// Wall-clock time the plugin's request and search systems took in the
     /// last frame.
     pub frame_time: Duration,
-    /// Searches in flight at the end of the last frame.
-    pub in_flight: usize,
-    /// Requests waiting at the end of the last frame.
-    pub queued: usize,
     /// Results delivered in the last frame.
     pub delivered: usize,
     /// Results delivered since the app started.
@@ -171,58 +165,6 @@ impl PathfindingStats {
     pub fn mean_frames_waited(&self) -> Option<f64> {
         (self.delivered > 0).then(|| self.frames_waited_sum as f64 / self.delivered as f64)
     }
-}
-
-/// What the plugin reads of a map entity.
-pub(crate) type MapData = (
-    Entity,
-    &'static NavGrid,
-    &'static GridLayout,
-    Option<&'static Transform>,
-);
-
-/// Resolves a map entity for a request: the named one, or the only one.
-pub(crate) fn pick_map<'a, F: bevy::ecs::query::QueryFilter>(
-    request: &PathRequest,
-    maps: &'a Query<MapData, F>,
-) -> Result<(Entity, MapView<'a>), InvalidReason> {
-    pick_named_map(request.map, maps)
-}
-
-/// The view of the map `map`, if it is one.
-pub(crate) fn map_view<'a, F: bevy::ecs::query::QueryFilter>(
-    maps: &'a Query<MapData, F>,
-    map: Entity,
-) -> Option<MapView<'a>> {
-    let (_, grid, layout, transform) = maps.get(map).ok()?;
-    Some(MapView::new(grid, layout, transform))
-}
-
-/// Node budget left this frame: the settings' budget less what was spent
-/// (group floods run first and spend part of it).
-pub(crate) fn budget_left(settings: &PathfindingSettings, stats: &PathfindingStats) -> u32 {
-    let spent = stats.frame_expansions.min(u32::MAX as u64) as u32;
-    settings.nodes_per_frame.saturating_sub(spent)
-}
-
-/// Resolves a map entity: the named one, or the only one.
-pub(crate) fn pick_named_map<'a, F: bevy::ecs::query::QueryFilter>(
-    map: Option<Entity>,
-    maps: &'a Query<MapData, F>,
-) -> Result<(Entity, MapView<'a>), InvalidReason> {
-    let found = match map {
-        Some(map) => maps.get(map).map_err(|_| InvalidReason::NoMap)?,
-        None => {
-            let mut all = maps.iter();
-            match (all.next(), all.next()) {
-                (Some(only), None) => only,
-                (None, _) => return Err(InvalidReason::NoMap),
-                (Some(_), Some(_)) => return Err(InvalidReason::AmbiguousMap),
-            }
-        }
-    };
-    let (entity, grid, layout, transform) = found;
-    Ok((entity, MapView::new(grid, layout, transform)))
 }
 
 /// The cell of a start or goal, or why there is none.
@@ -328,28 +270,29 @@ fn plan(
 }
 
 /// Hands results to their units: component, event and message.
-struct Delivery<'w, 's, 'a> {
+#[derive(SystemParam)]
+pub(crate) struct Delivery<'w, 's> {
     commands: Commands<'w, 's>,
-    messages: MessageWriter<'a, PathReadyMessage>,
-    stats: &'a mut PathfindingStats,
+    messages: MessageWriter<'w, PathReady>,
+    stats: ResMut<'w, PathfindingStats>,
 }
 
-impl Delivery<'_, '_, '_> {
+impl Delivery<'_, '_> {
     fn send(&mut self, entity: Entity, result: PathResult) {
         self.stats.delivered += 1;
         self.stats.delivered_total += 1;
         self.stats.frames_waited_sum += result.frames_waited as u64;
         self.stats.max_frames_waited = self.stats.max_frames_waited.max(result.frames_waited);
-        self.messages.write(PathReadyMessage {
+        let ready = PathReady {
             entity,
             status: result.status,
             expansions: result.expansions,
             frames_waited: result.frames_waited,
-        });
-        let status = result.status;
+        };
+        self.messages.write(ready);
         if let Ok(mut unit) = self.commands.get_entity(entity) {
             unit.try_insert(result);
-            self.commands.trigger(PathReady { entity, status });
+            self.commands.trigger(ready);
         }
     }
 }
@@ -378,16 +321,13 @@ fn path_result(
 
 /// `Collect`: reads removed and new or changed requests. Bad ones and
 /// those needing no search are answered now; the rest wait in the queue.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn collect_requests(
     mut queue: ResMut<PathfindingQueue>,
     mut removed: RemovedComponents<PathRequest>,
     still_requesting: Query<(), With<PathRequest>>,
     changed: Query<(Entity, &PathRequest, Option<&Transform>), Changed<PathRequest>>,
-    maps: Query<MapData>,
-    commands: Commands,
-    messages: MessageWriter<PathReadyMessage>,
-    mut stats: ResMut<PathfindingStats>,
+    maps: Maps,
+    mut delivery: Delivery,
 ) {
     let began = Instant::now();
     let queue = &mut *queue;
@@ -398,17 +338,12 @@ pub(crate) fn collect_requests(
             queue.cancel(entity);
         }
     }
-    let mut delivery = Delivery {
-        commands,
-        messages,
-        stats: &mut stats,
-    };
     for (entity, request, transform) in &changed {
         queue.cancel(entity);
-        let (map, view) = match pick_map(request, &maps) {
+        let (map, view) = match maps.find(request.map) {
             Ok(found) => found,
-            Err(reason) => {
-                let result = PathResult::without_path(PathStatus::Invalid(reason), None, 0);
+            Err(error) => {
+                let result = PathResult::without_path(PathStatus::Invalid(error.into()), None, 0);
                 delivery.send(entity, result);
                 continue;
             }
@@ -440,7 +375,7 @@ pub(crate) fn collect_requests(
             } => {
                 let ticket = queue.next_ticket;
                 queue.next_ticket += 1;
-                queue.tickets.insert(entity, ticket);
+                queue.live.insert(entity);
                 let frame_requested = queue.frame;
                 queue.waiting.push(Job {
                     entity,
@@ -457,48 +392,35 @@ pub(crate) fn collect_requests(
             }
         }
     }
-    stats.frame_time += began.elapsed();
+    delivery.stats.frame_time += began.elapsed();
 }
 
-/// `Search`: spends the frame's node budget on the best search in flight,
-/// then the next, admitting waiting requests as slots free up, and
-/// delivers what finishes.
-#[allow(clippy::too_many_arguments)]
+/// `Search`: spends what is left of the frame's node budget on the best
+/// search in flight, then the next, admitting waiting requests as slots
+/// free up, and delivers what finishes.
 pub(crate) fn run_searches(
     mut queue: ResMut<PathfindingQueue>,
     settings: Res<PathfindingSettings>,
-    maps: Query<MapData>,
-    commands: Commands,
-    messages: MessageWriter<PathReadyMessage>,
+    mut budget: ResMut<FrameBudget>,
+    maps: Maps,
+    mut delivery: Delivery,
     mut diagnostics: Diagnostics,
-    mut stats: ResMut<PathfindingStats>,
 ) {
     let began = Instant::now();
     let queue = &mut *queue;
     let frame = queue.frame;
     let aging = settings.aging_frames;
-    let config = SearchConfig {
-        heuristic_weight: settings.heuristic_weight,
-        max_expansions: settings.max_expansions_per_request,
-        jump_points: settings.jump_points,
-    };
+    let config = search_config(&settings);
     let slots = settings.max_in_flight.max(1);
-    let mut budget = budget_left(&settings, &stats);
-    let mut delivery = Delivery {
-        commands,
-        messages,
-        stats: &mut stats,
-    };
-    let mut spent = 0u64;
 
-    while budget > 0 {
+    while budget.left() > 0 {
         admit(queue, slots, frame, aging, &maps, &mut delivery);
         let Some(index) =
             (0..queue.in_flight.len()).max_by_key(|&i| queue.in_flight[i].job.rank(frame, aging))
         else {
             break;
         };
-        let Some(view) = map_view(&maps, queue.in_flight[index].job.map) else {
+        let Some(view) = maps.get(queue.in_flight[index].job.map) else {
             let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
             answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, &mut delivery);
             continue;
@@ -510,72 +432,49 @@ pub(crate) fn run_searches(
             // (the goal may now be a wall, or reachable after all) and
             // start over.
             let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
-            queue.tickets.remove(&job.entity);
+            queue.live.remove(&job.entity);
             requeue(queue, job, grid, &view, frame, &mut delivery);
             continue;
         }
-        let slice = match settings.max_frame_time {
-            Some(_) => budget.min(PathfindingSettings::TIME_CHECK_INTERVAL),
-            None => budget,
-        };
-        let search = match &mut flight.search {
-            Some(search) => search,
-            None => match Search::new_in(
-                &mut queue.pool,
-                grid,
-                flight.job.start,
-                flight.job.goal,
-                config,
-            ) {
-                Ok(search) => flight.search.insert(search),
-                // `plan` checked both cells on this very grid version.
-                Err(error) => {
-                    warn!(
-                        "bevy_frontier: search for {} refused: {error}",
-                        flight.job.entity
-                    );
-                    let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
-                    answer_invalid(
-                        queue,
-                        &job,
-                        InvalidReason::NoWalkableStart,
-                        frame,
-                        &mut delivery,
-                    );
-                    continue;
-                }
-            },
-        };
+        let slice = budget.slice();
+        let job = &flight.job;
+        // `plan` chose both cells on this very grid version; a search is
+        // set up only now that it gets budget.
+        let search = flight.search.get_or_insert_with(|| {
+            Search::planned(&mut queue.pool, grid, job.start, job.goal, config)
+        });
         let before = search.expansions();
         let status = search.step(grid, slice);
-        let used = search.expansions() - before;
-        budget = budget.saturating_sub(used as u32);
-        spent += used;
+        budget.spend(search.expansions() - before);
         if status.is_finished() {
-            let flight = queue.in_flight.swap_remove(index);
-            deliver_search(queue, flight, &view, frame, &mut delivery);
-        }
-        if settings
-            .max_frame_time
-            .is_some_and(|cap| began.elapsed() >= cap)
-        {
-            break;
+            let Flight { job, search } = queue.in_flight.swap_remove(index);
+            if let Some(search) = search {
+                deliver_search(queue, job, search, &view, frame, &mut delivery);
+            }
         }
     }
     // Fill free slots so the queue count says what truly waits.
     admit(queue, slots, frame, aging, &maps, &mut delivery);
 
-    stats.frame_expansions += spent;
+    let stats = &mut *delivery.stats;
+    stats.frame_expansions = budget.spent();
     let spent = stats.frame_expansions;
     stats.frame_time += began.elapsed();
-    stats.in_flight = queue.in_flight.len();
-    stats.queued = queue.waiting.len();
     diagnostics.add_measurement(&EXPANSIONS, || spent as f64);
     diagnostics.add_measurement(&IN_FLIGHT, || queue.in_flight.len() as f64);
     diagnostics.add_measurement(&QUEUED, || queue.waiting.len() as f64);
     diagnostics.add_measurement(&SEARCH_MS, || stats.frame_time.as_secs_f64() * 1000.0);
     if let Some(mean) = stats.mean_frames_waited() {
         diagnostics.add_measurement(&FRAMES_TO_RESULT, || mean);
+    }
+}
+
+/// How searches run under `settings`.
+fn search_config(settings: &PathfindingSettings) -> SearchConfig {
+    SearchConfig {
+        heuristic_weight: settings.heuristic_weight,
+        max_expansions: settings.max_expansions_per_request,
+        jump_points: settings.jump_points,
     }
 }
 
@@ -587,7 +486,7 @@ fn admit(
     slots: usize,
     frame: u64,
     aging: u32,
-    maps: &Query<MapData>,
+    maps: &Maps,
     delivery: &mut Delivery,
 ) {
     loop {
@@ -611,13 +510,13 @@ fn admit(
             continue;
         }
         let job = queue.waiting.swap_remove(best);
-        let Some(view) = map_view(maps, job.map) else {
+        let Some(view) = maps.get(job.map) else {
             answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, delivery);
             continue;
         };
         let grid = view.grid;
         if job.grid_version != grid.version() {
-            queue.tickets.remove(&job.entity);
+            queue.live.remove(&job.entity);
             requeue(queue, job, grid, &view, frame, delivery);
             continue;
         }
@@ -652,7 +551,7 @@ fn requeue(
             job.start = start;
             job.goal = goal;
             job.grid_version = grid.version();
-            queue.tickets.insert(job.entity, job.ticket);
+            queue.live.insert(job.entity);
             queue.waiting.push(job);
         }
     }
@@ -666,7 +565,7 @@ fn answer_invalid(
     frame: u64,
     delivery: &mut Delivery,
 ) {
-    queue.tickets.remove(&job.entity);
+    queue.live.remove(&job.entity);
     let waited = (frame - job.frame_requested) as u32;
     let result = PathResult::without_path(PathStatus::Invalid(reason), Some(job.map), waited);
     delivery.send(job.entity, result);
@@ -674,18 +573,13 @@ fn answer_invalid(
 
 fn deliver_search(
     queue: &mut PathfindingQueue,
-    flight: Flight,
+    job: Job,
+    mut search: Search,
     view: &MapView,
     frame: u64,
     delivery: &mut Delivery,
 ) {
-    let Flight { job, search } = flight;
-    let Some(mut search) = search else {
-        // Never stepped: nothing was found.
-        answer_invalid(queue, &job, InvalidReason::NoWalkableStart, frame, delivery);
-        return;
-    };
-    queue.tickets.remove(&job.entity);
+    queue.live.remove(&job.entity);
     let redirected = job.goal != job.requested_goal;
     let status = match search.status() {
         SearchStatus::Found if redirected => PathStatus::NearestReachable,
@@ -713,19 +607,11 @@ pub(crate) fn invalidate_paths(
     mut maps: Query<(Entity, &mut NavGrid)>,
     mut results: Query<(Entity, &mut PathResult)>,
     mut commands: Commands,
+    mut messages: MessageWriter<PathInvalidated>,
     mut stats: ResMut<PathfindingStats>,
 ) {
     let began = Instant::now();
     stats.begin_frame();
-    flag_crossed_paths(&mut maps, &mut results, &mut commands);
-    stats.frame_time += began.elapsed();
-}
-
-fn flag_crossed_paths(
-    maps: &mut Query<(Entity, &mut NavGrid)>,
-    results: &mut Query<(Entity, &mut PathResult)>,
-    commands: &mut Commands,
-) {
     let mut changed: EntityHashMap<Option<HashSet<Cell>>> = EntityHashMap::default();
     for (map, mut grid) in maps.iter_mut() {
         match grid.bypass_change_detection().take_changes() {
@@ -738,23 +624,25 @@ fn flag_crossed_paths(
             }
         }
     }
-    if changed.is_empty() {
-        return;
-    }
-    for (entity, mut result) in results.iter_mut() {
-        if result.invalidated || result.cells.is_empty() {
-            continue;
+    if !changed.is_empty() {
+        for (entity, mut result) in results.iter_mut() {
+            if result.invalidated || result.cells.is_empty() {
+                continue;
+            }
+            let Some(cells) = result.map.and_then(|map| changed.get(&map)) else {
+                continue;
+            };
+            let crossed = match cells {
+                Some(cells) => result.cells.iter().any(|c| cells.contains(c)),
+                None => true,
+            };
+            if crossed {
+                result.invalidated = true;
+                let event = PathInvalidated { entity };
+                messages.write(event);
+                commands.trigger(event);
+            }
         }
-        let Some(cells) = result.map.and_then(|map| changed.get(&map)) else {
-            continue;
-        };
-        let crossed = match cells {
-            Some(cells) => result.cells.iter().any(|c| cells.contains(c)),
-            None => true,
-        };
-        if crossed {
-            result.invalidated = true;
-            commands.trigger(PathInvalidated { entity });
-        }
     }
+    stats.frame_time += began.elapsed();
 }

@@ -1,35 +1,48 @@
-//! A gizmo overlay (feature `debug_draw`): each unit's route, the shared
-//! paths of group moves, the frontier of every search in flight, and the
-//! map's connected regions.
+//! A gizmo overlay: each unit's route, the shared paths of group moves, the
+//! frontier of every search in flight, and the map's connected regions.
+//! Needs the `debug_draw` feature.
+//!
+//! The overlay is a gizmo config group, [`FrontierGizmos`]: turn it on and
+//! choose what it draws through Bevy's `GizmoConfigStore`:
+//!
+//! ```
+//! use bevy::prelude::*;
+//! use bevy_frontier::debug::FrontierGizmos;
+//!
+//! fn toggle_overlay(mut store: ResMut<GizmoConfigStore>) {
+//!     let (config, overlay) = store.config_mut::<FrontierGizmos>();
+//!     config.enabled = !config.enabled;
+//!     overlay.regions = false;
+//! }
+//! # bevy::ecs::system::assert_is_system(toggle_overlay);
+//! ```
 
 use bevy::prelude::*;
 
-use crate::group::MoveGroup;
-use crate::layout::MapView;
+use crate::groups::SharedRoute;
+use crate::maps::Maps;
 use crate::movement::{Mover, Steering};
-use crate::scheduler::{MapData, PathfindingQueue, map_view};
+use crate::pathfinding::PathfindingQueue;
 
-/// What the overlay draws; flip [`DebugDraw::enabled`] to show or hide it.
-#[derive(Resource, Clone, Debug, PartialEq, Reflect)]
-#[reflect(Resource)]
-pub struct DebugDraw {
-    /// Draw anything at all.
-    pub enabled: bool,
+/// What the overlay draws. Off until its `GizmoConfig` is enabled.
+#[derive(Reflect, GizmoConfigGroup, Clone, Debug, PartialEq)]
+#[reflect(Default)]
+pub struct FrontierGizmos {
     /// Each moving unit's way: its route, or a line to its goal while it
     /// walks on instinct.
     pub paths: bool,
-    /// The shared middle (every lane) of each group move, and its goal.
+    /// The shared middle (every lane) of each group move, its goal and its
+    /// end slots.
     pub groups: bool,
-    /// The open cells of every search in flight this frame.
+    /// The open cells of every search in flight.
     pub searches: bool,
     /// Every walkable cell, coloured by its connected region.
     pub regions: bool,
 }
 
-impl Default for DebugDraw {
+impl Default for FrontierGizmos {
     fn default() -> Self {
         Self {
-            enabled: false,
             paths: true,
             groups: true,
             searches: true,
@@ -38,22 +51,29 @@ impl Default for DebugDraw {
     }
 }
 
-/// Adds [`DebugDraw`] and the systems that draw it (in `PostUpdate`).
+/// Adds the [`FrontierGizmos`] config group, disabled, and the systems that
+/// draw it (in `PostUpdate`, only while it is enabled).
 pub struct DebugDrawPlugin;
 
 impl Plugin for DebugDrawPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<DebugDraw>()
-            .register_type::<DebugDraw>()
-            .add_systems(
-                PostUpdate,
-                (draw_regions, draw_searches, draw_groups, draw_paths)
-                    .run_if(|draw: Res<DebugDraw>| draw.enabled),
-            );
+        app.insert_gizmo_config(
+            FrontierGizmos::default(),
+            GizmoConfig {
+                enabled: false,
+                ..default()
+            },
+        )
+        .add_systems(
+            PostUpdate,
+            (draw_regions, draw_searches, draw_groups, draw_paths).run_if(overlay_enabled),
+        );
     }
 }
 
-type Maps<'w, 's> = Query<'w, 's, MapData>;
+fn overlay_enabled(store: Res<GizmoConfigStore>) -> bool {
+    store.config::<FrontierGizmos>().0.enabled
+}
 
 /// A distinct, stable colour for a number.
 fn hue(n: u32) -> f32 {
@@ -61,11 +81,10 @@ fn hue(n: u32) -> f32 {
 }
 
 fn draw_paths(
-    draw: Res<DebugDraw>,
     units: Query<(&Transform, &Steering), With<Mover>>,
-    mut gizmos: Gizmos,
+    mut gizmos: Gizmos<FrontierGizmos>,
 ) {
-    if !draw.paths {
+    if !gizmos.config_ext.paths {
         return;
     }
     for (transform, steering) in &units {
@@ -85,12 +104,12 @@ fn draw_paths(
     }
 }
 
-fn draw_groups(draw: Res<DebugDraw>, groups: Query<&MoveGroup>, maps: Maps, mut gizmos: Gizmos) {
-    if !draw.groups {
+fn draw_groups(groups: Query<&SharedRoute>, maps: Maps, mut gizmos: Gizmos<FrontierGizmos>) {
+    if !gizmos.config_ext.groups {
         return;
     }
     for group in &groups {
-        let Some(view) = map_view(&maps, group.map()) else {
+        let Some(view) = maps.get(group.map()) else {
             continue;
         };
         let cell = view.layout.cell_size.min_element().abs();
@@ -115,16 +134,15 @@ fn draw_groups(draw: Res<DebugDraw>, groups: Query<&MoveGroup>, maps: Maps, mut 
 }
 
 fn draw_searches(
-    draw: Res<DebugDraw>,
     queue: Option<Res<PathfindingQueue>>,
     maps: Maps,
-    mut gizmos: Gizmos,
+    mut gizmos: Gizmos<FrontierGizmos>,
 ) {
-    let Some(queue) = queue.filter(|_| draw.searches) else {
+    let Some(queue) = queue.filter(|_| gizmos.config_ext.searches) else {
         return;
     };
     for (_, map, search) in queue.searches() {
-        let Some(view) = map_view(&maps, map) else {
+        let Some(view) = maps.get(map) else {
             continue;
         };
         let size = view.layout.cell_size.abs() * 0.8;
@@ -139,13 +157,13 @@ fn draw_searches(
     }
 }
 
-fn draw_regions(draw: Res<DebugDraw>, maps: Maps, mut gizmos: Gizmos) {
-    if !draw.regions {
+fn draw_regions(maps: Maps, mut gizmos: Gizmos<FrontierGizmos>) {
+    if !gizmos.config_ext.regions {
         return;
     }
-    for (_, grid, layout, transform) in &maps {
-        let view = MapView::new(grid, layout, transform);
-        let size = layout.cell_size.abs() * 0.6;
+    for (_, view) in maps.iter() {
+        let grid = view.grid;
+        let size = view.layout.cell_size.abs() * 0.6;
         for index in 0..grid.cell_count() {
             let cell = grid.cell(index);
             if let Some(region) = grid.region(cell) {

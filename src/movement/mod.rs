@@ -9,18 +9,22 @@
 //! straight segments between waypoints that see each other. A path cut by a
 //! map change is planned again while the unit carries on by instinct.
 
-use std::sync::Arc;
+mod route;
 
 use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-use crate::grid::Cell;
-use crate::group::{self, GroupMember, GroupMove, GroupScratch};
-use crate::layout::{CellLookup, MapView};
-use crate::plugin::PathfindingSystems;
-use crate::request::{PathRequest, PathResult, PathTarget};
-use crate::scheduler::{self, MapData, map_view, pick_map};
+pub use route::{Route, SharedWaypoints};
+
+use crate::core::Cell;
+use crate::maps::{MapView, Maps};
+use crate::pathfinding::{PathRequest, PathResult, PathTarget, PathfindingPlugin};
+use crate::schedule::FrontierSystems;
+
+/// The maps, as the movement systems read them beside the units'
+/// transforms.
+type MapsBesideUnits<'w, 's> = Maps<'w, 's, Without<Mover>>;
 
 /// A unit that walks: put it with a `Transform` and give it
 /// [`PathRequest`]s.
@@ -75,149 +79,63 @@ impl Steering {
     }
 }
 
-/// The corners a [`Mover`] still has to walk to, in world space: its own
-/// waypoints, then (in a group move) a stretch shared with the rest of the
-/// group, stored once and reference-counted, then its own again.
-#[derive(Clone, Debug, Default, PartialEq, Reflect)]
-#[reflect(opaque, Clone, Debug, Default, PartialEq)]
-pub struct Route {
-    head: Vec<Vec2>,
-    shared: SharedWaypoints,
-    tail: Vec<Vec2>,
-    next: usize,
-}
-
-/// A stretch of waypoints shared by a group's units.
-pub type SharedWaypoints = Arc<[Vec2]>;
-
-impl Route {
-    /// A route through `waypoints`, all the unit's own.
-    pub fn new(waypoints: Vec<Vec2>) -> Self {
-        Self {
-            head: waypoints,
-            ..default()
-        }
-    }
-
-    /// A route through `head`, then the `shared` stretch, then `tail`.
-    pub fn spliced(head: Vec<Vec2>, shared: SharedWaypoints, tail: Vec<Vec2>) -> Self {
-        Self {
-            head,
-            shared,
-            tail,
-            next: 0,
-        }
-    }
-
-    fn get(&self, index: usize) -> Option<Vec2> {
-        let (head, shared) = (self.head.len(), self.shared.len());
-        if index < head {
-            Some(self.head[index])
-        } else if index < head + shared {
-            Some(self.shared[index - head])
-        } else {
-            self.tail.get(index - head - shared).copied()
-        }
-    }
-
-    /// The corner walked to now.
-    pub fn next_waypoint(&self) -> Option<Vec2> {
-        self.get(self.next)
-    }
-
-    /// The corners still to walk to, in order.
-    pub fn remaining(&self) -> impl Iterator<Item = Vec2> + '_ {
-        (self.next..self.head.len() + self.shared.len() + self.tail.len())
-            .filter_map(|i| self.get(i))
-    }
-
-    /// Corners still to walk to.
-    pub fn len(&self) -> usize {
-        (self.head.len() + self.shared.len() + self.tail.len()).saturating_sub(self.next)
-    }
-
-    /// Whether the route is walked.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The shared stretch, if the route has one (empty for a unit's own
-    /// path). Units of one group hold the same allocation.
-    pub fn shared(&self) -> Option<&SharedWaypoints> {
-        (!self.shared.is_empty()).then_some(&self.shared)
-    }
-
-    /// The same route, starting `count` corners in.
-    pub(crate) fn skipping(mut self, count: usize) -> Self {
-        self.next = count;
-        self
-    }
-
-    fn advance(&mut self) {
-        self.next += 1;
-    }
-}
-
 /// On a [`Mover`] that reached the end of its path.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component)]
 pub struct Arrived;
 
-/// Triggered on a [`Mover`] when it reaches the end of its path.
-#[derive(EntityEvent, Clone, Copy, Debug, PartialEq)]
+/// A [`Mover`] reached the end of its path. Triggered as an observer event
+/// and written as a message.
+#[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
 pub struct UnitArrived {
     /// The unit.
     pub entity: Entity,
 }
 
-/// Moves [`Mover`]s: instinct, path following, re-planning, and
-/// [`GroupMove`]s (see [`crate::group`]).
+/// Moves [`Mover`]s: instinct while the search runs, path following,
+/// re-planning and arrival.
 ///
 /// # Systems
-/// In [`PathfindingSystems::First`]: `retire_groups` (despawns group
-/// entities no unit is left in) and `start_group_moves` (reads
-/// [`GroupMove`] messages). In [`PathfindingSystems::Search`], before the
-/// plugin's searches: `splice_groups` (runs the groups' floods on the frame's
-/// budget and gives members their routes). In the plugin's schedule, after
-/// [`PathfindingSystems::Last`]:
-/// `begin_orders` (new requests start instinct at once), `adopt_paths` (new
-/// results are joined at the furthest visible waypoint), `replan_cut_paths`
-/// (paths a map change cut are asked for again) and `steer` (moves units by
-/// `speed × delta time`).
+/// In [`FrontierSystems::Steering`], chained: `begin_orders` (new requests
+/// start instinct at once), `adopt_paths` (new results are joined at the
+/// furthest visible waypoint), `replan_cut_paths` (paths a map change cut
+/// are asked for again) and `steer` (moves units by `speed × delta time`).
 pub struct MovementPlugin {
     /// The schedule to run in; the one `PathfindingPlugin` runs in.
     pub schedule: Interned<dyn ScheduleLabel>,
 }
 
+impl MovementPlugin {
+    /// The plugin, running in `schedule`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
 impl Default for MovementPlugin {
     fn default() -> Self {
-        Self {
-            schedule: Update.intern(),
-        }
+        Self::new(Update)
     }
 }
 
 impl Plugin for MovementPlugin {
     fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<PathfindingPlugin>() {
+            app.add_plugins(PathfindingPlugin {
+                schedule: self.schedule,
+            });
+        }
         app.register_type::<Mover>()
             .register_type::<Steering>()
             .register_type::<Arrived>()
-            .register_type::<GroupMember>()
-            .add_message::<GroupMove>()
-            .init_resource::<GroupScratch>()
+            .add_message::<UnitArrived>()
             .add_systems(
                 self.schedule,
-                (
-                    (group::retire_groups, group::start_group_moves)
-                        .chain()
-                        .in_set(PathfindingSystems::First),
-                    group::splice_groups
-                        .in_set(PathfindingSystems::Search)
-                        .before(scheduler::run_searches),
-                    (begin_orders, adopt_paths, replan_cut_paths, steer)
-                        .chain()
-                        .after(PathfindingSystems::Last),
-                ),
+                (begin_orders, adopt_paths, replan_cut_paths, steer)
+                    .chain()
+                    .in_set(FrontierSystems::Steering),
             );
     }
 }
@@ -234,12 +152,12 @@ fn goal_position(request: &PathRequest, view: &MapView) -> Option<Vec2> {
 fn begin_orders(
     mut commands: Commands,
     mut orders: Query<(Entity, &PathRequest, &mut Steering), (With<Mover>, Changed<PathRequest>)>,
-    maps: Query<MapData, Without<Mover>>,
+    maps: MapsBesideUnits,
 ) {
     for (unit, request, mut steering) in &mut orders {
-        // A unit's own order takes it out of any group move.
-        commands.entity(unit).remove::<(Arrived, GroupMember)>();
-        let goal = pick_map(request, &maps)
+        commands.entity(unit).remove::<Arrived>();
+        let goal = maps
+            .find(request.map)
             .ok()
             .and_then(|(map, view)| Some((goal_position(request, &view)?, map)));
         *steering = match goal {
@@ -249,20 +167,13 @@ fn begin_orders(
     }
 }
 
-pub(crate) fn cell_of(view: &MapView, position: Vec2) -> Option<Cell> {
-    match view.world_to_cell(position) {
-        CellLookup::Inside(cell) => Some(cell),
-        _ => None,
-    }
-}
-
 #[allow(clippy::type_complexity)]
 fn adopt_paths(
     mut units: Query<
         (&Transform, &mut PathRequest, &PathResult, &mut Steering),
         (With<Mover>, Changed<PathResult>),
     >,
-    maps: Query<MapData, Without<Mover>>,
+    maps: MapsBesideUnits,
 ) {
     for (transform, mut request, result, mut steering) in &mut units {
         // Only a unit waiting for its path takes it.
@@ -273,11 +184,11 @@ fn adopt_paths(
             *steering = Steering::Idle;
             continue;
         }
-        let Some(view) = result.map.and_then(|map| map_view(&maps, map)) else {
+        let Some(view) = result.map.and_then(|map| maps.get(map)) else {
             continue;
         };
         let here = transform.translation.truncate();
-        let Some(cell) = cell_of(&view, here) else {
+        let Some(cell) = view.cell_at(here) else {
             continue;
         };
         match join_path(&view, here, cell, &result.cells) {
@@ -314,7 +225,7 @@ pub(crate) fn join_path(
     if !in_wall
         && waypoints
             .first()
-            .is_some_and(|&first| !segment_clear(view, here, first))
+            .is_some_and(|&first| !view.segment_clear(here, first))
     {
         waypoints.insert(0, view.cell_to_world(cell));
     }
@@ -347,15 +258,6 @@ fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steeri
     }
 }
 
-/// Longest step taken at once, in cells: short enough never to jump over a
-/// wall cell or past a corner unchecked.
-const MAX_SUBSTEP: f32 = 0.25;
-
-/// [`MAX_SUBSTEP`] in world units on this map.
-fn substep(view: &MapView) -> f32 {
-    MAX_SUBSTEP * view.layout.cell_size.min_element().abs().max(f32::EPSILON)
-}
-
 fn steer(
     time: Res<Time>,
     mut commands: Commands,
@@ -366,11 +268,12 @@ fn steer(
         &mut Transform,
         &mut Steering,
     )>,
-    maps: Query<MapData, Without<Mover>>,
+    maps: MapsBesideUnits,
+    mut arrivals: MessageWriter<UnitArrived>,
 ) {
     let seconds = time.delta_secs();
     for (unit, mover, request, mut transform, mut steering) in &mut units {
-        let Some(view) = steering.map().and_then(|map| map_view(&maps, map)) else {
+        let Some(view) = steering.map().and_then(|map| maps.get(map)) else {
             continue;
         };
         let mut budget = (mover.speed * seconds).max(0.0);
@@ -390,7 +293,7 @@ fn steer(
                     let Some(target) = route.next_waypoint() else {
                         break;
                     };
-                    let walked = walk_straight(&view, &mut position, target, budget);
+                    let walked = view.walk_straight(&mut position, target, budget);
                     budget -= walked;
                     if position == target {
                         route.advance();
@@ -405,12 +308,11 @@ fn steer(
                     *steering = Steering::Instinct { goal, map };
                     match request {
                         Some(mut request) => request.set_changed(),
-                        // A group member leaves the group with an order of
-                        // its own to its end slot.
+                        // A route without an order of its own (a group
+                        // member's) gets one, to the same end.
                         None => {
                             commands
                                 .entity(unit)
-                                .remove::<GroupMember>()
                                 .insert(PathRequest::new(goal).on_map(map));
                         }
                     }
@@ -423,11 +325,10 @@ fn steer(
         transform.translation = position.extend(transform.translation.z);
         if arrived {
             *steering = Steering::Idle;
-            commands
-                .entity(unit)
-                .remove::<GroupMember>()
-                .insert(Arrived);
-            commands.trigger(UnitArrived { entity: unit });
+            commands.entity(unit).insert(Arrived);
+            let event = UnitArrived { entity: unit };
+            arrivals.write(event);
+            commands.trigger(event);
         }
     }
 }
@@ -438,7 +339,7 @@ fn steer(
 /// can do neither stops where it is.
 fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32) {
     let mut left = distance.min(position.distance(goal));
-    let step_length = substep(view);
+    let step_length = view.substep();
     while left > 1e-6 {
         let step = left.min(step_length);
         let direction = (goal - *position).normalize_or_zero();
@@ -449,7 +350,7 @@ fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32)
         let moved = [wanted, Vec2::new(wanted.x, 0.0), Vec2::new(0.0, wanted.y)]
             .into_iter()
             .filter(|m| m.length_squared() > 1e-12)
-            .find(|&m| can_move(view, *position, *position + m));
+            .find(|&m| view.can_move(*position, *position + m));
         match moved {
             Some(m) => {
                 *position += m;
@@ -458,58 +359,4 @@ fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32)
             None => return,
         }
     }
-}
-
-/// Walks at most `distance` straight toward `target` in small checked steps;
-/// stops early at a wall or a wall's corner. Returns the distance walked.
-fn walk_straight(view: &MapView, position: &mut Vec2, target: Vec2, distance: f32) -> f32 {
-    let step_length = substep(view);
-    let mut walked = 0.0;
-    while walked < distance {
-        let left = position.distance(target);
-        if left <= 1e-6 {
-            *position = target;
-            break;
-        }
-        let step = (distance - walked).min(step_length).min(left);
-        let next = if step == left {
-            target
-        } else {
-            *position + (target - *position) / left * step
-        };
-        if !can_move(view, *position, next) {
-            break;
-        }
-        *position = next;
-        walked += step;
-    }
-    walked
-}
-
-/// Whether a unit can walk the straight segment from `from` to `to`.
-pub(crate) fn segment_clear(view: &MapView, from: Vec2, to: Vec2) -> bool {
-    let mut probe = from;
-    walk_straight(view, &mut probe, to, f32::MAX);
-    probe == to
-}
-
-/// Whether a short move from `from` to `to` stays on walkable cells without
-/// cutting a corner.
-fn can_move(view: &MapView, from: Vec2, to: Vec2) -> bool {
-    let (Some(a), Some(b)) = (cell_of(view, from), cell_of(view, to)) else {
-        return false;
-    };
-    // Within one cell nothing is crossed; this also lets a unit a wall went
-    // up under walk out of it.
-    if a == b {
-        return true;
-    }
-    if !view.grid.is_walkable(b) {
-        return false;
-    }
-    if a.x != b.x && a.y != b.y {
-        return view.grid.is_walkable(Cell::new(a.x, b.y))
-            && view.grid.is_walkable(Cell::new(b.x, a.y));
-    }
-    true
 }

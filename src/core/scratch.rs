@@ -1,0 +1,231 @@
+//! The memory a search or a flood works in, and the stamps that tell which
+//! cells it has seen.
+//!
+//! Every cell has a stamp: a search generation above 3 bits of the move
+//! that reached the cell. A search that begins in generation `open` marks a
+//! cell open by stamping it `open`, closed by stamping it `open + 1`; any
+//! other generation means "not seen by this search". So starting a new
+//! search clears nothing: it takes the next generation.
+
+use std::fmt;
+
+use super::heap::OpenList;
+use super::moves::Moves;
+
+/// Bits of a stamp that hold the move that reached the cell.
+pub(crate) const DIRECTION_BITS: u32 = 3;
+const DIRECTION_MASK: u32 = (1 << DIRECTION_BITS) - 1;
+
+/// The stamp of a cell in generation `generation`, reached by move
+/// `direction`.
+#[inline(always)]
+pub(crate) const fn stamp(generation: u32, direction: usize) -> u32 {
+    (generation << DIRECTION_BITS) | direction as u32
+}
+
+/// The generation of a stamp.
+#[inline(always)]
+pub(crate) const fn generation(stamp: u32) -> u32 {
+    stamp >> DIRECTION_BITS
+}
+
+/// The move recorded in a stamp (an index into
+/// [`MOVE_DELTAS`](super::moves::MOVE_DELTAS)).
+#[inline(always)]
+pub(crate) const fn direction(stamp: u32) -> usize {
+    (stamp & DIRECTION_MASK) as usize
+}
+
+/// Per-cell records of a search, 16 bytes a cell in three arrays. The stamp
+/// is read for every neighbour of every expanded cell, mostly to learn that
+/// it is closed, so it gets an array of its own: four times as many stamps
+/// per cache line as a 16-byte record would allow.
+#[derive(Default)]
+pub(crate) struct Nodes {
+    /// See the module docs.
+    pub(crate) stamp: Vec<u32>,
+    /// Best known cost from the start (or to the source), fixed point.
+    pub(crate) g: Vec<u64>,
+    /// Position in the open list, while open.
+    pub(crate) position: Vec<u32>,
+}
+
+impl Nodes {
+    /// Opens `cell` in generation `open` with score `g`, reached by move
+    /// `direction`.
+    #[inline(always)]
+    pub(crate) fn open(&mut self, cell: u32, open: u32, g: u64, direction: usize) {
+        self.stamp[cell as usize] = stamp(open, direction);
+        self.g[cell as usize] = g;
+    }
+
+    /// Whether `cell` is closed in the search whose open generation is
+    /// `open`.
+    #[inline(always)]
+    pub(crate) fn is_closed(&self, cell: usize, open: u32) -> bool {
+        self.stamp
+            .get(cell)
+            .is_some_and(|&s| generation(s) == open + 1)
+    }
+
+    /// Whether the search whose open generation is `open` has opened or
+    /// closed `cell`.
+    #[inline(always)]
+    pub(crate) fn is_seen(&self, cell: usize, open: u32) -> bool {
+        generation(self.stamp[cell]).wrapping_sub(open) <= 1
+    }
+
+    /// The cell one recorded move back from `cell`: its parent, for a cell
+    /// reached by a single move.
+    #[inline(always)]
+    pub(crate) fn parent(&self, cell: u32, moves: &Moves) -> u32 {
+        moves.back(cell, direction(self.stamp[cell as usize]))
+    }
+
+    /// The cells from `end` back to `start` through the recorded parents,
+    /// `end` first.
+    pub(crate) fn walk_back(&self, end: u32, start: u32, moves: &Moves) -> Vec<u32> {
+        let mut cells = vec![end];
+        let mut at = end;
+        while at != start {
+            at = self.parent(at, moves);
+            cells.push(at);
+        }
+        cells
+    }
+}
+
+/// Marks `cell` closed in the stamps of the search whose open generation is
+/// `open`, keeping its recorded move; returns that move.
+#[inline(always)]
+pub(crate) fn close(stamps: &mut [u32], cell: u32, open: u32) -> usize {
+    let stamp_of = &mut stamps[cell as usize];
+    let direction = direction(*stamp_of);
+    *stamp_of = stamp(open + 1, direction);
+    direction
+}
+
+/// The memory a search works in: 16 bytes per grid cell (stamp, score and
+/// heap position) and the open list, which holds only the frontier. Reused
+/// from search to search and reset in O(1) by bumping a generation number,
+/// never cleared cell by cell (but once every 2²⁸ searches, when the number
+/// wraps).
+#[derive(Default)]
+pub struct Scratch {
+    pub(crate) nodes: Nodes,
+    generation: u32,
+    pub(crate) open: OpenList<u64>,
+}
+
+impl fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scratch")
+            .field("cells", &self.nodes.stamp.len())
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+impl Scratch {
+    /// Bytes of per-cell scratch a search uses on each grid cell.
+    pub const BYTES_PER_CELL: usize =
+        std::mem::size_of::<u32>() + std::mem::size_of::<u64>() + std::mem::size_of::<u32>();
+
+    /// Empty scratch space; it grows to the size of the first grid searched.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bytes held now: the per-cell records plus the open list's capacity.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.stamp.capacity() * Self::BYTES_PER_CELL
+            + self.open.capacity() * (std::mem::size_of::<u64>() + std::mem::size_of::<u32>())
+    }
+
+    /// Starts a new search over `cells` cells; returns its open generation.
+    pub(crate) fn begin(&mut self, cells: usize) -> u32 {
+        if self.generation >= (u32::MAX >> DIRECTION_BITS) - 2 {
+            self.nodes.stamp.fill(0);
+            self.generation = 0;
+        }
+        self.generation += 2;
+        if self.nodes.stamp.len() < cells {
+            // Fresh zeroed allocations: the OS hands out zero pages lazily,
+            // so a first search pays only for the cells it touches.
+            self.nodes = Nodes {
+                stamp: vec![0; cells],
+                g: vec![0; cells],
+                position: vec![0; cells],
+            };
+            self.generation = 2;
+        }
+        self.open.clear();
+        self.generation
+    }
+
+    /// Opens the cell a search starts from (score 0) in generation `open`
+    /// and puts it on the open list with key `key`.
+    pub(crate) fn open_source(&mut self, source: u32, open: u32, key: u64) {
+        self.nodes.open(source, open, 0, 0);
+        self.open.push(key, source, &mut self.nodes.position[..]);
+    }
+}
+
+/// A pool of [`Scratch`] spaces, so that searches started one after another
+/// reuse memory instead of allocating a grid-sized array each time.
+#[derive(Debug, Default)]
+pub struct ScratchPool {
+    free: Vec<Scratch>,
+}
+
+impl ScratchPool {
+    /// An empty pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A scratch space from the pool, or a new one.
+    pub fn take(&mut self) -> Scratch {
+        self.free.pop().unwrap_or_default()
+    }
+
+    /// Returns a scratch space to the pool.
+    pub fn give(&mut self, scratch: Scratch) {
+        self.free.push(scratch);
+    }
+
+    /// Scratch spaces waiting in the pool.
+    pub fn len(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Whether the pool holds none.
+    pub fn is_empty(&self) -> bool {
+        self.free.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_search_forgets_the_last_without_clearing() {
+        let mut scratch = Scratch::new();
+        let first = scratch.begin(16);
+        scratch.open_source(3, first, 0);
+        close(&mut scratch.nodes.stamp, 3, first);
+        assert!(scratch.nodes.is_closed(3, first));
+        let second = scratch.begin(16);
+        assert!(!scratch.nodes.is_seen(3, second));
+        assert!(!scratch.nodes.is_closed(3, second));
+    }
+
+    #[test]
+    fn stamps_keep_the_move() {
+        for direction in 0..8 {
+            let s = stamp(1234, direction);
+            assert_eq!((generation(s), super::direction(s)), (1234, direction));
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Maps as the ECS sees them: where a [`NavGrid`]'s cells sit in the world,
+//! what can be walked in a straight line, and the [`Maps`] system param
+//! that finds a map and views it.
+//!
+//! A map entity carries a [`NavGrid`], a [`GridLayout`] (cell size and the
+//! centre of cell (0, 0), in the map's local space) and usually a
+//! `Transform` placing the map in the world. With the `tilemap` feature the
+//! layout of a bevy_ecs_tilemap map is derived from the tilemap's own
+//! components, so both agree on which tile a point is in.
+//!
+//! This is where the Bevy-free core meets the ECS: [`NavGrid`] becomes a
+//! `Component` here (with `GridLayout` registered as required by the
+//! plugins), and [`Cell`] becomes `Reflect`.
+
+use bevy::ecs::component::{Mutable, StorageType};
+use bevy::ecs::query::QueryFilter;
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+
+use crate::core::{Cell, NavGrid};
+
+/// The grid lives on its map entity. The derive would have to sit on the
+/// core type, so the impl is written out here instead.
+impl Component for NavGrid {
+    const STORAGE_TYPE: StorageType = StorageType::Table;
+    type Mutability = Mutable;
+}
+
+bevy::reflect::impl_reflect!(
+    #[reflect(Debug, Default, PartialEq, Hash, Clone)]
+    #[type_path = "bevy_frontier::core::grid"]
+    struct Cell {
+        x: u32,
+        y: u32,
+    }
+);
+
+/// Registers the map types once for any plugin of the crate: `Cell` and
+/// `GridLayout` for reflection, and `GridLayout` as required by `NavGrid`.
+pub(crate) fn register(app: &mut App) {
+    app.register_type::<GridLayout>().register_type::<Cell>();
+    // Fails harmlessly when another plugin registered it first.
+    let _ = app.try_register_required_components::<NavGrid, GridLayout>();
+}
+
+/// How a grid's cells map to the map entity's local space: cell `(x, y)` is
+/// centred at `origin + (x, y) × cell_size` and spans half a cell each way.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Component)]
+pub struct GridLayout {
+    /// Centre of cell (0, 0), in the map's local space.
+    pub origin: Vec2,
+    /// Width and height of one cell.
+    pub cell_size: Vec2,
+}
+
+impl Default for GridLayout {
+    fn default() -> Self {
+        Self {
+            origin: Vec2::ZERO,
+            cell_size: Vec2::ONE,
+        }
+    }
+}
+
+/// Where a world position falls on a grid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CellLookup {
+    /// Inside the grid, in this cell.
+    Inside(Cell),
+    /// Outside the grid, at these (possibly negative) cell coordinates.
+    Outside(i64, i64),
+    /// The position (or the map's transform) is not a finite number.
+    NonFinite,
+}
+
+impl GridLayout {
+    /// A layout with square cells of `size`, cell (0, 0) centred at `origin`.
+    pub fn new(origin: Vec2, size: f32) -> Self {
+        Self {
+            origin,
+            cell_size: Vec2::splat(size),
+        }
+    }
+
+    /// The centre of `cell` in the map's local space.
+    pub fn cell_center(&self, cell: Cell) -> Vec2 {
+        self.origin + Vec2::new(cell.x as f32, cell.y as f32) * self.cell_size
+    }
+
+    /// The cell coordinates of a local position, which may be outside the
+    /// grid; `None` if it is not finite or the layout is degenerate.
+    pub fn local_to_cell(&self, local: Vec2) -> Option<(i64, i64)> {
+        let scaled = (local - self.origin) / self.cell_size + Vec2::splat(0.5);
+        let floored = scaled.floor();
+        // Beyond ±2⁶² the grid is out of reach anyway; clamping keeps the
+        // conversion total.
+        const LIMIT: f32 = 4.0e18;
+        floored.is_finite().then(|| {
+            (
+                floored.x.clamp(-LIMIT, LIMIT) as i64,
+                floored.y.clamp(-LIMIT, LIMIT) as i64,
+            )
+        })
+    }
+}
+
+/// A map as the pathfinder sees it: its grid, layout and placement in the
+/// world. Converts between world positions and cells, and says what a unit
+/// can walk in a straight line.
+#[derive(Clone, Copy, Debug)]
+pub struct MapView<'a> {
+    /// The grid.
+    pub grid: &'a NavGrid,
+    /// The cells' layout in the map's local space.
+    pub layout: &'a GridLayout,
+    /// The map entity's transform (identity when it has none).
+    pub transform: Transform,
+}
+
+impl<'a> MapView<'a> {
+    /// A view of a map entity's components.
+    pub fn new(grid: &'a NavGrid, layout: &'a GridLayout, transform: Option<&Transform>) -> Self {
+        Self {
+            grid,
+            layout,
+            transform: transform.copied().unwrap_or_default(),
+        }
+    }
+
+    /// The cell a world position falls in.
+    pub fn world_to_cell(&self, world: Vec2) -> CellLookup {
+        if !world.is_finite() {
+            return CellLookup::NonFinite;
+        }
+        let affine = self.transform.compute_affine();
+        if affine.matrix3.determinant() == 0.0 || !affine.is_finite() {
+            return CellLookup::NonFinite;
+        }
+        let local = affine
+            .inverse()
+            .transform_point3(world.extend(0.0))
+            .truncate();
+        match self.layout.local_to_cell(local) {
+            None => CellLookup::NonFinite,
+            Some((x, y)) => match (u32::try_from(x), u32::try_from(y)) {
+                (Ok(cx), Ok(cy)) if self.grid.in_bounds(Cell::new(cx, cy)) => {
+                    CellLookup::Inside(Cell::new(cx, cy))
+                }
+                _ => CellLookup::Outside(x, y),
+            },
+        }
+    }
+
+    /// The world position of a cell's centre.
+    pub fn cell_to_world(&self, cell: Cell) -> Vec2 {
+        self.transform
+            .transform_point(self.layout.cell_center(cell).extend(0.0))
+            .truncate()
+    }
+}
+
+/// Longest step taken at once when walking a segment, in cells: short
+/// enough never to jump over a wall cell or past a corner unchecked.
+const MAX_SUBSTEP: f32 = 0.25;
+
+impl MapView<'_> {
+    /// The cell a world position falls in, if it is on the map.
+    pub fn cell_at(&self, world: Vec2) -> Option<Cell> {
+        match self.world_to_cell(world) {
+            CellLookup::Inside(cell) => Some(cell),
+            _ => None,
+        }
+    }
+
+    /// Length of the steps a walk along a segment is checked in, in world
+    /// units.
+    pub fn substep(&self) -> f32 {
+        MAX_SUBSTEP * self.layout.cell_size.min_element().abs().max(f32::EPSILON)
+    }
+
+    /// Whether a short move from `from` to `to` (at most a substep) stays on
+    /// walkable cells without cutting a wall's corner. Within one cell
+    /// nothing is crossed, which also lets a unit a wall went up under walk
+    /// out of it.
+    pub fn can_move(&self, from: Vec2, to: Vec2) -> bool {
+        let (Some(a), Some(b)) = (self.cell_at(from), self.cell_at(to)) else {
+            return false;
+        };
+        if a == b {
+            return true;
+        }
+        if !self.grid.is_walkable(b) {
+            return false;
+        }
+        if a.x != b.x && a.y != b.y {
+            return self.grid.is_walkable(Cell::new(a.x, b.y))
+                && self.grid.is_walkable(Cell::new(b.x, a.y));
+        }
+        true
+    }
+
+    /// Walks at most `distance` straight toward `target` in substeps;
+    /// stops early at a wall or a wall's corner. Returns the distance
+    /// walked.
+    pub fn walk_straight(&self, position: &mut Vec2, target: Vec2, distance: f32) -> f32 {
+        let step_length = self.substep();
+        let mut walked = 0.0;
+        while walked < distance {
+            let left = position.distance(target);
+            if left <= 1e-6 {
+                *position = target;
+                break;
+            }
+            let step = (distance - walked).min(step_length).min(left);
+            let next = if step == left {
+                target
+            } else {
+                *position + (target - *position) / left * step
+            };
+            if !self.can_move(*position, next) {
+                break;
+            }
+            *position = next;
+            walked += step;
+        }
+        walked
+    }
+
+    /// Whether a unit can walk the straight segment from `from` to `to`.
+    pub fn segment_clear(&self, from: Vec2, to: Vec2) -> bool {
+        let mut probe = from;
+        self.walk_straight(&mut probe, to, f32::MAX);
+        probe == to
+    }
+}
+
+/// Why no map could be chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MapError {
+    /// There is no map (no entity with a `NavGrid`), or the named entity
+    /// has none.
+    NoMap,
+    /// Several maps exist and none was named.
+    Ambiguous,
+}
+
+/// What [`Maps`] reads of a map entity.
+type MapData = (
+    Entity,
+    &'static NavGrid,
+    &'static GridLayout,
+    Option<&'static Transform>,
+);
+
+/// Finds maps and views them: a system param over every entity with a
+/// [`NavGrid`] and a [`GridLayout`].
+///
+/// `F` filters the maps, as for a `Query`. A system that also writes
+/// `Transform`s of other entities (units) needs the two disjoint, for
+/// example `Maps<Without<Mover>>`.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::maps::Maps;
+///
+/// fn cell_under_cursor(maps: Maps, cursor: Res<CursorPosition>) {
+///     if let Ok((_, view)) = maps.find(None) {
+///         info!("cursor over {:?}", view.cell_at(cursor.0));
+///     }
+/// }
+/// # #[derive(Resource)]
+/// # struct CursorPosition(Vec2);
+/// # bevy::ecs::system::assert_is_system(cell_under_cursor);
+/// ```
+#[derive(SystemParam)]
+pub struct Maps<'w, 's, F: QueryFilter + 'static = ()> {
+    maps: Query<'w, 's, MapData, F>,
+}
+
+impl<F: QueryFilter + 'static> Maps<'_, '_, F> {
+    /// The view of `map`, if it is a map.
+    pub fn get(&self, map: Entity) -> Option<MapView<'_>> {
+        let (_, grid, layout, transform) = self.maps.get(map).ok()?;
+        Some(MapView::new(grid, layout, transform))
+    }
+
+    /// The map named, or the only map there is.
+    pub fn find(&self, map: Option<Entity>) -> Result<(Entity, MapView<'_>), MapError> {
+        let found = match map {
+            Some(map) => self.maps.get(map).map_err(|_| MapError::NoMap)?,
+            None => {
+                let mut all = self.maps.iter();
+                match (all.next(), all.next()) {
+                    (Some(only), None) => only,
+                    (None, _) => return Err(MapError::NoMap),
+                    (Some(_), Some(_)) => return Err(MapError::Ambiguous),
+                }
+            }
+        };
+        let (entity, grid, layout, transform) = found;
+        Ok((entity, MapView::new(grid, layout, transform)))
+    }
+
+    /// Every map and its view.
+    pub fn iter(&self) -> impl Iterator<Item = (Entity, MapView<'_>)> {
+        self.maps.iter().map(|(entity, grid, layout, transform)| {
+            (entity, MapView::new(grid, layout, transform))
+        })
+    }
+}

@@ -1,0 +1,114 @@
+//! [`Route`]: the corners a mover walks, part of them possibly shared with
+//! the rest of its group.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+
+/// The corners a [`Mover`](super::Mover) still has to walk to, in world space: its own
+/// waypoints, then (in a group move) a stretch shared with the rest of the
+/// group, stored once and reference-counted, then its own again.
+#[derive(Clone, Debug, Default, PartialEq, Reflect)]
+#[reflect(opaque, Clone, Debug, Default, PartialEq)]
+pub struct Route {
+    head: Vec<Vec2>,
+    shared: SharedWaypoints,
+    tail: Vec<Vec2>,
+    next: usize,
+}
+
+/// A stretch of waypoints shared by a group's units.
+pub type SharedWaypoints = Arc<[Vec2]>;
+
+impl Route {
+    /// A route through `waypoints`, all the unit's own.
+    pub fn new(waypoints: Vec<Vec2>) -> Self {
+        Self {
+            head: waypoints,
+            ..default()
+        }
+    }
+
+    /// A route through `head`, then the `shared` stretch, then `tail`.
+    pub fn spliced(head: Vec<Vec2>, shared: SharedWaypoints, tail: Vec<Vec2>) -> Self {
+        Self {
+            head,
+            shared,
+            tail,
+            next: 0,
+        }
+    }
+
+    fn get(&self, index: usize) -> Option<Vec2> {
+        let (head, shared) = (self.head.len(), self.shared.len());
+        if index < head {
+            Some(self.head[index])
+        } else if index < head + shared {
+            Some(self.shared[index - head])
+        } else {
+            self.tail.get(index - head - shared).copied()
+        }
+    }
+
+    /// The corner walked to now.
+    pub fn next_waypoint(&self) -> Option<Vec2> {
+        self.get(self.next)
+    }
+
+    /// The corners still to walk to, in order.
+    pub fn remaining(&self) -> impl Iterator<Item = Vec2> + '_ {
+        (self.next..self.head.len() + self.shared.len() + self.tail.len())
+            .filter_map(|i| self.get(i))
+    }
+
+    /// Corners still to walk to.
+    pub fn len(&self) -> usize {
+        (self.head.len() + self.shared.len() + self.tail.len()).saturating_sub(self.next)
+    }
+
+    /// Whether the route is walked.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The shared stretch, if the route has one (empty for a unit's own
+    /// path). Units of one group hold the same allocation.
+    pub fn shared(&self) -> Option<&SharedWaypoints> {
+        (!self.shared.is_empty()).then_some(&self.shared)
+    }
+
+    /// The same route, starting `count` corners in.
+    pub(crate) fn skipping(mut self, count: usize) -> Self {
+        self.next = count;
+        self
+    }
+
+    pub(crate) fn advance(&mut self) {
+        self.next += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spliced_route_reads_head_shared_tail() {
+        let shared: SharedWaypoints = vec![Vec2::new(2.0, 0.0), Vec2::new(3.0, 0.0)].into();
+        let mut route = Route::spliced(
+            vec![Vec2::new(1.0, 0.0)],
+            shared.clone(),
+            vec![Vec2::new(4.0, 0.0)],
+        );
+        assert_eq!(route.len(), 4);
+        assert!(Arc::ptr_eq(route.shared().unwrap(), &shared));
+        route.advance();
+        route.advance();
+        assert_eq!(route.next_waypoint(), Some(Vec2::new(3.0, 0.0)));
+        let rest: Vec<Vec2> = route.remaining().collect();
+        assert_eq!(rest, vec![Vec2::new(3.0, 0.0), Vec2::new(4.0, 0.0)]);
+        let skipped = route.skipping(4);
+        assert!(skipped.is_empty());
+        assert_eq!(Route::new(Vec::new()).shared(), None);
+    }
+}

@@ -1,0 +1,109 @@
+//! Paths for units: a [`PathRequest`] on an entity in, a [`PathResult`] on
+//! the same entity out, with the [`PathReady`] news on both channels.
+//!
+//! Requests are resolved to cells on their map, answered at once when no
+//! search is needed (bad input, an unreachable goal, start = goal), and
+//! otherwise queued. Searches run under the frame's shared
+//! [`FrameBudget`](crate::schedule::FrameBudget), the best-ranked first,
+//! with their state kept between frames; the [`PathfindingQueue`] holds
+//! them.
+
+mod queue;
+mod request;
+mod result;
+
+use bevy::diagnostic::{Diagnostic, RegisterDiagnostic};
+use bevy::ecs::intern::Interned;
+use bevy::ecs::schedule::ScheduleLabel;
+use bevy::prelude::*;
+
+pub(crate) use queue::locate;
+pub use queue::{PathfindingQueue, PathfindingStats};
+pub use request::{PathRequest, PathTarget, Unreachable};
+pub use result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
+
+use crate::schedule::{FrontierSchedulePlugin, FrontierSystems};
+
+/// Paths to the plugin's measurements in Bevy's `DiagnosticsStore`.
+pub mod diagnostics {
+    use bevy::diagnostic::DiagnosticPath;
+
+    /// Node expansions spent in the last frame (searches and group floods).
+    pub const EXPANSIONS: DiagnosticPath = DiagnosticPath::const_new("pathfinding/expansions");
+    /// Searches in flight at the end of the frame.
+    pub const IN_FLIGHT: DiagnosticPath = DiagnosticPath::const_new("pathfinding/in_flight");
+    /// Requests waiting for a search slot at the end of the frame.
+    pub const QUEUED: DiagnosticPath = DiagnosticPath::const_new("pathfinding/queued");
+    /// Mean frames from request to result of the results delivered in the
+    /// frame.
+    pub const FRAMES_TO_RESULT: DiagnosticPath =
+        DiagnosticPath::const_new("pathfinding/frames_to_result");
+    /// Milliseconds the plugin's systems took in the frame.
+    pub const SEARCH_MS: DiagnosticPath = DiagnosticPath::const_new("pathfinding/search_ms");
+
+    /// All of them.
+    pub(crate) const ALL: [DiagnosticPath; 5] =
+        [EXPANSIONS, IN_FLIGHT, QUEUED, FRAMES_TO_RESULT, SEARCH_MS];
+}
+
+/// Interruptible A* for units: [`PathRequest`] in, [`PathResult`] out,
+/// never more than
+/// [`PathfindingSettings::nodes_per_frame`](crate::schedule::PathfindingSettings::nodes_per_frame)
+/// expansions per frame.
+///
+/// # Systems
+/// All in the plugin's schedule (default `Update`), in the chained
+/// [`FrontierSystems`] sets:
+/// - `Invalidate`: `invalidate_paths` flags finished paths crossing changed
+///   cells;
+/// - `Collect`: `collect_requests` reads new, changed and removed requests;
+/// - `Search`: `run_searches` runs the budgeted searches and delivers
+///   results.
+pub struct PathfindingPlugin {
+    /// The schedule the systems run in.
+    pub schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl PathfindingPlugin {
+    /// The plugin, running in `schedule` (e.g. `FixedUpdate` for a lockstep
+    /// simulation).
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl Default for PathfindingPlugin {
+    fn default() -> Self {
+        Self::new(Update)
+    }
+}
+
+impl Plugin for PathfindingPlugin {
+    fn build(&self, app: &mut App) {
+        FrontierSchedulePlugin::add_once(app, self.schedule);
+        crate::maps::register(app);
+        app.init_resource::<PathfindingQueue>()
+            .init_resource::<PathfindingStats>()
+            .add_message::<PathReady>()
+            .add_message::<PathInvalidated>()
+            .register_type::<PathRequest>()
+            .register_type::<PathResult>()
+            .register_type::<PathTarget>()
+            .register_type::<PathStatus>()
+            .register_type::<InvalidReason>()
+            .register_type::<Unreachable>();
+        for path in diagnostics::ALL {
+            app.register_diagnostic(Diagnostic::new(path));
+        }
+        app.add_systems(
+            self.schedule,
+            (
+                queue::invalidate_paths.in_set(FrontierSystems::Invalidate),
+                queue::collect_requests.in_set(FrontierSystems::Collect),
+                queue::run_searches.in_set(FrontierSystems::Search),
+            ),
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! What a game puts on a unit: a [`PathRequest`].
+
+use bevy::prelude::*;
+
+use crate::core::Cell;
+
+/// A point a path starts or ends at: a world position or a grid cell.
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
+pub enum PathTarget {
+    /// A position in world space (x, y); the cell it falls in is used.
+    World(Vec2),
+    /// A cell of the map's grid.
+    Cell(Cell),
+}
+
+impl From<Vec2> for PathTarget {
+    fn from(position: Vec2) -> Self {
+        PathTarget::World(position)
+    }
+}
+
+impl From<Cell> for PathTarget {
+    fn from(cell: Cell) -> Self {
+        PathTarget::Cell(cell)
+    }
+}
+
+/// What to do when the goal cannot be reached from the start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+pub enum Unreachable {
+    /// Go as close as possible: path to the reachable cell nearest the goal
+    /// (status [`PathStatus::NearestReachable`](super::PathStatus::NearestReachable)). What a player expects when
+    /// clicking on a lake or into a walled-off base.
+    #[default]
+    GoNearest,
+    /// Give up at once with
+    /// [`PathStatus::Unreachable`](super::PathStatus::Unreachable) and no
+    /// path.
+    Fail,
+}
+
+/// Ask for a path: put this on a unit. The unit's `Transform` is the start
+/// unless [`PathRequest::start`] says otherwise.
+///
+/// Inserting a new `PathRequest` (or changing this one) replaces an
+/// unfinished request; removing it, or despawning the unit, cancels it.
+/// The answer arrives as a [`PathResult`](super::PathResult) component on
+/// the same entity, and as a [`PathReady`](super::PathReady) event and
+/// message.
+#[derive(Component, Clone, Debug, PartialEq, Reflect)]
+#[reflect(Component)]
+pub struct PathRequest {
+    /// Where to go.
+    pub goal: PathTarget,
+    /// Where to start; `None` means the entity's `Transform`.
+    pub start: Option<PathTarget>,
+    /// The map entity (one with a `NavGrid`). Needed only when there is
+    /// more than one map.
+    pub map: Option<Entity>,
+    /// Higher goes first; equal priorities are served first come, first
+    /// served. Requests that wait gain priority over time, so none starves
+    /// (see [`PathfindingSettings::aging_frames`](crate::schedule::PathfindingSettings::aging_frames)).
+    pub priority: i32,
+    /// What to do when the goal cannot be reached.
+    pub on_unreachable: Unreachable,
+}
+
+impl PathRequest {
+    /// A request to reach `goal` (a world position or a [`Cell`]).
+    pub fn new(goal: impl Into<PathTarget>) -> Self {
+        Self {
+            goal: goal.into(),
+            start: None,
+            map: None,
+            priority: 0,
+            on_unreachable: Unreachable::GoNearest,
+        }
+    }
+
+    /// Starting somewhere other than the entity's `Transform`.
+    pub fn from(mut self, start: impl Into<PathTarget>) -> Self {
+        self.start = Some(start.into());
+        self
+    }
+
+    /// On the map entity `map`.
+    pub fn on_map(mut self, map: Entity) -> Self {
+        self.map = Some(map);
+        self
+    }
+
+    /// With priority `priority` (higher first).
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Answering [`PathStatus::Unreachable`](super::PathStatus::Unreachable)
+    /// instead of going to the nearest reachable cell.
+    pub fn fail_if_unreachable(mut self) -> Self {
+        self.on_unreachable = Unreachable::Fail;
+        self
+    }
+}

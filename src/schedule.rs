@@ -1,0 +1,271 @@
+//! When bevy_frontier's systems run and how much they may spend: the
+//! [`FrontierSystems`] sets, the [`PathfindingSettings`] and the
+//! [`FrameBudget`] of node expansions every budgeted system draws from.
+//!
+//! Every plugin of [`FrontierPlugins`](crate::FrontierPlugins) adds its
+//! systems to these sets in the one schedule the group was given, so a
+//! lockstep game that runs everything in `FixedUpdate` gets the same order
+//! as the default `Update`.
+
+use std::time::{Duration, Instant};
+
+use bevy::ecs::intern::Interned;
+use bevy::ecs::schedule::ScheduleLabel;
+use bevy::prelude::*;
+
+/// The phases of a frame of pathfinding, chained in this order in the
+/// plugins' schedule. Order your own systems around them, for example
+/// `.before(FrontierSystems::First)` to edit maps or give orders that are
+/// served this frame, or `.after(FrontierSystems::Steering)` to read where
+/// units walked.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrontierSystems {
+    /// Empty; a hook for running before anything else here.
+    First,
+    /// The frame's [`FrameBudget`] is refilled; [`GroupMove`] orders become
+    /// group entities searching their shared path, and groups no unit is
+    /// left in are despawned (`GroupsPlugin`).
+    ///
+    /// [`GroupMove`]: crate::groups::GroupMove
+    Orders,
+    /// Maps are brought up to date: bevy_ecs_tilemap maps get and update
+    /// their `NavGrid` and `GridLayout` (feature `tilemap`).
+    SyncMaps,
+    /// Finished paths that cross a cell changed since last frame are
+    /// flagged ([`PathResult::invalidated`] and a [`PathInvalidated`]
+    /// event).
+    ///
+    /// [`PathResult::invalidated`]: crate::pathfinding::PathResult::invalidated
+    /// [`PathInvalidated`]: crate::pathfinding::PathInvalidated
+    Invalidate,
+    /// New, changed and removed `PathRequest`s are read: bad and
+    /// unreachable ones are answered at once, the rest queued.
+    Collect,
+    /// Group moves whose shared path arrived run their floods on the
+    /// frame's budget, and members get their routes a few dozen a frame
+    /// (`GroupsPlugin`).
+    GroupRoutes,
+    /// Searches run on what is left of the budget; finished ones are
+    /// delivered as `PathResult` components, events and messages.
+    Search,
+    /// Movers start walking on new orders, join newly found paths, ask
+    /// again for paths a map change cut, and walk (`MovementPlugin`).
+    Steering,
+    /// Empty; a hook for running after everything else here.
+    Last,
+}
+
+/// How much pathfinding may cost per frame, and how searches behave.
+///
+/// Added with `init_resource`, so a value the app inserts, before or after
+/// adding the plugins, wins.
+#[derive(Resource, Clone, Debug, PartialEq, Reflect)]
+#[reflect(Resource)]
+pub struct PathfindingSettings {
+    /// Node expansions all searches and group floods together may spend per
+    /// run of the plugins' schedule. Counted in expansions, not time, so
+    /// every machine finds the same paths in the same frames. 0 pauses
+    /// searching (requests that need no search are still answered).
+    pub nodes_per_frame: u32,
+    /// Searches kept in flight (started, with their state kept between
+    /// frames) at once; each holds 16 bytes of scratch per map cell. More
+    /// requests wait in a queue.
+    pub max_in_flight: usize,
+    /// Give up a search after this many expansions and answer
+    /// `PathStatus::Partial` with a path to the explored cell nearest the
+    /// goal. `None`: no cap.
+    pub max_expansions_per_request: Option<u32>,
+    /// Optional wall-clock cap on the budgeted work per frame (group floods
+    /// and searches), checked every
+    /// [`PathfindingSettings::TIME_CHECK_INTERVAL`] expansions. The one
+    /// setting that makes results depend on the machine: leave it `None`
+    /// for a lockstep game.
+    pub max_frame_time: Option<Duration>,
+    /// Heuristic weight: 1 gives optimal paths; above 1 fewer expansions
+    /// for paths up to that factor longer.
+    pub heuristic_weight: f32,
+    /// Jump point search on maps where it applies (see
+    /// [`SearchConfig::jump_points`](crate::core::SearchConfig::jump_points)).
+    pub jump_points: bool,
+    /// A waiting request gains one priority level per this many frames
+    /// waited, so low-priority requests are served even under a steady
+    /// stream of urgent ones. 0 turns ageing off.
+    pub aging_frames: u32,
+}
+
+impl PathfindingSettings {
+    /// Expansions between two clock reads when
+    /// [`PathfindingSettings::max_frame_time`] is set.
+    pub const TIME_CHECK_INTERVAL: u32 = 256;
+}
+
+impl Default for PathfindingSettings {
+    fn default() -> Self {
+        Self {
+            nodes_per_frame: 4096,
+            max_in_flight: 8,
+            max_expansions_per_request: None,
+            max_frame_time: None,
+            heuristic_weight: 1.0,
+            jump_points: true,
+            aging_frames: 120,
+        }
+    }
+}
+
+/// The node expansions left in this run of the schedule, shared by
+/// everything that searches: group floods first, then searches. Refilled
+/// from [`PathfindingSettings::nodes_per_frame`] in
+/// [`FrontierSystems::Orders`]. With
+/// [`PathfindingSettings::max_frame_time`] set it is handed out in slices
+/// and runs dry once the budgeted work of the frame has taken that long.
+#[derive(Resource, Debug, Default)]
+pub struct FrameBudget {
+    nodes_per_frame: u32,
+    spent: u64,
+    time_cap: Option<Duration>,
+    /// When the first slice was handed out this frame.
+    clock: Option<Instant>,
+    timed_out: bool,
+}
+
+impl FrameBudget {
+    /// Expansions left this frame.
+    pub fn left(&self) -> u32 {
+        if self.timed_out {
+            return 0;
+        }
+        let spent = self.spent.min(u32::MAX as u64) as u32;
+        self.nodes_per_frame.saturating_sub(spent)
+    }
+
+    /// Expansions spent so far this frame.
+    pub fn spent(&self) -> u64 {
+        self.spent
+    }
+
+    /// The most the next piece of work may spend: everything left, or a
+    /// [`PathfindingSettings::TIME_CHECK_INTERVAL`] slice when a time cap
+    /// is set (the clock starts with the frame's first slice).
+    pub fn slice(&mut self) -> u32 {
+        let left = self.left();
+        match self.time_cap {
+            Some(_) if left > 0 => {
+                self.clock.get_or_insert_with(Instant::now);
+                left.min(PathfindingSettings::TIME_CHECK_INTERVAL)
+            }
+            _ => left,
+        }
+    }
+
+    /// Records `expansions` spent; with a time cap, also reads the clock.
+    pub fn spend(&mut self, expansions: u64) {
+        self.spent += expansions;
+        if let (Some(cap), Some(clock)) = (self.time_cap, self.clock) {
+            self.timed_out |= clock.elapsed() >= cap;
+        }
+    }
+
+    /// A full budget for a new frame under `settings`.
+    fn refill(&mut self, settings: &PathfindingSettings) {
+        *self = Self {
+            nodes_per_frame: settings.nodes_per_frame,
+            time_cap: settings.max_frame_time,
+            ..Self::default()
+        };
+    }
+}
+
+fn refill_budget(settings: Res<PathfindingSettings>, mut budget: ResMut<FrameBudget>) {
+    budget.refill(&settings);
+}
+
+/// Configures [`FrontierSystems`] in one schedule and adds the
+/// [`PathfindingSettings`] and the [`FrameBudget`]. Every other plugin of
+/// the crate adds it (with its own schedule) if the app has not.
+///
+/// # Systems
+/// In [`FrontierSystems::Orders`]: `refill_budget`.
+pub struct FrontierSchedulePlugin {
+    /// The schedule the sets are configured in.
+    pub schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl FrontierSchedulePlugin {
+    /// The sets, configured in `schedule`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+
+    /// Adds the plugin for `schedule` unless the app already has it.
+    pub(crate) fn add_once(app: &mut App, schedule: Interned<dyn ScheduleLabel>) {
+        if !app.is_plugin_added::<Self>() {
+            app.add_plugins(Self { schedule });
+        }
+    }
+}
+
+impl Default for FrontierSchedulePlugin {
+    fn default() -> Self {
+        Self::new(Update)
+    }
+}
+
+impl Plugin for FrontierSchedulePlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<PathfindingSettings>()
+            .init_resource::<FrameBudget>()
+            .register_type::<PathfindingSettings>()
+            .configure_sets(
+                self.schedule,
+                (
+                    FrontierSystems::First,
+                    FrontierSystems::Orders,
+                    FrontierSystems::SyncMaps,
+                    FrontierSystems::Invalidate,
+                    FrontierSystems::Collect,
+                    FrontierSystems::GroupRoutes,
+                    FrontierSystems::Search,
+                    FrontierSystems::Steering,
+                    FrontierSystems::Last,
+                )
+                    .chain(),
+            )
+            .add_systems(self.schedule, refill_budget.in_set(FrontierSystems::Orders));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_is_shared_and_refilled() {
+        let mut budget = FrameBudget::default();
+        budget.refill(&PathfindingSettings {
+            nodes_per_frame: 100,
+            ..default()
+        });
+        assert_eq!(budget.slice(), 100);
+        budget.spend(70);
+        assert_eq!((budget.left(), budget.spent()), (30, 70));
+        budget.spend(45);
+        assert_eq!(budget.left(), 0, "overspending leaves nothing, never wraps");
+        budget.refill(&PathfindingSettings::default());
+        assert_eq!(budget.left(), 4096);
+    }
+
+    #[test]
+    fn a_time_cap_hands_out_slices_and_stops_the_frame() {
+        let mut budget = FrameBudget::default();
+        budget.refill(&PathfindingSettings {
+            max_frame_time: Some(Duration::ZERO),
+            ..default()
+        });
+        assert_eq!(budget.slice(), PathfindingSettings::TIME_CHECK_INTERVAL);
+        budget.spend(PathfindingSettings::TIME_CHECK_INTERVAL as u64);
+        assert_eq!(budget.slice(), 0, "a zero cap allows one slice");
+    }
+}
