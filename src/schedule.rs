@@ -31,9 +31,10 @@ pub enum FrontierSystems {
     /// Maps are brought up to date: bevy_ecs_tilemap maps get and update
     /// their `NavGrid` and `GridLayout` (feature `tilemap`).
     SyncMaps,
-    /// Finished paths that cross a cell changed since last frame are
-    /// flagged ([`PathResult::invalidated`] and a [`PathInvalidated`]
-    /// event).
+    /// New maps get their region labels and warm scratch space; finished
+    /// paths that a cell changed since last frame makes illegal (on the
+    /// path, or beside one of its diagonal steps) are flagged
+    /// ([`PathResult::invalidated`] and a [`PathInvalidated`] event).
     ///
     /// [`PathResult::invalidated`]: crate::pathfinding::PathResult::invalidated
     /// [`PathInvalidated`]: crate::pathfinding::PathInvalidated
@@ -87,10 +88,21 @@ pub struct PathfindingSettings {
     /// Jump point search on maps where it applies (see
     /// [`SearchConfig::jump_points`](crate::core::SearchConfig::jump_points)).
     pub jump_points: bool,
-    /// A waiting request gains one priority level per this many frames
-    /// waited, so low-priority requests are served even under a steady
-    /// stream of urgent ones. 0 turns ageing off.
+    /// A request gains one priority level per this many frames since it
+    /// was made, so low-priority requests are served even under a steady
+    /// stream of urgent ones. 0 turns ageing off. Ageing is continuous and
+    /// applies to every request alike, so two requests never swap places as
+    /// they age: a search that lost its slot to a request cannot take it
+    /// back from that request, and no two searches throw each other out.
     pub aging_frames: u32,
+    /// How often map edits may make one search start over before it stops
+    /// following them: it then finishes on a copy of the map as it is at
+    /// that moment, and its result is flagged
+    /// ([`PathResult::invalidated`](crate::pathfinding::PathResult::invalidated))
+    /// at once if a later edit touched its path, so the unit asks again from
+    /// where it has got to. Edits a search has not looked at never restart
+    /// it (see [`Search::step`](crate::core::Search::step)).
+    pub max_restarts: u32,
 }
 
 impl PathfindingSettings {
@@ -109,6 +121,7 @@ impl Default for PathfindingSettings {
             heuristic_weight: 1.0,
             jump_points: true,
             aging_frames: 120,
+            max_restarts: 3,
         }
     }
 }
@@ -176,8 +189,38 @@ impl FrameBudget {
     }
 }
 
-fn refill_budget(settings: Res<PathfindingSettings>, mut budget: ResMut<FrameBudget>) {
+fn refill_budget(mut settings: ResMut<PathfindingSettings>, mut budget: ResMut<FrameBudget>) {
+    if settings.is_changed() {
+        settings.bypass_change_detection().validate();
+    }
     budget.refill(&settings);
+}
+
+impl PathfindingSettings {
+    /// Puts settings that make no sense back to something that works, with
+    /// a warning naming each: a heuristic weight that is NaN, infinite or
+    /// negative becomes 1 (optimal paths), no search slots becomes one.
+    /// Returns whether anything was changed. The plugin calls it whenever
+    /// the settings change.
+    pub fn validate(&mut self) -> bool {
+        let mut changed = false;
+        let weight = self.heuristic_weight;
+        if !weight.is_finite() || weight < 0.0 {
+            warn!(
+                "bevy_frontier: PathfindingSettings::heuristic_weight = {weight} is not a finite number ≥ 0; using 1"
+            );
+            self.heuristic_weight = 1.0;
+            changed = true;
+        }
+        if self.max_in_flight == 0 {
+            warn!(
+                "bevy_frontier: PathfindingSettings::max_in_flight = 0 leaves no search slot; using 1"
+            );
+            self.max_in_flight = 1;
+            changed = true;
+        }
+        changed
+    }
 }
 
 /// Configures [`FrontierSystems`] in one schedule and adds the
@@ -185,7 +228,8 @@ fn refill_budget(settings: Res<PathfindingSettings>, mut budget: ResMut<FrameBud
 /// the crate adds it (with its own schedule) if the app has not.
 ///
 /// # Systems
-/// In [`FrontierSystems::Orders`]: `refill_budget`.
+/// In [`FrontierSystems::Orders`]: `refill_budget` (which also checks the
+/// settings when they change, see [`PathfindingSettings::validate`]).
 pub struct FrontierSchedulePlugin {
     /// The schedule the sets are configured in.
     pub schedule: Interned<dyn ScheduleLabel>,

@@ -60,7 +60,11 @@ pub struct UnsupportedTilemap;
 /// - `sync_layouts`: recomputes the layout when the map's size, grid size,
 ///   tile size or anchor change;
 /// - `sync_tile_costs`: applies changed, added and removed [`TileCost`]s;
-/// - `sync_storage`: rescans maps whose `TileStorage` changed.
+/// - `sync_storage`: rescans maps whose `TileStorage` changed, and gives a
+///   map whose `TilemapSize` changed a grid of the new size.
+///
+/// And an observer: a tile entity despawned while the storage still holds
+/// it makes its cell a wall at once, as a missing tile.
 pub struct TilemapNavPlugin {
     /// The schedule to run in; must be the one `PathfindingPlugin` runs in.
     pub schedule: Interned<dyn ScheduleLabel>,
@@ -85,12 +89,14 @@ impl Plugin for TilemapNavPlugin {
     fn build(&self, app: &mut App) {
         FrontierSchedulePlugin::add_once(app, self.schedule);
         crate::maps::register(app);
-        app.register_type::<TileCost>().add_systems(
-            self.schedule,
-            (attach_grids, sync_layouts, sync_storage, sync_tile_costs)
-                .chain()
-                .in_set(FrontierSystems::SyncMaps),
-        );
+        app.register_type::<TileCost>()
+            .add_systems(
+                self.schedule,
+                (attach_grids, sync_layouts, sync_storage, sync_tile_costs)
+                    .chain()
+                    .in_set(FrontierSystems::SyncMaps),
+            )
+            .add_observer(wall_despawned_tile);
     }
 }
 
@@ -199,12 +205,36 @@ fn sync_layouts(
 }
 
 /// Rescans every cell of maps whose `TileStorage` changed (tiles set or
-/// removed). Only cells whose cost differs are written.
+/// removed). Only cells whose cost differs are written. A map whose
+/// `TilemapSize` changed gets a new grid of the new size (as an edit of the
+/// whole grid, so searches and paths on it start over).
+#[allow(clippy::type_complexity)]
 fn sync_storage(
-    mut maps: Query<(&TileStorage, &mut NavGrid), Changed<TileStorage>>,
+    mut maps: Query<
+        (Entity, &TileStorage, &TilemapSize, &mut NavGrid),
+        Or<(Changed<TileStorage>, Changed<TilemapSize>)>,
+    >,
     tiles: Query<Option<&TileCost>>,
 ) {
-    for (storage, mut grid) in &mut maps {
+    for (map, storage, size, mut grid) in &mut maps {
+        if (size.x, size.y) != (grid.width(), grid.height()) {
+            let costs = (0..size.y)
+                .flat_map(|y| (0..size.x).map(move |x| TilePos::new(x, y)))
+                .map(|pos| tile_cost(storage, &tiles, &pos))
+                .collect();
+            match NavGrid::from_costs(size.x, size.y, costs) {
+                Ok(resized) => {
+                    let neighborhood = grid.neighborhood();
+                    grid.replace(resized.with_neighborhood(neighborhood));
+                }
+                Err(error) => {
+                    warn!(
+                        "bevy_frontier: tilemap {map} resized to {size:?} cannot be navigated: {error}"
+                    );
+                }
+            }
+            continue;
+        }
         let (width, height) = (grid.width(), grid.height());
         for y in 0..height {
             for x in 0..width {
@@ -215,6 +245,24 @@ fn sync_storage(
                 }
             }
         }
+    }
+}
+
+/// A tile entity despawned while its map's storage still holds it: its cell
+/// becomes a wall, as a missing tile is.
+fn wall_despawned_tile(
+    removed: On<Remove, TilePos>,
+    tiles: Query<(&TilePos, &TilemapId)>,
+    mut maps: Query<(&TileStorage, &mut NavGrid)>,
+) {
+    let tile = removed.entity;
+    let Ok((pos, map)) = tiles.get(tile) else {
+        return;
+    };
+    if let Ok((storage, mut grid)) = maps.get_mut(map.0)
+        && storage.checked_get(pos) == Some(tile)
+    {
+        let _ = grid.set_cost(Cell::new(pos.x, pos.y), NavGrid::BLOCKED);
     }
 }
 

@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use super::grid::{Cell, NavGrid, Neighborhood};
+use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::moves::{COST_SCALE, MOVE_DELTAS, Moves, step_cost};
 use super::scratch::{self, Scratch, ScratchPool};
 use super::search::{Path, SearchError};
@@ -52,7 +52,10 @@ pub struct Flood {
     max_cost: u64,
     /// Target cell indices not yet settled.
     remaining: HashSet<u32>,
+    /// Every target, for a restart.
+    targets: Vec<Cell>,
     expansions: u64,
+    restarts: u32,
     finished: bool,
     grid_shape: (u32, u32, u64),
 }
@@ -87,7 +90,7 @@ impl Flood {
 
     /// As [`Flood::new`], in the given scratch space.
     pub fn with_scratch(
-        mut scratch: Scratch,
+        scratch: Scratch,
         grid: &NavGrid,
         source: Cell,
         direction: FloodDirection,
@@ -99,29 +102,101 @@ impl Flood {
             Some(NavGrid::BLOCKED) => return Err(SearchError::StartBlocked(source)),
             Some(_) => {}
         }
-        let open_stamp = scratch.begin(grid.cell_count());
-        let start = grid.index(source).unwrap_or_default() as u32;
-        scratch.open_source(start, open_stamp, 0);
         let max_cost = match max_cost {
             Some(cost) if cost.is_finite() => (cost.max(0.0) * COST_SCALE as f64) as u64,
             Some(_) | None => u64::MAX,
         };
-        let remaining: HashSet<u32> = targets
-            .into_iter()
-            .filter(|&cell| grid.is_walkable(cell))
-            .filter_map(|cell| grid.index(cell).map(|i| i as u32))
-            .collect();
-        Ok(Self {
+        let mut flood = Self {
             source,
             direction,
             scratch,
-            open_stamp,
+            open_stamp: 0,
             max_cost,
-            finished: remaining.is_empty(),
-            remaining,
+            remaining: HashSet::new(),
+            targets: targets.into_iter().collect(),
             expansions: 0,
-            grid_shape: (grid.width(), grid.height(), grid.version()),
-        })
+            restarts: 0,
+            finished: false,
+            grid_shape: (0, 0, 0),
+        };
+        flood.begin(grid);
+        Ok(flood)
+    }
+
+    /// (Re)starts the flood on `grid`; a source that is not walkable ends
+    /// it at once.
+    fn begin(&mut self, grid: &NavGrid) {
+        self.grid_shape = (grid.width(), grid.height(), grid.version());
+        self.open_stamp = self.scratch.begin(grid.cell_count());
+        self.remaining = self
+            .targets
+            .iter()
+            .filter(|&&cell| grid.is_walkable(cell))
+            .filter_map(|&cell| grid.index(cell).map(|i| i as u32))
+            .collect();
+        self.finished = self.remaining.is_empty();
+        match grid
+            .index(self.source)
+            .filter(|_| grid.is_walkable(self.source))
+        {
+            Some(start) => self.scratch.open_source(start as u32, self.open_stamp, 0),
+            None => self.finished = true,
+        }
+    }
+
+    /// Brings the flood up to date with an edited grid: it carries on if no
+    /// changed cell lies next to a cell it settled (as for
+    /// [`Search::step`](super::search::Search::step)), and starts over
+    /// otherwise.
+    fn catch_up(&mut self, grid: &NavGrid) {
+        let (width, height, version) = self.grid_shape;
+        let home = grid.region(self.source);
+        let affected = (width, height) != (grid.width(), grid.height())
+            || home.is_none()
+            || match grid.changes_since(version) {
+                GridChanges::Everything => true,
+                GridChanges::Cells(cells) => cells.iter().any(|&cell| {
+                    cell == self.source
+                        || home.is_some_and(|home| grid.touches_region(cell, home))
+                            && self.scratch.nodes.has_read(
+                                cell,
+                                width,
+                                height,
+                                self.open_stamp,
+                                false,
+                            )
+                }),
+            };
+        if affected {
+            self.restarts += 1;
+            self.begin(grid);
+            return;
+        }
+        // A target walled off is no longer waited for; one that became
+        // walkable is, unless already settled.
+        if let GridChanges::Cells(cells) = grid.changes_since(version) {
+            for cell in cells {
+                if !self.targets.contains(&cell) {
+                    continue;
+                }
+                let Some(index) = grid.index(cell).map(|i| i as u32) else {
+                    continue;
+                };
+                if !grid.is_walkable(cell) {
+                    self.remaining.remove(&index);
+                } else if !self
+                    .scratch
+                    .nodes
+                    .is_closed(index as usize, self.open_stamp)
+                {
+                    self.remaining.insert(index);
+                }
+            }
+        }
+        self.grid_shape = (width, height, grid.version());
+        if self.remaining.is_empty() {
+            self.finished = true;
+        }
     }
 
     /// The cell the flood started from.
@@ -137,6 +212,11 @@ impl Flood {
     /// Cells expanded so far.
     pub fn expansions(&self) -> u64 {
         self.expansions
+    }
+
+    /// How many times edits of the grid made the flood start over.
+    pub fn restarts(&self) -> u32 {
+        self.restarts
     }
 
     /// Whether the flood has ended.
@@ -160,15 +240,18 @@ impl Flood {
     }
 
     /// Expands at most `budget` cells; returns whether the flood has ended.
-    /// A grid whose size or version changed since the flood began ends it
-    /// with nothing more settled.
+    /// On an edited grid it carries on where it was when no changed cell
+    /// lies next to a cell it settled, and starts over otherwise (see
+    /// [`Flood::restarts`]). A finished flood stays as it is.
     pub fn step(&mut self, grid: &NavGrid, budget: u32) -> bool {
         if self.finished {
             return true;
         }
         if self.grid_shape != (grid.width(), grid.height(), grid.version()) {
-            self.finished = true;
-            return true;
+            self.catch_up(grid);
+            if self.finished {
+                return true;
+            }
         }
         let open = self.open_stamp;
         let Scratch {

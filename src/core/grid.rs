@@ -108,8 +108,9 @@ pub const MAX_CELLS: u64 = 1 << 28;
 /// - Entering a cell orthogonally costs its cost; diagonally (in
 ///   [`Neighborhood::Eight`]) √2 × its cost, and only when both orthogonal
 ///   cells beside the diagonal are walkable.
-/// - Connected-region labels answer "can A reach B at all?" in O(1). They
-///   are recomputed lazily, once, after any number of edits.
+/// - Connected-region labels answer "can A reach B at all?" without a
+///   search. They are labelled at the first query and then repaired
+///   locally on each edit (see [`NavGrid::region`]).
 /// - [`NavGrid::version`] changes on every edit that changes a cell, so
 ///   searches and paths can tell that the ground moved under them.
 /// - The walkable cells are also kept as two bitmaps, by rows and by
@@ -130,21 +131,28 @@ pub struct NavGrid {
     /// Walkable cells as bitmaps, for jump point search (`None` on grids too
     /// thin for them to pay).
     walk_bits: Option<WalkBits>,
-    /// Cells changed since the last [`NavGrid::take_changes`], as indices;
-    /// `None` once more than [`CHANGE_JOURNAL_LIMIT`] piled up.
-    changes: Option<Vec<u32>>,
+    /// The index of the cell changed by each of the last
+    /// [`CHANGE_JOURNAL_LIMIT`] versions: version `v` at `v % LIMIT`
+    /// (allocated on the first edit).
+    journal: Vec<u32>,
+    /// Every version after this one is a single-cell change recorded in the
+    /// journal (while it still holds it); an edit of the whole grid (a new
+    /// move set, a replaced grid) moves it up.
+    journal_floor: u64,
 }
 
-/// How many changed cells a [`NavGrid`] remembers between two calls of
-/// [`NavGrid::take_changes`] before it only remembers that "a lot changed".
+/// How many single-cell changes a [`NavGrid`] remembers, for
+/// [`NavGrid::changes_since`]; a reader further behind learns only that
+/// everything may have changed.
 pub const CHANGE_JOURNAL_LIMIT: usize = 1 << 14;
 
-/// What changed on a grid since the last [`NavGrid::take_changes`].
+/// What changed on a grid since a version, from [`NavGrid::changes_since`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GridChanges {
-    /// These cells changed (each listed once or more).
+    /// These cells changed (a cell changed twice is listed twice).
     Cells(Vec<Cell>),
-    /// Too many cells changed to list; treat every cell as changed.
+    /// Too much changed to list, or the grid as a whole changed (its move
+    /// set, its size, or it is another grid): treat every cell as changed.
     Everything,
 }
 
@@ -155,14 +163,30 @@ impl GridChanges {
     }
 }
 
-#[derive(Debug)]
+/// Connected regions: a label per cell, and labels joined in a union-find
+/// forest so that two regions merged by an opened wall need no relabel. A
+/// region's id is the root of its labels.
+#[derive(Clone, Debug)]
 struct Regions {
-    /// Region label per cell; `NO_REGION` for blocked cells.
+    /// Label per cell; `NO_REGION` for blocked cells.
     labels: Vec<u32>,
+    /// Union-find parent per label (a root is its own parent).
+    parent: Vec<u32>,
+    /// Cells under each root label (for union by size; stale on non-roots).
+    size: Vec<u32>,
+    /// Regions (roots with cells).
     count: u32,
+    /// Visit marks for split checks, allocated on the first one.
+    marks: Vec<u32>,
+    /// The last mark handed out.
+    mark: u32,
 }
 
 const NO_REGION: u32 = u32::MAX;
+
+/// Cells a split check may visit before it gives up and leaves the regions
+/// to a full relabel at the next query.
+const SPLIT_CHECK_LIMIT: usize = 1 << 15;
 
 impl Clone for NavGrid {
     fn clone(&self) -> Self {
@@ -173,9 +197,13 @@ impl Clone for NavGrid {
             costs: self.costs.clone(),
             cost_histogram: self.cost_histogram,
             version: self.version,
-            regions: OnceLock::new(),
+            regions: match self.regions.get() {
+                Some(regions) => OnceLock::from(regions.clone()),
+                None => OnceLock::new(),
+            },
             walk_bits: self.walk_bits.clone(),
-            changes: self.changes.clone(),
+            journal: self.journal.clone(),
+            journal_floor: self.journal_floor,
         }
     }
 }
@@ -212,7 +240,8 @@ impl NavGrid {
             cost_histogram,
             version: 0,
             regions: OnceLock::new(),
-            changes: Some(Vec::new()),
+            journal: Vec::new(),
+            journal_floor: 0,
         })
     }
 
@@ -236,8 +265,19 @@ impl NavGrid {
         if self.neighborhood != neighborhood {
             self.neighborhood = neighborhood;
             self.version += 1;
-            self.changes = None;
+            self.journal_floor = self.version;
         }
+    }
+
+    /// Replaces this grid with `other` (of any size) as an edit of the
+    /// whole grid: the version goes on increasing, so anything that
+    /// remembers an older version of this grid sees that everything
+    /// changed. Used when a tilemap is resized.
+    pub fn replace(&mut self, other: NavGrid) {
+        let version = self.version.max(other.version) + 1;
+        *self = other;
+        self.version = version;
+        self.journal_floor = version;
     }
 
     /// Columns.
@@ -357,16 +397,24 @@ impl NavGrid {
         self.cost_histogram[cost as usize] += 1;
         self.costs[index] = cost;
         self.version += 1;
-        if let Some(changes) = &mut self.changes {
-            if changes.len() < CHANGE_JOURNAL_LIMIT {
-                changes.push(index as u32);
-            } else {
-                self.changes = None;
-            }
+        if self.journal.is_empty() {
+            self.journal = vec![0; CHANGE_JOURNAL_LIMIT];
         }
+        self.journal[(self.version % CHANGE_JOURNAL_LIMIT as u64) as usize] = index as u32;
         // Only a change between wall and ground can change connectivity.
         if (old == Self::BLOCKED) != (cost == Self::BLOCKED) {
-            self.regions = OnceLock::new();
+            if let Some(regions) = self.regions.get_mut() {
+                let (w, h) = (self.width as usize, self.height as usize);
+                let repaired = if cost == Self::BLOCKED {
+                    regions.wall_added(&self.costs, w, h, index)
+                } else {
+                    regions.ground_added(w, h, index);
+                    true
+                };
+                if !repaired {
+                    self.regions = OnceLock::new();
+                }
+            }
             if let Some(bits) = &mut self.walk_bits {
                 let width = self.width as usize;
                 bits.set(
@@ -382,12 +430,19 @@ impl NavGrid {
     /// The connected region of a walkable cell, `None` for walls and cells
     /// outside the grid. Two cells with the same region can reach each other.
     ///
+    /// Region ids are not dense (use them as keys, not indices) and are
+    /// only stable while the walls stay where they are.
+    ///
     /// With no corner cutting, 8-neighbour reachability equals 4-neighbour
-    /// reachability, so both move sets share these labels.
+    /// reachability, so both move sets share these labels. They are kept up
+    /// to date on every edit that turns a wall into ground or back: an
+    /// opened cell joins the regions beside it; a new wall is checked
+    /// locally (its neighbours still linked round it), and only a wall that
+    /// may split a region makes a search for the pieces, bounded, beyond
+    /// which the whole grid is labelled again at the next query.
     pub fn region(&self, cell: Cell) -> Option<u32> {
         let index = self.index(cell)?;
-        let label = self.regions().labels[index];
-        (label != NO_REGION).then_some(label)
+        self.regions().region_of(index)
     }
 
     /// Whether a path exists between two cells (both walkable and in the
@@ -399,6 +454,21 @@ impl NavGrid {
         }
     }
 
+    /// Whether `cell` or one of the eight cells round it lies in `region`:
+    /// a search in `region` reads only cells of that kind (its cells, and
+    /// the walls and cells beside them), so a change to any other cell
+    /// cannot affect it.
+    pub(crate) fn touches_region(&self, cell: Cell, region: u32) -> bool {
+        let (x, y) = (cell.x as i64, cell.y as i64);
+        (y - 1..=y + 1).any(|ny| {
+            (x - 1..=x + 1).any(|nx| {
+                (0..self.width as i64).contains(&nx)
+                    && (0..self.height as i64).contains(&ny)
+                    && self.region(Cell::new(nx as u32, ny as u32)) == Some(region)
+            })
+        })
+    }
+
     /// How many connected regions the grid has.
     pub fn region_count(&self) -> u32 {
         self.regions().count
@@ -406,6 +476,12 @@ impl NavGrid {
 
     fn regions(&self) -> &Regions {
         self.regions.get_or_init(|| self.label_regions())
+    }
+
+    /// Labels the regions now if they are not labelled yet (they are
+    /// otherwise labelled at the first query that needs them).
+    pub fn label_regions_now(&self) {
+        self.regions();
     }
 
     /// Flood fill with 4-connectivity, one label per walkable component.
@@ -443,7 +519,20 @@ impl NavGrid {
             }
             count += 1;
         }
-        Regions { labels, count }
+        let mut size = vec![0u32; count as usize];
+        for &label in &labels {
+            if label != NO_REGION {
+                size[label as usize] += 1;
+            }
+        }
+        Regions {
+            labels,
+            parent: (0..count).collect(),
+            size,
+            count,
+            marks: Vec::new(),
+            mark: 0,
+        }
     }
 
     /// Whether one move from `from` to the adjacent cell `to` is allowed:
@@ -494,40 +583,51 @@ impl NavGrid {
         })
     }
 
-    /// The cells changed since the last call (or since the grid was made),
-    /// and starts a new list. The plugin calls this once per frame to flag
-    /// finished paths that cross a changed cell.
-    pub fn take_changes(&mut self) -> GridChanges {
-        match self.changes.replace(Vec::new()) {
-            Some(indices) => {
-                GridChanges::Cells(indices.into_iter().map(|i| self.cell(i as usize)).collect())
-            }
-            None => GridChanges::Everything,
+    /// The cells changed after `version` (a value [`NavGrid::version`] gave
+    /// earlier), oldest first. Any number of readers can each keep their
+    /// own version: searches use it to tell edits that can affect them from
+    /// those that cannot, the plugin to flag paths crossing changed cells.
+    /// [`GridChanges::Everything`] when the journal no longer reaches that
+    /// far back ([`CHANGE_JOURNAL_LIMIT`]), when the grid changed as a whole
+    /// since, or when `version` is newer than this grid's.
+    pub fn changes_since(&self, version: u64) -> GridChanges {
+        if version > self.version
+            || version < self.journal_floor
+            || self.version - version > CHANGE_JOURNAL_LIMIT as u64
+        {
+            return GridChanges::Everything;
         }
+        let limit = CHANGE_JOURNAL_LIMIT as u64;
+        GridChanges::Cells(
+            (version + 1..=self.version)
+                .map(|v| self.cell(self.journal[(v % limit) as usize] as usize))
+                .collect(),
+        )
     }
 
     /// The walkable cell nearest to `target` by straight-line distance (ties
     /// to the lower row, then the lower column), searching ring by ring
     /// outwards. With `region`, only cells of that region count. `target`
-    /// may lie in a wall or outside the grid. `None` when no cell qualifies.
+    /// may lie in a wall, or anywhere outside the grid: it is first moved to
+    /// the nearest cell of the grid, so the answer is as fast for
+    /// `(i64::MIN, i64::MAX)` as for a cell beside the grid. `None` when no
+    /// cell qualifies.
     pub fn nearest_walkable(&self, target: (i64, i64), region: Option<u32>) -> Option<Cell> {
         let (w, h) = (self.width as i64, self.height as i64);
-        let labels = region.map(|_| &self.regions().labels);
+        let target = (target.0.clamp(0, w - 1), target.1.clamp(0, h - 1));
+        let regions = region.map(|_| self.regions());
         let accept = |x: i64, y: i64| {
             let i = (y * w + x) as usize;
-            match (labels, region) {
-                (Some(labels), Some(region)) => labels[i] == region,
+            match (regions, region) {
+                (Some(regions), Some(region)) => regions.region_of(i) == Some(region),
                 _ => self.costs[i] != Self::BLOCKED,
             }
         };
-        // Rings start where they first touch the grid and end once they
-        // have covered all of it.
-        let gap = |v: i64, len: i64| (-v).max(v - (len - 1)).max(0);
-        let reach = |v: i64, len: i64| v.abs().max((len - 1 - v).abs());
-        let first = gap(target.0, w).max(gap(target.1, h));
+        // Rings end once they have covered the whole grid.
+        let reach = |v: i64, len: i64| v.max(len - 1 - v);
         let last = reach(target.0, w).max(reach(target.1, h));
         let mut best: Option<(i64, i64, i64)> = None;
-        for radius in first..=last {
+        for radius in 0..=last {
             // Every cell on ring r is at least r away.
             if best.is_some_and(|(d, _, _)| radius * radius > d) {
                 break;
@@ -595,4 +695,235 @@ impl NavGrid {
         }
         true
     }
+}
+
+impl Regions {
+    /// The region (root label) of a cell, `None` for a wall.
+    fn region_of(&self, index: usize) -> Option<u32> {
+        let label = self.labels[index];
+        (label != NO_REGION).then(|| self.root(label))
+    }
+
+    fn root(&self, mut label: u32) -> u32 {
+        while self.parent[label as usize] != label {
+            label = self.parent[label as usize];
+        }
+        label
+    }
+
+    /// A label for a region of its own.
+    fn new_label(&mut self) -> u32 {
+        let label = self.parent.len() as u32;
+        self.parent.push(label);
+        self.size.push(0);
+        self.count += 1;
+        label
+    }
+
+    /// Joins two regions; returns the root of the whole.
+    fn union(&mut self, a: u32, b: u32) -> u32 {
+        let (a, b) = (self.root(a), self.root(b));
+        if a == b {
+            return a;
+        }
+        let (big, small) = if self.size[a as usize] >= self.size[b as usize] {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        self.parent[small as usize] = big;
+        self.size[big as usize] += self.size[small as usize];
+        self.count -= 1;
+        big
+    }
+
+    /// A cell became ground: it joins the regions beside it (merging them)
+    /// or starts its own.
+    fn ground_added(&mut self, w: usize, h: usize, index: usize) {
+        let mut joined: Option<u32> = None;
+        for next in neighbours4(index, w, h).into_iter().flatten() {
+            if let Some(region) = self.region_of(next) {
+                joined = Some(match joined {
+                    Some(root) => self.union(root, region),
+                    None => region,
+                });
+            }
+        }
+        let label = joined.unwrap_or_else(|| self.new_label());
+        self.labels[index] = label;
+        self.size[label as usize] += 1;
+    }
+
+    /// A cell became a wall. Its ground neighbours still reach each other
+    /// round it if they are linked by the ring of eight cells around it;
+    /// otherwise one breadth-first search per group of linked neighbours
+    /// runs in lockstep until all but one have met or run out: each that
+    /// runs out without meeting the others is a region of its own and is
+    /// labelled anew. Returns `false` when that search grows past
+    /// [`SPLIT_CHECK_LIMIT`] cells (the caller then drops the labels).
+    fn wall_added(&mut self, costs: &[u8], w: usize, h: usize, index: usize) -> bool {
+        let old = self.labels[index];
+        self.labels[index] = NO_REGION;
+        let root = self.root(old);
+        self.size[root as usize] = self.size[root as usize].saturating_sub(1);
+        let walkable = |i: usize| costs[i] != NavGrid::BLOCKED;
+        let (x, y) = ((index % w) as i64, (index / w) as i64);
+        let at = |dx: i64, dy: i64| -> Option<usize> {
+            let (nx, ny) = (x + dx, y + dy);
+            ((0..w as i64).contains(&nx) && (0..h as i64).contains(&ny))
+                .then(|| ny as usize * w + nx as usize)
+                .filter(|&i| walkable(i))
+        };
+        // The ring, counter-clockwise from east; even places are the four
+        // orthogonal neighbours.
+        const RING: [(i64, i64); 8] = [
+            (1, 0),
+            (1, 1),
+            (0, 1),
+            (-1, 1),
+            (-1, 0),
+            (-1, -1),
+            (0, -1),
+            (1, -1),
+        ];
+        let ring: [Option<usize>; 8] = RING.map(|(dx, dy)| at(dx, dy));
+        let orthogonal = [ring[0], ring[2], ring[4], ring[6]];
+        let ground = orthogonal.iter().flatten().count();
+        if ground == 0 {
+            // The cell was a region of its own.
+            self.count -= 1;
+            return true;
+        }
+        // Groups of orthogonal neighbours linked along the ring: cells next
+        // to each other on the ring touch, so a run of ground links the
+        // neighbours in it. Going round from a wall, each run holding an
+        // orthogonal neighbour gives one seed.
+        let Some(start) = (0..8).find(|&i| ring[i].is_none()) else {
+            return true;
+        };
+        let mut seeds: Vec<usize> = Vec::new();
+        let mut seeded = false;
+        for step in 1..=8 {
+            let place = (start + step) % 8;
+            match ring[place] {
+                None => seeded = false,
+                Some(cell) if place % 2 == 0 && !seeded => {
+                    seeds.push(cell);
+                    seeded = true;
+                }
+                Some(_) => {}
+            }
+        }
+        if seeds.len() <= 1 {
+            return true;
+        }
+        self.split_search(costs, w, h, &seeds, root)
+    }
+
+    /// The lockstep searches of [`Regions::wall_added`].
+    fn split_search(
+        &mut self,
+        costs: &[u8],
+        w: usize,
+        h: usize,
+        seeds: &[usize],
+        root: u32,
+    ) -> bool {
+        if self.marks.is_empty() {
+            self.marks = vec![0; costs.len()];
+        }
+        let k = seeds.len();
+        if self.mark > u32::MAX - 8 {
+            self.marks.fill(0);
+            self.mark = 0;
+        }
+        let base = self.mark + 1;
+        self.mark += k as u32;
+        // Which search each one has merged into (a tiny union-find).
+        let mut joined: Vec<usize> = (0..k).collect();
+        fn find(joined: &[usize], mut i: usize) -> usize {
+            while joined[i] != i {
+                i = joined[i];
+            }
+            i
+        }
+        let mut queues: Vec<std::collections::VecDeque<usize>> = seeds
+            .iter()
+            .map(|&s| std::collections::VecDeque::from([s]))
+            .collect();
+        let mut visited: Vec<Vec<usize>> = seeds.iter().map(|&s| vec![s]).collect();
+        for (i, &seed) in seeds.iter().enumerate() {
+            self.marks[seed] = base + i as u32;
+        }
+        let mut total = k;
+        let mut groups = k;
+        let mut done = vec![false; k];
+        loop {
+            if groups == 1 {
+                return true;
+            }
+            // A group whose searches have all run out is a region apart.
+            for (group, finished) in done.iter_mut().enumerate() {
+                if find(&joined, group) != group || *finished {
+                    continue;
+                }
+                let members: Vec<usize> = (0..k).filter(|&i| find(&joined, i) == group).collect();
+                if members.iter().all(|&i| queues[i].is_empty()) {
+                    let label = self.new_label();
+                    let mut cells = 0;
+                    for &i in &members {
+                        for &cell in &visited[i] {
+                            self.labels[cell] = label;
+                            cells += 1;
+                        }
+                    }
+                    self.size[label as usize] = cells;
+                    self.size[root as usize] = self.size[root as usize].saturating_sub(cells);
+                    *finished = true;
+                    groups -= 1;
+                    if groups == 1 {
+                        return true;
+                    }
+                }
+            }
+            for i in 0..k {
+                let Some(cell) = queues[i].pop_front() else {
+                    continue;
+                };
+                for next in neighbours4(cell, w, h).into_iter().flatten() {
+                    if costs[next] == NavGrid::BLOCKED {
+                        continue;
+                    }
+                    let mark = self.marks[next];
+                    if mark >= base && mark < base + k as u32 {
+                        let other = (mark - base) as usize;
+                        let (a, b) = (find(&joined, i), find(&joined, other));
+                        if a != b {
+                            joined[a.max(b)] = a.min(b);
+                            groups -= 1;
+                        }
+                        continue;
+                    }
+                    self.marks[next] = base + i as u32;
+                    queues[i].push_back(next);
+                    visited[i].push(next);
+                    total += 1;
+                }
+                if total > SPLIT_CHECK_LIMIT {
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+/// The in-grid orthogonal neighbours of a cell index.
+fn neighbours4(index: usize, w: usize, h: usize) -> [Option<usize>; 4] {
+    let (x, y) = (index % w, index / w);
+    [
+        (x + 1 < w).then(|| index + 1),
+        (x > 0).then(|| index - 1),
+        (y + 1 < h).then(|| index + w),
+        (y > 0).then(|| index - w),
+    ]
 }

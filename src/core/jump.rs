@@ -81,6 +81,11 @@ impl<'a> JumpGrid<'a> {
     /// wall first (a diagonal move also needs both cells beside it open).
     /// Takes the scan steps it uses out of `allowance`, and does nothing
     /// when that is 0.
+    ///
+    /// `reach` is set to how far the cells the result depends on extend,
+    /// in cells along x and along y (in the move's direction): with the
+    /// lines on either side, everything the scan read that mattered lies
+    /// within that box round `(x, y)`.
     #[inline(always)]
     pub(crate) fn jump(
         &self,
@@ -88,17 +93,22 @@ impl<'a> JumpGrid<'a> {
         y: i32,
         direction: usize,
         allowance: &mut u32,
+        reach: &mut (u32, u32),
     ) -> Option<u32> {
         let (dx, dy) = MOVE_DELTAS[direction];
+        *reach = (0, 0);
         let granted = JUMP_LIMIT.min(*allowance);
         if granted == 0 {
             return None;
         }
         let mut limit = granted;
         let found = if dx != 0 && dy != 0 {
-            self.diagonal(x, y, dx, dy, &mut limit)
+            self.diagonal(x, y, dx, dy, &mut limit, reach)
         } else {
-            self.straight(x, y, dx, dy, &mut limit)
+            let mut far = 0;
+            let found = self.straight(x, y, dx, dy, &mut limit, &mut far);
+            *reach = if dy == 0 { (far, 0) } else { (0, far) };
+            found
         };
         *allowance -= granted - limit;
         found
@@ -107,7 +117,15 @@ impl<'a> JumpGrid<'a> {
     /// A straight scan, 64 cells at a time; `limit` counts down the scan
     /// steps it may still take.
     #[inline(always)]
-    fn straight(&self, x: i32, y: i32, dx: i32, dy: i32, limit: &mut u32) -> Option<u32> {
+    fn straight(
+        &self,
+        x: i32,
+        y: i32,
+        dx: i32,
+        dy: i32,
+        limit: &mut u32,
+        far: &mut u32,
+    ) -> Option<u32> {
         // Scan along a line of one bitmap: rows for east and west, columns
         // for north and south.
         let (lines, line, at, step, goal) = if dy == 0 {
@@ -127,16 +145,27 @@ impl<'a> JumpGrid<'a> {
                 (self.goal.0 == x).then_some(self.goal.1),
             )
         };
-        scan(lines, line, at, step, goal, limit)
+        scan(lines, line, at, step, goal, limit, far)
     }
 
     /// A diagonal scan: at each cell, straight scans along both components
     /// look for a jump point.
     #[inline(always)]
-    fn diagonal(&self, mut x: i32, mut y: i32, dx: i32, dy: i32, limit: &mut u32) -> Option<u32> {
+    fn diagonal(
+        &self,
+        mut x: i32,
+        mut y: i32,
+        dx: i32,
+        dy: i32,
+        limit: &mut u32,
+        reach: &mut (u32, u32),
+    ) -> Option<u32> {
         let bits = self.bits;
         let mut steps = 0;
         loop {
+            // The next diagonal cell and the two beside the move.
+            reach.0 = reach.0.max(steps + 1);
+            reach.1 = reach.1.max(steps + 1);
             if !(bits.open(x + dx, y) && bits.open(x, y + dy) && bits.open(x + dx, y + dy)) {
                 return None;
             }
@@ -144,11 +173,15 @@ impl<'a> JumpGrid<'a> {
             y += dy;
             steps += 1;
             *limit = limit.saturating_sub(1);
-            if (x, y) == self.goal
-                || *limit == 0
-                || self.straight(x, y, dx, 0, limit).is_some()
-                || self.straight(x, y, 0, dy, limit).is_some()
-            {
+            if (x, y) == self.goal || *limit == 0 {
+                return Some(steps);
+            }
+            let (mut far_x, mut far_y) = (0, 0);
+            let found = self.straight(x, y, dx, 0, limit, &mut far_x).is_some()
+                || self.straight(x, y, 0, dy, limit, &mut far_y).is_some();
+            reach.0 = reach.0.max(steps + far_x);
+            reach.1 = reach.1.max(steps + far_y);
+            if found {
                 return Some(steps);
             }
         }
@@ -161,7 +194,8 @@ impl<'a> JumpGrid<'a> {
 /// wall, or the goal (`goal`, when it lies on this line). Returns its
 /// distance in moves, or `None` when a wall comes first. Each window read
 /// takes one step of `limit`; when none is left, the scan stops at the last
-/// cell read.
+/// cell read. `far` is set to the distance of the furthest cell whose
+/// state decided the result (the jump point, the wall, or the last cell).
 #[inline(always)]
 fn scan(
     lines: &Lines,
@@ -170,6 +204,7 @@ fn scan(
     step: i32,
     goal: Option<i32>,
     limit: &mut u32,
+    far: &mut u32,
 ) -> Option<u32> {
     let mut covered = 0u32;
     loop {
@@ -197,13 +232,16 @@ fn scan(
         let stop = stops.trailing_zeros();
         *limit = limit.saturating_sub(1);
         if stop < wall {
+            *far = covered + stop + 1;
             return Some(covered + stop + 1);
         }
         if wall < 64 {
+            *far = covered + wall + 1;
             return None;
         }
         covered += 64;
         if *limit == 0 {
+            *far = covered;
             return Some(covered);
         }
     }

@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use super::grid::Cell;
 use super::heap::OpenList;
 use super::moves::Moves;
 
@@ -51,6 +52,21 @@ pub(crate) struct Nodes {
 }
 
 impl Nodes {
+    /// Writes one value in every memory page of the arrays, so that they
+    /// are backed by memory now.
+    fn touch(&mut self) {
+        fn touch<T: Copy + Default>(values: &mut [T]) {
+            let step = (4096 / std::mem::size_of::<T>()).max(1);
+            for value in values.iter_mut().step_by(step) {
+                // An opaque value: the store cannot be optimised away.
+                *value = std::hint::black_box(T::default());
+            }
+        }
+        touch(&mut self.stamp);
+        touch(&mut self.g);
+        touch(&mut self.position);
+    }
+
     /// Opens `cell` in generation `open` with score `g`, reached by move
     /// `direction`.
     #[inline(always)]
@@ -73,6 +89,36 @@ impl Nodes {
     #[inline(always)]
     pub(crate) fn is_seen(&self, cell: usize, open: u32) -> bool {
         generation(self.stamp[cell]).wrapping_sub(open) <= 1
+    }
+
+    /// Whether the search whose open generation is `open` has read the grid
+    /// at `cell`, on a `width × height` grid: whether a cell of the 3×3
+    /// block round it is closed (`seen`: opened or closed). A search reads a
+    /// step's cost, its walls and the cells beside a diagonal only round
+    /// the cell it expands, so an edit of any other cell leaves its state
+    /// what the same expansions give on the edited grid.
+    pub(crate) fn has_read(
+        &self,
+        cell: Cell,
+        width: u32,
+        height: u32,
+        open: u32,
+        seen: bool,
+    ) -> bool {
+        let (x, y) = (cell.x as i64, cell.y as i64);
+        (y - 1..=y + 1).any(|ny| {
+            (x - 1..=x + 1).any(|nx| {
+                if !((0..width as i64).contains(&nx) && (0..height as i64).contains(&ny)) {
+                    return false;
+                }
+                let index = (ny * width as i64 + nx) as usize;
+                if seen {
+                    self.is_seen(index, open)
+                } else {
+                    self.is_closed(index, open)
+                }
+            })
+        })
     }
 
     /// The cell one recorded move back from `cell`: its parent, for a cell
@@ -192,6 +238,25 @@ impl ScratchPool {
     /// Returns a scratch space to the pool.
     pub fn give(&mut self, scratch: Scratch) {
         self.free.push(scratch);
+    }
+
+    /// Fills the pool up to `count` spaces of at least `cells` cells each,
+    /// their memory touched now: the operating system then hands over its
+    /// pages here (when a map is loaded, say), not in the first frames that
+    /// search it, where that cost is not counted in node expansions.
+    pub fn warm(&mut self, count: usize, cells: usize) {
+        let ready = self
+            .free
+            .iter()
+            .filter(|scratch| scratch.nodes.stamp.len() >= cells)
+            .count();
+        for _ in ready..count {
+            let mut scratch = Scratch::new();
+            scratch.begin(cells);
+            scratch.nodes.touch();
+            // Warm ones are taken first.
+            self.free.push(scratch);
+        }
     }
 
     /// Scratch spaces waiting in the pool.

@@ -21,7 +21,7 @@
 
 use std::fmt;
 
-use super::grid::{Cell, NavGrid, Neighborhood};
+use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::heap::OpenList;
 use super::jump::JumpGrid;
 use super::moves::{
@@ -143,6 +143,8 @@ struct KeyPacking {
     tie_bits: u32,
     /// Right shift that makes any g fit in `tie_bits`.
     g_shift: u32,
+    /// The dearest walkable cost the bounds allow for.
+    max_cost: u8,
 }
 
 impl KeyPacking {
@@ -158,6 +160,7 @@ impl KeyPacking {
         Self {
             tie_bits,
             g_shift: bits(max_g).saturating_sub(tie_bits),
+            max_cost: grid.max_walkable_cost(),
         }
     }
 
@@ -222,6 +225,10 @@ pub struct Search {
     /// The end of a search that finished while in debt: it is reported
     /// once the debt is paid, so no step reports more work than its budget.
     pending: Option<(SearchStatus, u32)>,
+    /// For a jump point search, a box holding every cell its scans have
+    /// read, as `(min x, min y, max x, max y)`: a change outside it cannot
+    /// affect what it has found so far.
+    scanned: Option<[i64; 4]>,
 }
 
 impl Search {
@@ -301,6 +308,7 @@ impl Search {
             debt: 0,
             scan_carry: 0,
             pending: None,
+            scanned: None,
         };
         search.begin(grid);
         search
@@ -332,14 +340,10 @@ impl Search {
         self.path = None;
         self.bypass = None;
         self.pending = None;
-        self.jumps = self.config.jump_points
-            && grid.neighborhood() == Neighborhood::Eight
-            && grid.min_walkable_cost() == grid.max_walkable_cost()
-            && grid.walk_bits().is_some()
-            && self.config.heuristic_weight <= 1.0;
+        self.scanned = None;
+        self.jumps = self.uses_jumps(grid);
         self.open_stamp = self.scratch.begin(grid.cell_count());
-        self.heuristic_scale = grid.min_walkable_cost() as u64
-            * (self.config.heuristic_weight as f64 * WEIGHT_SCALE as f64).round() as u64;
+        self.heuristic_scale = self.heuristic_scale_on(grid);
         self.keys = KeyPacking::new(grid, self.heuristic_scale);
         if Self::validate(grid, self.start, self.goal, self.config).is_err()
             || !grid.connected(self.start, self.goal)
@@ -353,6 +357,93 @@ impl Search {
         self.best = (h, start);
         self.scratch
             .open_source(start, self.open_stamp, self.keys.key(h, 0));
+    }
+
+    /// Whether a search with this configuration is a jump point search on
+    /// `grid`.
+    fn uses_jumps(&self, grid: &NavGrid) -> bool {
+        self.config.jump_points
+            && grid.neighborhood() == Neighborhood::Eight
+            && grid.min_walkable_cost() == grid.max_walkable_cost()
+            && grid.walk_bits().is_some()
+            && self.config.heuristic_weight <= 1.0
+    }
+
+    /// The heuristic's scale on `grid`: the cheapest walkable cost times
+    /// the weight.
+    fn heuristic_scale_on(&self, grid: &NavGrid) -> u64 {
+        grid.min_walkable_cost() as u64
+            * (self.config.heuristic_weight as f64 * WEIGHT_SCALE as f64).round() as u64
+    }
+
+    /// Whether the edits made to `grid` since the search last ran on it can
+    /// change what it has found so far. They cannot when every changed cell
+    /// lies away from everything the search has read: a plain A* search
+    /// reads the grid only around the cells it expanded (a step's cost,
+    /// walls and the two cells beside a diagonal all lie in the 3×3 block
+    /// round the cell it leaves), a jump point search inside the box its
+    /// scans covered, and neither reads a cell with nothing of its start's
+    /// region round it (a sealed pocket, another island). Its open list and scores are then exactly those the
+    /// same expansions give on the new grid, and it carries on from them,
+    /// still optimal. Also affected: a changed start or goal, another
+    /// heuristic scale (the cheapest cost changed), a cost dearer than any
+    /// the open list's keys were packed for, or a switch between jump points and
+    /// plain A*.
+    fn affected_by_edits(&self, grid: &NavGrid) -> bool {
+        let (width, height, version) = self.grid_shape;
+        if (width, height) != (grid.width(), grid.height())
+            || self.heuristic_scale != self.heuristic_scale_on(grid)
+            || self.jumps != self.uses_jumps(grid)
+            || grid.max_walkable_cost() > self.keys.max_cost
+        {
+            return true;
+        }
+        let cells = match grid.changes_since(version) {
+            GridChanges::Everything => return true,
+            GridChanges::Cells(cells) => cells,
+        };
+        let nodes = &self.scratch.nodes;
+        let reopens = self.config.heuristic_weight > 1.0;
+        let Some(home) = grid.region(self.start) else {
+            return true;
+        };
+        cells.iter().any(|&cell| {
+            if cell == self.start || cell == self.goal {
+                return true;
+            }
+            if !grid.touches_region(cell, home) {
+                // Nothing the search can reach, now or before (a cell it
+                // reached is still linked to its start through the cell
+                // before it on the way there).
+                return false;
+            }
+            if let Some([min_x, min_y, max_x, max_y]) = self.scanned {
+                let (x, y) = (cell.x as i64, cell.y as i64);
+                return (min_x..=max_x).contains(&x) && (min_y..=max_y).contains(&y);
+            }
+            if self.jumps {
+                // A jump point search that has scanned nothing yet.
+                return false;
+            }
+            // A reopened cell was expanded once too.
+            nodes.has_read(cell, width, height, self.open_stamp, reopens)
+        })
+    }
+
+    /// Brings the search up to date with an edited grid: it carries on if
+    /// no edit can affect it ([`Search::affected_by_edits`]), and starts
+    /// over otherwise (a restart). A goal that the edits cut off ends it as
+    /// unreachable either way.
+    fn catch_up(&mut self, grid: &NavGrid) {
+        if self.affected_by_edits(grid) {
+            self.restarts += 1;
+            self.begin(grid);
+            return;
+        }
+        self.grid_shape = (grid.width(), grid.height(), grid.version());
+        if !grid.connected(self.start, self.goal) {
+            self.status = SearchStatus::Unreachable;
+        }
     }
 
     fn heuristic(&self, grid: &NavGrid, cell: Cell) -> u64 {
@@ -441,18 +532,24 @@ impl Search {
     /// point expansion scans (at most 8 × 256 scan steps, worth 256
     /// expansions).
     ///
-    /// `grid` must be the grid the search was created on. If it has changed
-    /// since (its version or size differs), the search starts over on the
-    /// new grid, counting a restart; a start or goal that became a wall
-    /// makes it [`Unreachable`](SearchStatus::Unreachable). A finished search
-    /// returns its status again without doing anything.
+    /// `grid` must be the grid the search was created on, edited or not.
+    /// After edits, the search carries on where it was if none of the
+    /// changed cells lies where it has looked (around the cells it
+    /// expanded, or inside the area a jump point search scanned), and
+    /// otherwise starts over on the new grid, counting a
+    /// [restart](Search::restarts); a start or goal that became a wall, or
+    /// a goal cut off, makes it [`Unreachable`](SearchStatus::Unreachable).
+    /// A finished search returns its status again without doing anything.
+    ///
+    /// Under edits that keep hitting it, a search can start over again and
+    /// again; to bound that, run it on a copy of the grid (clone it) once
+    /// it has restarted often enough, as the plugin does.
     pub fn step(&mut self, grid: &NavGrid, budget: u32) -> SearchStatus {
         if self.status.is_finished() {
             return self.status;
         }
         if self.grid_shape != (grid.width(), grid.height(), grid.version()) {
-            self.restarts += 1;
-            self.begin(grid);
+            self.catch_up(grid);
             if self.status.is_finished() {
                 return self.status;
             }
@@ -765,6 +862,10 @@ impl Search {
         let cap = self.config.max_expansions.map(u64::from);
         let done_before = self.expansions + self.debt;
         const STEPS: u32 = SCAN_STEPS_PER_EXPANSION;
+        let mut scanned = self
+            .scanned
+            .unwrap_or([i64::MAX, i64::MAX, i64::MIN, i64::MIN]);
+        let mut reach = (0, 0);
         let mut frontier = Frontier::new(self, grid.cell_count());
         let (open, closed) = (frontier.open, frontier.open + 1);
         let mut result = (SearchStatus::Running, 0);
@@ -776,13 +877,15 @@ impl Search {
             };
             spent += 1;
             let (g, arrived) = frontier.close(current);
+            let y = rows.row_of(current);
+            let x = current - y * width;
+            // The cells round it, read for forced neighbours.
+            cover(&mut scanned, x as i64, y as i64, x as i64, y as i64);
             let arrived = (current != start).then_some(arrived);
             if current == goal {
                 result = (SearchStatus::Found, goal);
                 break;
             }
-            let y = rows.row_of(current);
-            let x = current - y * width;
             let mut moves = jumps.successors(x as i32, y as i32, arrived);
             // Scan steps this expansion may take: all it needs, or, near
             // the expansion cap, no more than keeps the total within it
@@ -798,10 +901,14 @@ impl Search {
             while moves != 0 {
                 let direction = moves.trailing_zeros() as usize;
                 moves &= moves - 1;
-                let Some(steps) = jumps.jump(x as i32, y as i32, direction, &mut allowance) else {
+                let found = jumps.jump(x as i32, y as i32, direction, &mut allowance, &mut reach);
+                let (dx, dy) = MOVE_DELTAS[direction];
+                let to_x = x as i64 + dx as i64 * reach.0 as i64;
+                let to_y = y as i64 + dy as i64 * reach.1 as i64;
+                cover(&mut scanned, x as i64, y as i64, to_x, to_y);
+                let Some(steps) = found else {
                     continue;
                 };
-                let (dx, dy) = MOVE_DELTAS[direction];
                 let nx = x.wrapping_add_signed(dx * steps as i32);
                 let ny = y.wrapping_add_signed(dy * steps as i32);
                 let next = ny * width + nx;
@@ -820,12 +927,23 @@ impl Search {
             carry %= STEPS;
         }
         (self.best, self.bypass) = frontier.into_parts();
+        self.scanned = (scanned[0] <= scanned[2]).then_some(scanned);
         self.scan_carry = carry;
         let charged = spent.min(budget as u64);
         self.expansions += charged;
         self.debt += spent - charged;
         result
     }
+}
+
+/// Grows the box `scanned` to hold the cells from `(x, y)` to
+/// `(to_x, to_y)` and the lines round them (a straight scan reads its two
+/// side lines; the cells beside a diagonal step lie within one cell too).
+fn cover(scanned: &mut [i64; 4], x: i64, y: i64, to_x: i64, to_y: i64) {
+    scanned[0] = scanned[0].min(x.min(to_x) - 1);
+    scanned[1] = scanned[1].min(y.min(to_y) - 1);
+    scanned[2] = scanned[2].max(x.max(to_x) + 1);
+    scanned[3] = scanned[3].max(y.max(to_y) + 1);
 }
 
 /// Divides cell indices by the grid width with a multiply and a shift

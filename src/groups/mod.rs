@@ -35,7 +35,7 @@ use crate::movement::{
     smooth,
 };
 use crate::pathfinding::{PathRequest, PathResult, PathTarget, PathfindingStats, locate};
-use crate::schedule::{FrameBudget, FrontierSystems};
+use crate::schedule::{FrameBudget, FrontierSystems, PathfindingSettings};
 
 /// Group moves: [`GroupMove`] orders become one shared path, heads and
 /// tails from two budgeted floods, and routes handed out a few dozen a
@@ -244,8 +244,6 @@ struct Splice {
     k: usize,
     head: Flood,
     tail: Flood,
-    /// The grid version the floods began on.
-    version: u64,
 }
 
 impl SharedRoute {
@@ -471,7 +469,7 @@ fn current_members(members: Option<&GroupMembers>, units: &Units) -> Vec<(Entity
 /// `FrontierSystems::GroupRoutes`, before the searches: groups whose shared
 /// path arrived start their floods, and floods run on the frame's node
 /// budget (first call on it). Finished floods give every member its route.
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub(crate) fn splice_groups(
     mut groups: Query<(
         Entity,
@@ -483,6 +481,7 @@ pub(crate) fn splice_groups(
     mut units: Units,
     maps: Maps<Without<Mover>>,
     mut budget: ResMut<FrameBudget>,
+    settings: Res<PathfindingSettings>,
     mut stats: ResMut<PathfindingStats>,
     mut scratch: ResMut<GroupScratch>,
     mut commands: Commands,
@@ -531,7 +530,8 @@ pub(crate) fn splice_groups(
                 disband(group, members, &units, &mut commands, &mut scratch.0);
                 continue;
             }
-            if result.grid_version != grid.version() {
+            if result.invalidated {
+                // An edit made the shared path illegal or dearer.
                 replan(entity, group, &mut request, &mut commands, &mut scratch.0);
                 continue;
             }
@@ -553,10 +553,16 @@ pub(crate) fn splice_groups(
         let Stage::Splicing(splice) = &mut group.stage else {
             continue;
         };
-        if splice.version != grid.version() {
-            // The ground changed under the floods: find the shared path
-            // again on the new grid (members walk on by instinct).
+        if result.is_some_and(|result| result.invalidated) {
+            // An edit cut the shared path: find it again on the new grid
+            // (members walk on by instinct).
             replan(entity, group, &mut request, &mut commands, &mut scratch.0);
+            continue;
+        }
+        if splice.head.restarts() + splice.tail.restarts() > settings.max_restarts {
+            // Edits keep hitting the floods: every unit goes alone instead
+            // (each search is bounded in its own restarts).
+            disband(group, members, &units, &mut commands, &mut scratch.0);
             continue;
         }
         for flood in [&mut splice.head, &mut splice.tail] {
@@ -687,7 +693,6 @@ fn begin_splice(
         k,
         head,
         tail,
-        version: grid.version(),
     })
 }
 

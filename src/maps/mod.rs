@@ -15,6 +15,7 @@
 use bevy::ecs::component::{Mutable, StorageType};
 use bevy::ecs::query::QueryFilter;
 use bevy::ecs::system::SystemParam;
+use bevy::math::{DAffine3, DVec2};
 use bevy::prelude::*;
 
 use crate::core::{Cell, NavGrid};
@@ -41,6 +42,25 @@ pub(crate) fn register(app: &mut App) {
     app.register_type::<GridLayout>().register_type::<Cell>();
     // Fails harmlessly when another plugin registered it first.
     let _ = app.try_register_required_components::<NavGrid, GridLayout>();
+}
+
+/// Warns once per change about a map that cannot place cells (see
+/// [`MapView::is_valid`]); its requests are answered
+/// `InvalidReason::BadMapPlacement` and its units stand still.
+#[allow(clippy::type_complexity)]
+pub(crate) fn warn_bad_placement(
+    maps: Query<
+        (Entity, &NavGrid, &GridLayout, Option<&Transform>),
+        Or<(Changed<GridLayout>, Changed<Transform>, Added<NavGrid>)>,
+    >,
+) {
+    for (map, grid, layout, transform) in &maps {
+        if !MapView::new(grid, layout, transform).is_valid() {
+            warn!(
+                "bevy_frontier: map {map} cannot place cells: GridLayout {layout:?} needs a finite, non-zero cell size, and its Transform must be finite and invertible"
+            );
+        }
+    }
 }
 
 /// How a grid's cells map to the map entity's local space: cell `(x, y)` is
@@ -70,7 +90,8 @@ pub enum CellLookup {
     Inside(Cell),
     /// Outside the grid, at these (possibly negative) cell coordinates.
     Outside(i64, i64),
-    /// The position (or the map's transform) is not a finite number.
+    /// The position is not a finite number, or the map cannot place cells
+    /// ([`MapView::is_valid`] is false).
     NonFinite,
 }
 
@@ -88,14 +109,32 @@ impl GridLayout {
         self.origin + Vec2::new(cell.x as f32, cell.y as f32) * self.cell_size
     }
 
+    /// Whether the layout can place cells: a finite, non-zero cell size and
+    /// a finite origin.
+    pub fn is_valid(&self) -> bool {
+        self.origin.is_finite()
+            && self.cell_size.is_finite()
+            && self.cell_size.cmpne(Vec2::ZERO).all()
+    }
+
     /// The cell coordinates of a local position, which may be outside the
     /// grid; `None` if it is not finite or the layout is degenerate.
     pub fn local_to_cell(&self, local: Vec2) -> Option<(i64, i64)> {
-        let scaled = (local - self.origin) / self.cell_size + Vec2::splat(0.5);
+        self.local_to_cell_f64(local.as_dvec2())
+    }
+
+    /// [`GridLayout::local_to_cell`] in double precision, so that a finite
+    /// position however far out gives finite (clamped) cell coordinates.
+    fn local_to_cell_f64(&self, local: DVec2) -> Option<(i64, i64)> {
+        if !self.is_valid() || !local.is_finite() {
+            return None;
+        }
+        let scaled =
+            (local - self.origin.as_dvec2()) / self.cell_size.as_dvec2() + DVec2::splat(0.5);
         let floored = scaled.floor();
         // Beyond ±2⁶² the grid is out of reach anyway; clamping keeps the
         // conversion total.
-        const LIMIT: f32 = 4.0e18;
+        const LIMIT: f64 = 4.0e18;
         floored.is_finite().then(|| {
             (
                 floored.x.clamp(-LIMIT, LIMIT) as i64,
@@ -115,33 +154,56 @@ pub struct MapView<'a> {
     /// The cells' layout in the map's local space.
     pub layout: &'a GridLayout,
     /// The map entity's transform (identity when it has none).
-    pub transform: Transform,
+    transform: Transform,
+    /// World to the map's local space, worked out once per view.
+    to_local: DAffine3,
+    /// Whether the layout and transform can place cells.
+    valid: bool,
 }
 
 impl<'a> MapView<'a> {
     /// A view of a map entity's components.
     pub fn new(grid: &'a NavGrid, layout: &'a GridLayout, transform: Option<&Transform>) -> Self {
+        let transform = transform.copied().unwrap_or_default();
+        let affine = transform.compute_affine();
+        let valid = layout.is_valid() && affine.is_finite() && affine.matrix3.determinant() != 0.0;
+        let to_local = if valid {
+            affine.as_daffine3().inverse()
+        } else {
+            DAffine3::IDENTITY
+        };
         Self {
             grid,
             layout,
-            transform: transform.copied().unwrap_or_default(),
+            transform,
+            to_local,
+            valid,
         }
     }
 
-    /// The cell a world position falls in.
+    /// The map entity's transform (identity when it has none).
+    pub fn transform(&self) -> &Transform {
+        &self.transform
+    }
+
+    /// Whether the map can place cells in the world: a valid layout (see
+    /// [`GridLayout::is_valid`]) and a finite, invertible transform.
+    pub fn is_valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The cell a world position falls in. Worked out in double precision,
+    /// so a finite position far outside the map is
+    /// [`Outside`](CellLookup::Outside), never `NonFinite`.
     pub fn world_to_cell(&self, world: Vec2) -> CellLookup {
-        if !world.is_finite() {
+        if !world.is_finite() || !self.valid {
             return CellLookup::NonFinite;
         }
-        let affine = self.transform.compute_affine();
-        if affine.matrix3.determinant() == 0.0 || !affine.is_finite() {
-            return CellLookup::NonFinite;
-        }
-        let local = affine
-            .inverse()
-            .transform_point3(world.extend(0.0))
+        let local = self
+            .to_local
+            .transform_point3(world.as_dvec2().extend(0.0))
             .truncate();
-        match self.layout.local_to_cell(local) {
+        match self.layout.local_to_cell_f64(local) {
             None => CellLookup::NonFinite,
             Some((x, y)) => match (u32::try_from(x), u32::try_from(y)) {
                 (Ok(cx), Ok(cy)) if self.grid.in_bounds(Cell::new(cx, cy)) => {

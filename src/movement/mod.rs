@@ -100,6 +100,7 @@ pub struct UnitArrived {
 /// start instinct at once), `adopt_paths` (new results are joined at the
 /// furthest visible waypoint), `replan_cut_paths` (paths a map change cut
 /// are asked for again) and `steer` (moves units by `speed × delta time`).
+/// An observer stops a unit whose `PathRequest` is removed.
 pub struct MovementPlugin {
     /// The schedule to run in; the one `PathfindingPlugin` runs in.
     pub schedule: Interned<dyn ScheduleLabel>,
@@ -136,7 +137,8 @@ impl Plugin for MovementPlugin {
                 (begin_orders, adopt_paths, replan_cut_paths, steer)
                     .chain()
                     .in_set(FrontierSystems::Steering),
-            );
+            )
+            .add_observer(stop_on_cancel);
     }
 }
 
@@ -164,6 +166,18 @@ fn begin_orders(
             Some((goal, map)) => Steering::Instinct { goal, map },
             None => Steering::Idle,
         };
+    }
+}
+
+/// A unit whose order is taken away (its `PathRequest` removed) stops where
+/// it is. A group that takes a unit into its move removes the request and
+/// then sets the unit's steering, so that is not undone.
+fn stop_on_cancel(
+    cancelled: On<Remove, PathRequest>,
+    mut units: Query<&mut Steering, With<Mover>>,
+) {
+    if let Ok(mut steering) = units.get_mut(cancelled.entity) {
+        *steering = Steering::Idle;
     }
 }
 
@@ -196,9 +210,12 @@ fn adopt_paths(
                 let route = Route::new(waypoints);
                 *steering = Steering::Following { route, goal, map };
             }
-            // Nothing in sight (instinct took the unit round a corner):
-            // plan again from here.
-            None => request.set_changed(),
+            // Nothing in sight (instinct took the unit round a corner, or
+            // the request named a start elsewhere): plan again from here.
+            None => {
+                request.start = None;
+                request.set_changed();
+            }
         }
     }
 }
@@ -273,7 +290,11 @@ fn steer(
 ) {
     let seconds = time.delta_secs();
     for (unit, mover, request, mut transform, mut steering) in &mut units {
-        let Some(view) = steering.map().and_then(|map| maps.get(map)) else {
+        let Some(view) = steering
+            .map()
+            .and_then(|map| maps.get(map))
+            .filter(MapView::is_valid)
+        else {
             continue;
         };
         let mut budget = (mover.speed * seconds).max(0.0);

@@ -8,6 +8,7 @@
 //! with their state kept between frames; the [`PathfindingQueue`] holds
 //! them.
 
+mod index;
 mod queue;
 mod request;
 mod result;
@@ -54,9 +55,12 @@ pub mod diagnostics {
 /// # Systems
 /// All in the plugin's schedule (default `Update`), in the chained
 /// [`FrontierSystems`] sets:
-/// - `Invalidate`: `invalidate_paths` flags finished paths crossing changed
-///   cells;
-/// - `Collect`: `collect_requests` reads new, changed and removed requests;
+/// - `Invalidate`: `prepare_maps` labels a new map's regions and warms
+///   scratch space for it; `invalidate_paths` flags finished paths that
+///   changed cells make illegal (on the path, or beside a diagonal step);
+/// - `Collect`: `warn_bad_placement` warns once about a map whose layout or
+///   transform cannot place cells; `collect_requests` reads new, changed
+///   and removed requests;
 /// - `Search`: `run_searches` runs the budgeted searches and delivers
 ///   results.
 pub struct PathfindingPlugin {
@@ -85,6 +89,7 @@ impl Plugin for PathfindingPlugin {
         FrontierSchedulePlugin::add_once(app, self.schedule);
         crate::maps::register(app);
         app.init_resource::<PathfindingQueue>()
+            .init_resource::<index::PathIndex>()
             .init_resource::<PathfindingStats>()
             .add_message::<PathReady>()
             .add_message::<PathInvalidated>()
@@ -100,8 +105,12 @@ impl Plugin for PathfindingPlugin {
         app.add_systems(
             self.schedule,
             (
-                queue::invalidate_paths.in_set(FrontierSystems::Invalidate),
-                queue::collect_requests.in_set(FrontierSystems::Collect),
+                (queue::prepare_maps, index::invalidate_paths)
+                    .chain()
+                    .in_set(FrontierSystems::Invalidate),
+                (crate::maps::warn_bad_placement, queue::collect_requests)
+                    .chain()
+                    .in_set(FrontierSystems::Collect),
                 queue::run_searches.in_set(FrontierSystems::Search),
             ),
         );

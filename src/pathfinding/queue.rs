@@ -1,18 +1,20 @@
 //! The request queue and the per-frame budget loop behind
 //! [`PathfindingPlugin`](super::PathfindingPlugin).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy::diagnostic::Diagnostics;
-use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
+use bevy::ecs::entity::EntityHashSet;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
+use super::index::changed_since;
 use super::request::{PathRequest, PathTarget, Unreachable};
 use super::result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
-use crate::core::{Cell, GridChanges, NavGrid, ScratchPool, Search, SearchConfig, SearchStatus};
+use crate::core::{Cell, NavGrid, ScratchPool, Search, SearchConfig, SearchStatus};
 use crate::maps::{CellLookup, MapView, Maps};
 use crate::schedule::{FrameBudget, PathfindingSettings};
 
@@ -24,6 +26,11 @@ struct Job {
     ticket: u64,
     priority: i32,
     map: Entity,
+    /// The cell the unit stood on (or the start asked for): every plan
+    /// starts from it, so a unit in a wall always starts from the walkable
+    /// cell nearest to itself.
+    origin: Cell,
+    /// The cell searched from: `origin`, or the walkable cell nearest to it.
     start: Cell,
     /// The cell asked for.
     requested_goal: Cell,
@@ -31,46 +38,61 @@ struct Job {
     /// The cell searched for: the requested goal, or the reachable cell
     /// nearest to it.
     goal: Cell,
-    /// The grid version `goal` was chosen on.
+    /// The grid version `start` and `goal` were chosen on.
     grid_version: u64,
     frame_requested: u64,
 }
 
 impl Job {
-    /// Priority after ageing: one level more per `aging_frames` waited.
-    fn effective_priority(&self, frame: u64, aging_frames: u32) -> i64 {
-        let age = frame - self.frame_requested;
-        let bonus = if aging_frames == 0 {
-            0
+    /// Orders jobs, higher first: priority plus one level per
+    /// `aging_frames` frames since the request, then arrival. Every job ages
+    /// at the same rate, so the order of two jobs never changes over time
+    /// (`priority × aging_frames − frame requested` is the same at every
+    /// frame): once a job outranks another it always will, and eviction
+    /// cannot go back and forth.
+    fn rank(&self, aging_frames: u32) -> (i128, std::cmp::Reverse<u64>) {
+        let key = if aging_frames == 0 {
+            self.priority as i128
         } else {
-            (age / aging_frames as u64) as i64
+            self.priority as i128 * aging_frames as i128 - self.frame_requested as i128
         };
-        self.priority as i64 + bonus
-    }
-
-    /// Orders jobs: higher effective priority first, then arrival.
-    fn rank(&self, frame: u64, aging_frames: u32) -> (i64, std::cmp::Reverse<u64>) {
-        (
-            self.effective_priority(frame, aging_frames),
-            std::cmp::Reverse(self.ticket),
-        )
+        (key, std::cmp::Reverse(self.ticket))
     }
 }
 
+/// A job and its search, in flight or waiting (a search that lost its slot
+/// keeps its state and resumes where it was).
 struct Flight {
     job: Job,
     /// Made when the flight first gets budget, so admitting many requests
     /// at once does not set up grid-sized scratch for searches that will
     /// not run this frame.
     search: Option<Search>,
+    /// The map as it was when edits had restarted the search
+    /// `max_restarts` times: it finishes on this copy.
+    frozen: Option<Arc<NavGrid>>,
 }
 
 impl Flight {
-    /// Ends the flight, returning its scratch space to `pool`.
-    fn land(self, pool: &mut ScratchPool) -> Job {
-        if let Some(search) = self.search {
+    fn new(job: Job) -> Self {
+        Self {
+            job,
+            search: None,
+            frozen: None,
+        }
+    }
+
+    /// Drops the search's state, returning its scratch space to `pool`.
+    fn reset(&mut self, pool: &mut ScratchPool) {
+        if let Some(search) = self.search.take() {
             pool.give(search.into_scratch());
         }
+        self.frozen = None;
+    }
+
+    /// Ends the flight, returning its scratch space to `pool`.
+    fn land(mut self, pool: &mut ScratchPool) -> Job {
+        self.reset(pool);
         self.job
     }
 }
@@ -86,13 +108,16 @@ pub struct PathfindingQueue {
     /// Entities with a request waiting or in flight, so that cancelling the
     /// many that have none skips the scans.
     live: EntityHashSet,
-    waiting: Vec<Job>,
+    waiting: Vec<Flight>,
     in_flight: Vec<Flight>,
     pool: ScratchPool,
     /// Reachable cell nearest to an unreachable goal, per (map, grid
     /// version, goal, start region): a group ordered onto a lake asks once.
     /// Emptied every frame, so it never outgrows one frame's orders.
     nearest: HashMap<(Entity, u64, Cell, u32), Option<Cell>>,
+    /// Copies of maps made this frame for searches that stop following
+    /// edits, shared by all of them (emptied every frame).
+    copies: HashMap<(Entity, u64), Arc<NavGrid>>,
 }
 
 impl PathfindingQueue {
@@ -128,7 +153,9 @@ impl PathfindingQueue {
         if !self.live.remove(&entity) {
             return;
         }
-        self.waiting.retain(|job| job.entity != entity);
+        if let Some(i) = self.waiting.iter().position(|f| f.job.entity == entity) {
+            self.waiting.swap_remove(i).land(&mut self.pool);
+        }
         if let Some(i) = self.in_flight.iter().position(|f| f.job.entity == entity) {
             self.in_flight.swap_remove(i).land(&mut self.pool);
         }
@@ -144,6 +171,9 @@ pub struct PathfindingStats {
     /// Wall-clock time the plugin's request and search systems took in the
     /// last frame.
     pub frame_time: Duration,
+    /// The part of `frame_time` spent flagging finished paths that map
+    /// edits cut (`PathInvalidated`).
+    pub invalidate_time: Duration,
     /// Results delivered in the last frame.
     pub delivered: usize,
     /// Results delivered since the app started.
@@ -154,7 +184,7 @@ pub struct PathfindingStats {
 }
 
 impl PathfindingStats {
-    fn begin_frame(&mut self) {
+    pub(super) fn begin_frame(&mut self) {
         *self = Self {
             delivered_total: self.delivered_total,
             ..Self::default()
@@ -198,6 +228,9 @@ fn locate_request(
     request: &PathRequest,
     transform: Option<&Transform>,
 ) -> Result<(Cell, Cell), InvalidReason> {
+    if !view.is_valid() {
+        return Err(InvalidReason::BadMapPlacement);
+    }
     let start = match request.start {
         Some(start) => start,
         None => PathTarget::World(
@@ -274,6 +307,7 @@ fn plan(
 pub(crate) struct Delivery<'w, 's> {
     commands: Commands<'w, 's>,
     messages: MessageWriter<'w, PathReady>,
+    invalidated: MessageWriter<'w, PathInvalidated>,
     stats: ResMut<'w, PathfindingStats>,
 }
 
@@ -290,13 +324,21 @@ impl Delivery<'_, '_> {
             frames_waited: result.frames_waited,
         };
         self.messages.write(ready);
+        let cut = result.invalidated.then_some(PathInvalidated { entity });
+        if let Some(cut) = cut {
+            self.invalidated.write(cut);
+        }
         if let Ok(mut unit) = self.commands.get_entity(entity) {
             unit.try_insert(result);
             self.commands.trigger(ready);
+            if let Some(cut) = cut {
+                self.commands.trigger(cut);
+            }
         }
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn path_result(
     status: PathStatus,
     map: Entity,
@@ -304,6 +346,7 @@ fn path_result(
     cells: Vec<Cell>,
     cost: f64,
     expansions: u64,
+    grid_version: u64,
     frames_waited: u32,
 ) -> PathResult {
     PathResult {
@@ -314,8 +357,25 @@ fn path_result(
         cost: cost as f32,
         expansions,
         frames_waited,
-        grid_version: view.grid.version(),
+        grid_version,
         invalidated: false,
+    }
+}
+
+/// `Invalidate`: a map that has just appeared (or changed) gets its region
+/// labels now, and the scratch pool enough warm space for a search in every
+/// slot on it: in the frame the game loads the map, not in the first frame
+/// that orders units on it.
+pub(crate) fn prepare_maps(
+    maps: Query<&NavGrid, Changed<NavGrid>>,
+    mut queue: ResMut<PathfindingQueue>,
+    settings: Res<PathfindingSettings>,
+) {
+    for grid in &maps {
+        grid.label_regions_now();
+        queue
+            .pool
+            .warm(settings.max_in_flight.max(1), grid.cell_count());
     }
 }
 
@@ -333,6 +393,7 @@ pub(crate) fn collect_requests(
     let queue = &mut *queue;
     queue.frame += 1;
     queue.nearest.clear();
+    queue.copies.clear();
     for entity in removed.read() {
         if !still_requesting.contains(entity) {
             queue.cancel(entity);
@@ -349,7 +410,7 @@ pub(crate) fn collect_requests(
             }
         };
         let cells = locate_request(&view, request, transform);
-        let (start, goal) = match cells {
+        let (origin, goal) = match cells {
             Ok(cells) => cells,
             Err(reason) => {
                 let result = PathResult::without_path(PathStatus::Invalid(reason), Some(map), 0);
@@ -361,12 +422,13 @@ pub(crate) fn collect_requests(
             &mut queue.nearest,
             map,
             view.grid,
-            start,
+            origin,
             goal,
             request.on_unreachable,
         ) {
             Plan::Answer(status, cells) => {
-                let result = path_result(status, map, &view, cells, 0.0, 0, 0);
+                let version = view.grid.version();
+                let result = path_result(status, map, &view, cells, 0.0, 0, version, 0);
                 delivery.send(entity, result);
             }
             Plan::Search {
@@ -377,18 +439,19 @@ pub(crate) fn collect_requests(
                 queue.next_ticket += 1;
                 queue.live.insert(entity);
                 let frame_requested = queue.frame;
-                queue.waiting.push(Job {
+                queue.waiting.push(Flight::new(Job {
                     entity,
                     ticket,
                     priority: request.priority,
                     map,
+                    origin,
                     start,
                     requested_goal: goal,
                     policy: request.on_unreachable,
                     goal: target,
                     grid_version: view.grid.version(),
                     frame_requested,
-                });
+                }));
             }
         }
     }
@@ -412,49 +475,53 @@ pub(crate) fn run_searches(
     let aging = settings.aging_frames;
     let config = search_config(&settings);
     let slots = settings.max_in_flight.max(1);
+    let max_restarts = settings.max_restarts;
 
     while budget.left() > 0 {
-        admit(queue, slots, frame, aging, &maps, &mut delivery);
+        admit(queue, slots, aging, max_restarts, &maps, &mut delivery);
         let Some(index) =
-            (0..queue.in_flight.len()).max_by_key(|&i| queue.in_flight[i].job.rank(frame, aging))
+            (0..queue.in_flight.len()).max_by_key(|&i| queue.in_flight[i].job.rank(aging))
         else {
             break;
         };
-        let Some(view) = maps.get(queue.in_flight[index].job.map) else {
-            let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
-            answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, &mut delivery);
+        let flight = queue.in_flight.swap_remove(index);
+        let Some(mut flight) = refresh(queue, flight, max_restarts, &maps, &mut delivery) else {
             continue;
         };
-        let grid = view.grid;
-        let flight = &mut queue.in_flight[index];
-        if flight.job.grid_version != grid.version() {
-            // The ground changed under the search: choose the cells again
-            // (the goal may now be a wall, or reachable after all) and
-            // start over.
-            let job = queue.in_flight.swap_remove(index).land(&mut queue.pool);
-            queue.live.remove(&job.entity);
-            requeue(queue, job, grid, &view, frame, &mut delivery);
+        let Some(view) = maps.get(flight.job.map) else {
             continue;
-        }
-        let slice = budget.slice();
+        };
+        // The live map, or the copy a search that edits kept restarting
+        // finishes on.
+        let grid = flight.frozen.as_deref().unwrap_or(view.grid);
         let job = &flight.job;
-        // `plan` chose both cells on this very grid version; a search is
-        // set up only now that it gets budget.
+        // `plan` chose both cells on this grid version; a search is set up
+        // only now that it gets budget.
         let search = flight.search.get_or_insert_with(|| {
             Search::planned(&mut queue.pool, grid, job.start, job.goal, config)
         });
         let before = search.expansions();
-        let status = search.step(grid, slice);
+        let status = search.step(grid, budget.slice());
         budget.spend(search.expansions() - before);
         if status.is_finished() {
-            let Flight { job, search } = queue.in_flight.swap_remove(index);
-            if let Some(search) = search {
-                deliver_search(queue, job, search, &view, frame, &mut delivery);
+            let version = grid.version();
+            if let Some(search) = flight.search.take() {
+                deliver_search(
+                    queue,
+                    flight.job,
+                    search,
+                    &view,
+                    version,
+                    frame,
+                    &mut delivery,
+                );
             }
+        } else {
+            queue.in_flight.push(flight);
         }
     }
     // Fill free slots so the queue count says what truly waits.
-    admit(queue, slots, frame, aging, &maps, &mut delivery);
+    admit(queue, slots, aging, max_restarts, &maps, &mut delivery);
 
     let stats = &mut *delivery.stats;
     stats.frame_expansions = budget.spent();
@@ -480,79 +547,118 @@ fn search_config(settings: &PathfindingSettings) -> SearchConfig {
 
 /// Starts the best waiting requests while slots are free, and lets a
 /// waiting request that outranks the lowest search in flight take its
-/// slot (the evicted search waits again and starts over later).
+/// slot. The evicted search waits again with its state kept (up to one
+/// kept state per slot; beyond that the lowest starts over), and resumes
+/// where it stopped when it gets a slot back. Ranks never change order
+/// over time ([`Job::rank`]), so it cannot throw out the request that
+/// evicted it.
 fn admit(
     queue: &mut PathfindingQueue,
     slots: usize,
-    frame: u64,
     aging: u32,
+    max_restarts: u32,
     maps: &Maps,
     delivery: &mut Delivery,
 ) {
     loop {
-        let Some(best) =
-            (0..queue.waiting.len()).max_by_key(|&i| queue.waiting[i].rank(frame, aging))
+        let Some(best) = (0..queue.waiting.len()).max_by_key(|&i| queue.waiting[i].job.rank(aging))
         else {
             return;
         };
         if queue.in_flight.len() >= slots {
-            let best_rank = queue.waiting[best].rank(frame, aging);
-            let Some(worst) = (0..queue.in_flight.len())
-                .min_by_key(|&i| queue.in_flight[i].job.rank(frame, aging))
+            let best_rank = queue.waiting[best].job.rank(aging);
+            let Some(worst) =
+                (0..queue.in_flight.len()).min_by_key(|&i| queue.in_flight[i].job.rank(aging))
             else {
                 return;
             };
-            if queue.in_flight[worst].job.rank(frame, aging) >= best_rank {
+            if queue.in_flight[worst].job.rank(aging) >= best_rank {
                 return;
             }
-            let evicted = queue.in_flight.swap_remove(worst).land(&mut queue.pool);
+            let mut evicted = queue.in_flight.swap_remove(worst);
+            let parked = queue.waiting.iter().filter(|f| f.search.is_some()).count();
+            if parked >= slots {
+                evicted.reset(&mut queue.pool);
+            }
             queue.waiting.push(evicted);
             continue;
         }
-        let job = queue.waiting.swap_remove(best);
-        let Some(view) = maps.get(job.map) else {
-            answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, delivery);
-            continue;
-        };
-        let grid = view.grid;
-        if job.grid_version != grid.version() {
-            queue.live.remove(&job.entity);
-            requeue(queue, job, grid, &view, frame, delivery);
-            continue;
+        let flight = queue.waiting.swap_remove(best);
+        if let Some(flight) = refresh(queue, flight, max_restarts, maps, delivery) {
+            queue.in_flight.push(flight);
         }
-        queue.in_flight.push(Flight { job, search: None });
     }
 }
 
-/// Plans a job again on a changed grid: answers it at once or puts it back
-/// in the queue with its place (ticket) kept.
-fn requeue(
+/// Checks a job against its map as it is now, before it runs. A job on a
+/// removed map is answered `MapRemoved`. After edits, its cells are chosen
+/// again from where the unit stood: the same cells keep the search (which
+/// itself carries on or starts over, see `Search::step`), other cells start
+/// a new one, and a job that needs no search any more is answered. A search
+/// that edits made start over `max_restarts` times is moved onto a copy of
+/// the map as it is now, and finishes there. `None` when the job was
+/// answered.
+fn refresh(
     queue: &mut PathfindingQueue,
-    mut job: Job,
-    grid: &NavGrid,
-    view: &MapView,
-    frame: u64,
+    mut flight: Flight,
+    max_restarts: u32,
+    maps: &Maps,
     delivery: &mut Delivery,
-) {
+) -> Option<Flight> {
+    let frame = queue.frame;
+    let Some(view) = maps.get(flight.job.map) else {
+        let job = flight.land(&mut queue.pool);
+        answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, delivery);
+        return None;
+    };
+    let grid = view.grid;
+    if flight.frozen.is_some() || flight.job.grid_version == grid.version() {
+        return Some(flight);
+    }
+    let job = &mut flight.job;
     match plan(
         &mut queue.nearest,
         job.map,
         grid,
-        job.start,
+        job.origin,
         job.requested_goal,
         job.policy,
     ) {
         Plan::Answer(status, cells) => {
+            let job = flight.land(&mut queue.pool);
+            queue.live.remove(&job.entity);
             let waited = (frame - job.frame_requested) as u32;
-            let result = path_result(status, job.map, view, cells, 0.0, 0, waited);
+            let result = path_result(
+                status,
+                job.map,
+                &view,
+                cells,
+                0.0,
+                0,
+                grid.version(),
+                waited,
+            );
             delivery.send(job.entity, result);
+            None
         }
         Plan::Search { start, goal } => {
-            job.start = start;
-            job.goal = goal;
             job.grid_version = grid.version();
-            queue.live.insert(job.entity);
-            queue.waiting.push(job);
+            if (start, goal) != (job.start, job.goal) {
+                job.start = start;
+                job.goal = goal;
+                flight.reset(&mut queue.pool);
+            } else if flight
+                .search
+                .as_ref()
+                .is_some_and(|search| search.restarts() >= max_restarts)
+            {
+                let copy = queue
+                    .copies
+                    .entry((flight.job.map, grid.version()))
+                    .or_insert_with(|| Arc::new(grid.clone()));
+                flight.frozen = Some(copy.clone());
+            }
+            Some(flight)
         }
     }
 }
@@ -571,11 +677,13 @@ fn answer_invalid(
     delivery.send(job.entity, result);
 }
 
+/// Delivers a finished search, found on grid version `version`.
 fn deliver_search(
     queue: &mut PathfindingQueue,
     job: Job,
     mut search: Search,
     view: &MapView,
+    version: u64,
     frame: u64,
     delivery: &mut Delivery,
 ) {
@@ -588,61 +696,20 @@ fn deliver_search(
         SearchStatus::Unreachable | SearchStatus::Running => PathStatus::Unreachable,
     };
     let path = search.take_path().unwrap_or_default();
-    let result = path_result(
+    let mut result = path_result(
         status,
         job.map,
         view,
         path.cells,
         path.cost,
         search.expansions(),
+        version,
         (frame - job.frame_requested) as u32,
     );
+    // Found on a copy of the map: edits made since that the path crosses
+    // flag it at once.
+    result.invalidated =
+        version != view.grid.version() && changed_since(view.grid, version, &result.cells);
     queue.pool.give(search.into_scratch());
     delivery.send(job.entity, result);
-}
-
-/// `Invalidate`: flags finished paths that cross a cell changed since the
-/// last frame.
-pub(crate) fn invalidate_paths(
-    mut maps: Query<(Entity, &mut NavGrid)>,
-    mut results: Query<(Entity, &mut PathResult)>,
-    mut commands: Commands,
-    mut messages: MessageWriter<PathInvalidated>,
-    mut stats: ResMut<PathfindingStats>,
-) {
-    let began = Instant::now();
-    stats.begin_frame();
-    let mut changed: EntityHashMap<Option<HashSet<Cell>>> = EntityHashMap::default();
-    for (map, mut grid) in maps.iter_mut() {
-        match grid.bypass_change_detection().take_changes() {
-            GridChanges::Cells(cells) if cells.is_empty() => {}
-            GridChanges::Cells(cells) => {
-                changed.insert(map, Some(cells.into_iter().collect()));
-            }
-            GridChanges::Everything => {
-                changed.insert(map, None);
-            }
-        }
-    }
-    if !changed.is_empty() {
-        for (entity, mut result) in results.iter_mut() {
-            if result.invalidated || result.cells.is_empty() {
-                continue;
-            }
-            let Some(cells) = result.map.and_then(|map| changed.get(&map)) else {
-                continue;
-            };
-            let crossed = match cells {
-                Some(cells) => result.cells.iter().any(|c| cells.contains(c)),
-                None => true,
-            };
-            if crossed {
-                result.invalidated = true;
-                let event = PathInvalidated { entity };
-                messages.write(event);
-                commands.trigger(event);
-            }
-        }
-    }
-    stats.frame_time += began.elapsed();
 }

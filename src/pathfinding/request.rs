@@ -52,7 +52,9 @@ pub enum Unreachable {
 pub struct PathRequest {
     /// Where to go.
     pub goal: PathTarget,
-    /// Where to start; `None` means the entity's `Transform`.
+    /// Where to start; `None` means the entity's `Transform`. A `Mover`
+    /// that can see none of the path found from here (it stands elsewhere)
+    /// clears it and asks again from where it stands.
     pub start: Option<PathTarget>,
     /// The map entity (one with a `NavGrid`). Needed only when there is
     /// more than one map.

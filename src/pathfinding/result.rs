@@ -16,8 +16,7 @@ pub enum InvalidReason {
     StartOutOfBounds,
     /// The goal lies outside the map.
     GoalOutOfBounds,
-    /// The start position is NaN or infinite (or the map's transform is
-    /// degenerate).
+    /// The start position is NaN or infinite.
     NonFiniteStart,
     /// The goal position is NaN or infinite.
     NonFiniteGoal,
@@ -32,6 +31,10 @@ pub enum InvalidReason {
     MapRemoved,
     /// The map has no walkable cell near the start.
     NoWalkableStart,
+    /// The map cannot place cells in the world: its `GridLayout` has a zero
+    /// or non-finite cell size or origin, or its `Transform` is not finite
+    /// or not invertible (a zero scale). A warning names the map.
+    BadMapPlacement,
 }
 
 impl From<MapError> for InvalidReason {
@@ -55,6 +58,9 @@ impl fmt::Display for InvalidReason {
             InvalidReason::AmbiguousMap => "several maps exist and the request named none",
             InvalidReason::MapRemoved => "the map was removed during the search",
             InvalidReason::NoWalkableStart => "the map has no walkable cell near the start",
+            InvalidReason::BadMapPlacement => {
+                "the map's layout or transform cannot place cells (zero or non-finite size)"
+            }
         })
     }
 }

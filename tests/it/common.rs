@@ -185,7 +185,6 @@ pub fn serpentine(width: u32, height: u32) -> NavGrid {
         grid.fill_rect(Cell::new(x, from), Cell::new(x, to), NavGrid::BLOCKED)
             .unwrap();
     }
-    grid.take_changes();
     grid
 }
 

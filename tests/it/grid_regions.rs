@@ -132,3 +132,23 @@ fn line_of_sight_respects_walls_and_corners() {
         );
     }
 }
+
+#[test]
+fn nearest_walkable_answers_any_target_fast() {
+    let mut grid = NavGrid::new(300, 200).unwrap();
+    grid.fill_rect(Cell::new(0, 0), Cell::new(299, 100), NavGrid::BLOCKED)
+        .unwrap();
+    let extremes = [i64::MIN, i64::MIN / 2, -1, 0, 150, 299, 1 << 40, i64::MAX];
+    for &x in &extremes {
+        for &y in &extremes {
+            let cell = grid.nearest_walkable((x, y), None).unwrap();
+            assert!(grid.is_walkable(cell));
+            // The answer is the walkable cell nearest to the target moved
+            // into the grid.
+            let clamped = (x.clamp(0, 299), y.clamp(0, 199));
+            let expected_y = clamped.1.max(101) as u32;
+            assert_eq!(cell, Cell::new(clamped.0 as u32, expected_y), "({x}, {y})");
+        }
+    }
+    assert_eq!(grid.nearest_walkable((5, 5), Some(u32::MAX)), None);
+}

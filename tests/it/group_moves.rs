@@ -23,7 +23,6 @@ fn field() -> NavGrid {
         .unwrap();
     grid.fill_rect(Cell::new(40, 50), Cell::new(41, 52), 1)
         .unwrap();
-    grid.take_changes();
     grid
 }
 
@@ -164,7 +163,6 @@ fn a_group_of_100_costs_at_most_15_percent_of_100_requests() {
         .unwrap();
     grid.fill_rect(Cell::new(140, 140), Cell::new(150, 150), 1)
         .unwrap();
-    grid.take_changes();
     let goal = Cell::new(145, 145);
     let run = |grouped: bool| {
         let mut app = timed_app(4096);
@@ -199,7 +197,6 @@ fn far_and_cut_off_units_move_alone() {
         .unwrap();
     grid.fill_rect(Cell::new(4, 56), Cell::new(4, 59), NavGrid::BLOCKED)
         .unwrap();
-    grid.take_changes();
     let map = spawn_map(&mut app, grid.clone());
     let mut units = squad(&mut app, &grid, Cell::new(10, 30), 10, 8.0);
     let far = spawn_mover(&mut app, Cell::new(30, 2), 8.0);
@@ -329,4 +326,43 @@ fn the_same_group_order_gives_the_same_routes() {
         frames
     };
     assert_eq!(run(), run());
+}
+
+#[test]
+fn edits_far_from_a_group_do_not_hold_up_its_routes() {
+    // The field, with a sealed pocket in the top right corner where a
+    // building goes up and comes down every frame.
+    let routed_after = |edit: bool| {
+        let mut app = timed_app(200);
+        let mut grid = field();
+        grid.fill_rect(Cell::new(70, 50), Cell::new(79, 50), NavGrid::BLOCKED)
+            .unwrap();
+        grid.fill_rect(Cell::new(70, 50), Cell::new(70, 59), NavGrid::BLOCKED)
+            .unwrap();
+        let units = squad(&mut app, &grid, Cell::new(10, 30), 30, 0.0);
+        let map = spawn_map(&mut app, grid);
+        order_group(&mut app, &units, Cell::new(60, 30));
+        for frame in 1..=500u32 {
+            if edit {
+                let cost = if frame % 2 == 0 { NavGrid::BLOCKED } else { 1 };
+                app.world_mut()
+                    .get_mut::<NavGrid>(map)
+                    .unwrap()
+                    .fill_rect(Cell::new(74, 54), Cell::new(76, 56), cost)
+                    .unwrap();
+            }
+            app.update();
+            if units.iter().all(|&u| has_route(&app, u)) {
+                let grouped = units
+                    .iter()
+                    .filter(|&&u| app.world().get::<PathRequest>(u).is_none())
+                    .count();
+                return Some((frame, grouped));
+            }
+        }
+        None
+    };
+    let quiet = routed_after(false).unwrap();
+    assert_eq!(routed_after(true), Some(quiet));
+    assert!(quiet.1 > 20, "most units follow the shared path: {quiet:?}");
 }

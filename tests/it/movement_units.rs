@@ -227,3 +227,64 @@ fn a_unit_walled_in_where_it_stands_walks_out() {
     );
     assert!(position(&app, unit).distance(Vec2::new(15.0, 5.0)) < 1e-3);
 }
+
+#[test]
+fn removing_the_request_stops_the_unit_where_it_is() {
+    // Once while walking on instinct (no path can come: no budget), once
+    // while following its path.
+    for budget in [0, 4096] {
+        let mut app = timed_app(budget);
+        spawn_map(&mut app, NavGrid::new(100, 20).unwrap());
+        let unit = spawn_mover(&mut app, Cell::new(5, 5), 4.0);
+        order(&mut app, unit, Cell::new(95, 5));
+        for _ in 0..5 {
+            app.update();
+        }
+        assert!(position(&app, unit).x > 5.5, "it walked");
+        app.world_mut().entity_mut(unit).remove::<PathRequest>();
+        app.update();
+        let stopped = position(&app, unit);
+        for _ in 0..20 {
+            app.update();
+        }
+        assert_eq!(position(&app, unit), stopped, "budget {budget}");
+        assert_eq!(app.world().get::<Steering>(unit), Some(&Steering::Idle));
+    }
+}
+
+#[test]
+fn a_unit_in_a_wall_replans_from_the_cell_nearest_itself() {
+    let mut app = timed_app(1);
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 1,
+        jump_points: false,
+        ..default()
+    });
+    let mut grid = NavGrid::new(30, 20).unwrap();
+    grid.fill_rect(Cell::new(9, 5), Cell::new(12, 15), NavGrid::BLOCKED)
+        .unwrap();
+    let map = spawn_map(&mut app, grid);
+    // Not a mover: it stands where it is, inside the wall at (10, 10).
+    let unit = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(10.0, 10.0, 0.0),
+            PathRequest::new(Cell::new(0, 10)),
+        ))
+        .id();
+    app.update();
+    // While its search runs, the wall grows to x = 7: the walkable cell
+    // nearest the unit is now (13, 10), three cells away; the one nearest
+    // its first start (8, 10) would be (6, 10), four away.
+    app.world_mut()
+        .get_mut::<NavGrid>(map)
+        .unwrap()
+        .fill_rect(Cell::new(7, 5), Cell::new(8, 15), NavGrid::BLOCKED)
+        .unwrap();
+    for _ in 0..200 {
+        app.update();
+    }
+    let answer = app.world().get::<PathResult>(unit).unwrap();
+    assert_eq!(answer.status, PathStatus::Complete);
+    assert_eq!(answer.cells[0], Cell::new(13, 10));
+}

@@ -90,6 +90,16 @@ fn bad_goals_and_starts_get_a_status() {
         ),
         (
             Cell::new(2, 2),
+            PathRequest::new(Vec2::new(3.0e38, -2.0e38)),
+            PathStatus::Invalid(InvalidReason::GoalOutOfBounds),
+        ),
+        (
+            Cell::new(2, 2),
+            PathRequest::new(Cell::new(3, 3)).from(Vec2::new(f32::MAX, 1.0)),
+            PathStatus::Invalid(InvalidReason::StartOutOfBounds),
+        ),
+        (
+            Cell::new(2, 2),
             PathRequest::new(Cell::new(3, 3)).from(Cell::new(99, 0)),
             PathStatus::Invalid(InvalidReason::StartOutOfBounds),
         ),
@@ -144,7 +154,7 @@ fn bad_goals_and_starts_get_a_status() {
         result(&app, no_transform).unwrap().status,
         PathStatus::Invalid(InvalidReason::NoStartPosition)
     );
-    assert_eq!(result(&app, units[6]).unwrap().cells, vec![Cell::new(2, 2)]);
+    assert_eq!(result(&app, units[8]).unwrap().cells, vec![Cell::new(2, 2)]);
 }
 
 #[test]
@@ -217,4 +227,55 @@ fn map_despawned_mid_search() {
         result(&app, unit).unwrap().status,
         PathStatus::Invalid(InvalidReason::MapRemoved)
     );
+}
+
+#[test]
+fn a_map_that_cannot_place_cells_is_refused() {
+    let broken = [
+        (
+            GridLayout {
+                cell_size: Vec2::ZERO,
+                ..default()
+            },
+            Transform::default(),
+        ),
+        (
+            GridLayout {
+                cell_size: Vec2::new(1.0, f32::NAN),
+                ..default()
+            },
+            Transform::default(),
+        ),
+        (
+            GridLayout {
+                origin: Vec2::new(f32::INFINITY, 0.0),
+                ..default()
+            },
+            Transform::default(),
+        ),
+        (
+            GridLayout::default(),
+            Transform::from_scale(Vec3::new(0.0, 1.0, 1.0)),
+        ),
+    ];
+    for (layout, transform) in broken {
+        let mut app = app();
+        let map = app
+            .world_mut()
+            .spawn((NavGrid::new(10, 10).unwrap(), layout, transform))
+            .id();
+        let unit = app
+            .world_mut()
+            .spawn((
+                Transform::from_xyz(2.0, 2.0, 0.0),
+                PathRequest::new(Vec2::new(5.0, 5.0)).on_map(map),
+            ))
+            .id();
+        app.update();
+        assert_eq!(
+            result(&app, unit).unwrap().status,
+            PathStatus::Invalid(InvalidReason::BadMapPlacement),
+            "{layout:?} {transform:?}"
+        );
+    }
 }

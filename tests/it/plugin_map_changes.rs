@@ -6,7 +6,7 @@ use bevy::prelude::*;
 use bevy_frontier::core::Cell;
 use bevy_frontier::prelude::*;
 
-use crate::common::{app, result, run_until_answered, spawn_map, spawn_unit};
+use crate::common::{Rng, app, random_problem, result, run_until_answered, spawn_map, spawn_unit};
 
 fn assert_walkable_path(grid: &NavGrid, cells: &[Cell]) {
     for pair in cells.windows(2) {
@@ -135,4 +135,68 @@ fn wall_added_under_a_finished_path_flags_it() {
     let answer = result(&app, crossing).unwrap();
     assert!(!answer.invalidated);
     assert_walkable_path(app.world().get::<NavGrid>(map).unwrap(), &answer.cells);
+}
+
+#[test]
+fn a_wall_beside_a_diagonal_step_flags_the_path() {
+    let mut app = app();
+    let map = spawn_map(&mut app, NavGrid::new(20, 20).unwrap());
+    let unit = spawn_unit(
+        &mut app,
+        Cell::new(0, 0),
+        PathRequest::new(Cell::new(10, 10)),
+    );
+    run_until_answered(&mut app, &[unit], 100);
+    let cells = result(&app, unit).unwrap().cells;
+    // The straight diagonal; wall a cell beside one of its steps, which
+    // is not on the path but makes that step cut a corner.
+    assert!(cells.contains(&Cell::new(4, 4)) && cells.contains(&Cell::new(5, 5)));
+    assert!(!cells.contains(&Cell::new(5, 4)));
+    app.world_mut()
+        .get_mut::<NavGrid>(map)
+        .unwrap()
+        .set_cost(Cell::new(5, 4), NavGrid::BLOCKED)
+        .unwrap();
+    app.update();
+    assert!(result(&app, unit).unwrap().invalidated);
+}
+
+#[test]
+fn random_wall_toggles_never_leave_an_illegal_path_unflagged() {
+    let mut app = app();
+    let mut rng = Rng::new(3);
+    let mut grid = NavGrid::new(64, 64).unwrap();
+    for _ in 0..300 {
+        let cell = Cell::new(rng.below(64), rng.below(64));
+        grid.set_cost(cell, NavGrid::BLOCKED).unwrap();
+    }
+    let map = spawn_map(&mut app, grid);
+    let units: Vec<Entity> = (0..60)
+        .filter_map(|_| {
+            let grid = app.world().get::<NavGrid>(map).unwrap();
+            let (start, goal) = random_problem(&mut rng, grid)?;
+            Some(spawn_unit(&mut app, start, PathRequest::new(goal)))
+        })
+        .collect();
+    run_until_answered(&mut app, &units, 200);
+    for _ in 0..200 {
+        let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+        let cell = Cell::new(rng.below(64), rng.below(64));
+        let cost = if grid.is_walkable(cell) {
+            NavGrid::BLOCKED
+        } else {
+            1
+        };
+        grid.set_cost(cell, cost).unwrap();
+        app.update();
+        let grid = app.world().get::<NavGrid>(map).unwrap();
+        for &unit in &units {
+            let answer = result(&app, unit).unwrap();
+            let legal = answer.cells.windows(2).all(|s| grid.can_step(s[0], s[1]));
+            assert!(
+                legal || answer.invalidated,
+                "an illegal path is not flagged"
+            );
+        }
+    }
 }

@@ -127,3 +127,28 @@ fn wall_clock_cap_stops_the_frame_early() {
         PathStatus::Complete
     );
 }
+
+#[test]
+fn a_heuristic_weight_that_makes_no_sense_is_clamped() {
+    for weight in [f32::NAN, -2.0, f32::INFINITY] {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
+        app.insert_resource(PathfindingSettings {
+            heuristic_weight: weight,
+            ..default()
+        });
+        spawn_map(&mut app, serpentine(40, 20));
+        let unit = spawn_unit(
+            &mut app,
+            Cell::new(0, 0),
+            PathRequest::new(Cell::new(39, 19)),
+        );
+        for _ in 0..10 {
+            app.update();
+        }
+        let answer = app.world().get::<PathResult>(unit).unwrap();
+        assert_eq!(answer.status, PathStatus::Complete, "weight {weight}");
+        let settings = app.world().resource::<PathfindingSettings>();
+        assert_eq!(settings.heuristic_weight, 1.0, "weight {weight}");
+    }
+}

@@ -208,3 +208,81 @@ fn non_square_maps_are_refused_with_a_warning() {
             .is_some()
     );
 }
+
+#[test]
+fn a_tile_despawned_but_still_in_the_storage_is_a_wall() {
+    let mut app = app();
+    let map = spawn_tilemap(&mut app, TilemapType::Square);
+    app.update();
+    let tile = app
+        .world()
+        .get::<TileStorage>(map)
+        .unwrap()
+        .get(&TilePos { x: 4, y: 4 })
+        .unwrap();
+    app.world_mut().despawn(tile);
+    app.update();
+    let grid = app.world().get::<NavGrid>(map).unwrap();
+    assert_eq!(grid.cost(Cell::new(4, 4)), Some(NavGrid::BLOCKED));
+    assert_eq!(grid.cost(Cell::new(4, 5)), Some(1));
+}
+
+#[test]
+fn a_tilemap_that_grows_gets_a_grid_of_its_new_size() {
+    let mut app = app();
+    let map = spawn_tilemap(&mut app, TilemapType::Square);
+    app.update();
+    // Grow the map to 30×12: ten new columns of ground on the right.
+    let old = app.world().get::<TileStorage>(map).unwrap().clone();
+    let size = TilemapSize { x: 30, y: 12 };
+    let mut storage = TileStorage::empty(size);
+    for y in 0..size.y {
+        for x in 0..size.x {
+            let pos = TilePos { x, y };
+            match old.checked_get(&pos) {
+                Some(tile) => storage.set(&pos, tile),
+                None if x >= 20 => {
+                    let tile = app.world_mut().spawn((pos, TilemapId(map))).id();
+                    storage.set(&pos, tile);
+                }
+                None => {}
+            }
+        }
+    }
+    app.world_mut().entity_mut(map).insert((storage, size));
+    app.update();
+    let grid = app.world().get::<NavGrid>(map).unwrap();
+    assert_eq!((grid.width(), grid.height()), (30, 12));
+    assert_eq!(grid.cost(Cell::new(10, 5)), Some(NavGrid::BLOCKED));
+    assert_eq!(grid.cost(Cell::new(0, 11)), Some(NavGrid::BLOCKED));
+    assert_eq!(grid.cost(Cell::new(28, 5)), Some(1));
+    // An order into the new area is served.
+    let unit = app
+        .world_mut()
+        .spawn((
+            Transform::default(),
+            PathRequest::new(Cell::new(28, 5)).from(Cell::new(25, 2)),
+        ))
+        .id();
+    app.update();
+    let answer = result(&app, unit).unwrap();
+    assert_eq!(answer.status, PathStatus::Complete);
+    assert_eq!(answer.cells.last(), Some(&Cell::new(28, 5)));
+
+    // Shrunk back to 20×12, the new area is gone again.
+    let mut storage = TileStorage::empty(TilemapSize { x: 20, y: 12 });
+    for y in 0..12 {
+        for x in 0..20 {
+            let pos = TilePos { x, y };
+            if let Some(tile) = old.checked_get(&pos) {
+                storage.set(&pos, tile);
+            }
+        }
+    }
+    app.world_mut()
+        .entity_mut(map)
+        .insert((storage, TilemapSize { x: 20, y: 12 }));
+    app.update();
+    let grid = app.world().get::<NavGrid>(map).unwrap();
+    assert_eq!((grid.width(), grid.height()), (20, 12));
+}

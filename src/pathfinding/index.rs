@@ -1,0 +1,244 @@
+//! Finished paths by where they run, so that an edit costs in proportion to
+//! the paths near it, and the `Invalidate` system that flags them.
+
+use std::collections::HashMap;
+
+use bevy::ecs::entity::EntityHashMap;
+use bevy::prelude::*;
+
+use super::queue::PathfindingStats;
+use super::result::{PathInvalidated, PathResult};
+use crate::core::{Cell, GridChanges, NavGrid};
+
+/// Side of the square blocks of cells the index files paths under.
+const BLOCK: u32 = 16;
+
+/// A run of consecutive path cells (indices `first..=last`) in one block.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    unit: Entity,
+    first: u32,
+    last: u32,
+}
+
+/// Where finished, unflagged paths run: per map and block of 16×16 cells,
+/// the runs of path cells inside it; per map, the grid version up to which
+/// edits have been checked.
+#[derive(Resource, Default)]
+pub(crate) struct PathIndex {
+    blocks: HashMap<(Entity, u32, u32), Vec<Run>>,
+    /// The blocks each indexed path has runs in.
+    paths: EntityHashMap<(Entity, Vec<(u32, u32)>)>,
+    /// Per map, the grid version whose edits have all been checked.
+    checked: EntityHashMap<u64>,
+}
+
+impl PathIndex {
+    fn insert(&mut self, unit: Entity, map: Entity, cells: &[Cell]) {
+        let mut blocks = Vec::new();
+        let mut first = 0;
+        for i in 1..=cells.len() {
+            let block = |c: Cell| (c.x / BLOCK, c.y / BLOCK);
+            if i == cells.len() || block(cells[i]) != block(cells[first]) {
+                let key = block(cells[first]);
+                self.blocks
+                    .entry((map, key.0, key.1))
+                    .or_default()
+                    .push(Run {
+                        unit,
+                        first: first as u32,
+                        last: (i - 1) as u32,
+                    });
+                if !blocks.contains(&key) {
+                    blocks.push(key);
+                }
+                first = i;
+            }
+        }
+        self.paths.insert(unit, (map, blocks));
+    }
+
+    fn remove(&mut self, unit: Entity) {
+        let Some((map, blocks)) = self.paths.remove(&unit) else {
+            return;
+        };
+        for (bx, by) in blocks {
+            if let Some(runs) = self.blocks.get_mut(&(map, bx, by)) {
+                runs.retain(|run| run.unit != unit);
+                if runs.is_empty() {
+                    self.blocks.remove(&(map, bx, by));
+                }
+            }
+        }
+    }
+
+    /// Indexed paths on `map` that a change of `cell` can make illegal or
+    /// dearer.
+    fn hit_by(
+        &self,
+        map: Entity,
+        cell: Cell,
+        results: &Query<(Entity, &mut PathResult)>,
+        hits: &mut Vec<Entity>,
+    ) {
+        let (x0, x1) = (
+            cell.x.saturating_sub(1) / BLOCK,
+            cell.x.saturating_add(1) / BLOCK,
+        );
+        let (y0, y1) = (
+            cell.y.saturating_sub(1) / BLOCK,
+            cell.y.saturating_add(1) / BLOCK,
+        );
+        for by in y0..=y1 {
+            for bx in x0..=x1 {
+                let Some(runs) = self.blocks.get(&(map, bx, by)) else {
+                    continue;
+                };
+                for run in runs {
+                    if hits.contains(&run.unit) {
+                        continue;
+                    }
+                    let Ok((_, result)) = results.get(run.unit) else {
+                        continue;
+                    };
+                    let cells = &result.cells;
+                    let hit = (run.last as usize) < cells.len()
+                        && (run.first as usize..=run.last as usize)
+                            .any(|i| step_uses(cells, i, cell));
+                    if hit {
+                        hits.push(run.unit);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether the path `cells` uses `cell` at or around its `i`-th cell: as
+/// that cell, or as one of the two cells beside a diagonal step into or out
+/// of it (which must stay walkable for the step not to cut a corner).
+fn step_uses(cells: &[Cell], i: usize, cell: Cell) -> bool {
+    let here = cells[i];
+    if here == cell {
+        return true;
+    }
+    if here.x.abs_diff(cell.x) > 1 || here.y.abs_diff(cell.y) > 1 {
+        return false;
+    }
+    let beside = |a: Cell, b: Cell| {
+        a.x != b.x && a.y != b.y && (Cell::new(a.x, b.y) == cell || Cell::new(b.x, a.y) == cell)
+    };
+    (i > 0 && beside(cells[i - 1], here))
+        || cells.get(i + 1).is_some_and(|&next| beside(here, next))
+}
+
+/// Whether a path found on an older version of `grid` crosses a cell
+/// changed since.
+pub(super) fn changed_since(grid: &NavGrid, version: u64, cells: &[Cell]) -> bool {
+    match grid.changes_since(version) {
+        GridChanges::Everything => true,
+        GridChanges::Cells(changed) => changed
+            .iter()
+            .any(|&c| (0..cells.len()).any(|i| step_uses(cells, i, c))),
+    }
+}
+
+/// `Invalidate`: flags finished paths that a map edit made illegal or
+/// dearer: a changed cell on the path, or beside one of its diagonal steps.
+/// Each edit looks only at the paths indexed in the blocks round it, and a
+/// path delivered from an older version of its map (one that finished on a
+/// copy) is checked against the edits made since, once.
+pub(crate) fn invalidate_paths(
+    maps: Query<(Entity, &NavGrid)>,
+    mut results: Query<(Entity, &mut PathResult)>,
+    mut removed: RemovedComponents<PathResult>,
+    mut index: ResMut<PathIndex>,
+    mut commands: Commands,
+    mut messages: MessageWriter<PathInvalidated>,
+    mut stats: ResMut<PathfindingStats>,
+) {
+    let began = std::time::Instant::now();
+    stats.begin_frame();
+    let index = &mut *index;
+    for unit in removed.read() {
+        index.remove(unit);
+    }
+    // Results changed since the last frame (new ones included); reading
+    // through `Mut` does not mark them changed.
+    let changed: Vec<Entity> = results
+        .iter_mut()
+        .filter(|(_, result)| result.is_changed())
+        .map(|(unit, _)| unit)
+        .collect();
+    // Their old paths are gone; the new ones are checked below.
+    for &unit in &changed {
+        index.remove(unit);
+    }
+    let mut hits = Vec::new();
+    // Edits since the last frame, against the indexed paths.
+    for (map, grid) in &maps {
+        let version = grid.version();
+        let Some(checked) = index.checked.insert(map, version) else {
+            continue;
+        };
+        if checked == version {
+            continue;
+        }
+        match grid.changes_since(checked) {
+            GridChanges::Everything => {
+                hits.extend(
+                    index
+                        .paths
+                        .iter()
+                        .filter(|(_, (m, _))| *m == map)
+                        .map(|(&u, _)| u),
+                );
+            }
+            GridChanges::Cells(cells) => {
+                for cell in cells {
+                    index.hit_by(map, cell, &results, &mut hits);
+                }
+            }
+        }
+    }
+    index.checked.retain(|&map, _| maps.contains(map));
+    // Paths delivered or changed since the last frame: checked against
+    // edits newer than the grid they were found on, then indexed.
+    for unit in changed {
+        if hits.contains(&unit) {
+            continue;
+        }
+        let Ok((_, result)) = results.get(unit) else {
+            continue;
+        };
+        let Some((map, grid)) = result.map.and_then(|map| maps.get(map).ok()) else {
+            continue;
+        };
+        if result.invalidated || result.cells.is_empty() {
+            continue;
+        }
+        if result.grid_version != grid.version()
+            && changed_since(grid, result.grid_version, &result.cells)
+        {
+            hits.push(unit);
+            continue;
+        }
+        index.insert(unit, map, &result.cells);
+    }
+    for unit in hits {
+        index.remove(unit);
+        let Ok((_, mut result)) = results.get_mut(unit) else {
+            continue;
+        };
+        if result.invalidated {
+            continue;
+        }
+        result.invalidated = true;
+        let event = PathInvalidated { entity: unit };
+        messages.write(event);
+        commands.trigger(event);
+    }
+    let took = began.elapsed();
+    stats.invalidate_time = took;
+    stats.frame_time += took;
+}

@@ -1,0 +1,485 @@
+//! A model-based test: seeded random sequences of what a game does (maps
+//! spawned and despawned, requests by cell and by world position, with
+//! priorities and both unreachable policies, replaced, removed and
+//! despawned, single cells and rectangles edited near and far from the
+//! searches, group orders naming despawned, duplicated and non-mover
+//! entities, and settings changed down to one slot, a budget of one node
+//! and ageing of one frame), checked after every frame:
+//!
+//! - the frame's expansions stay within its budget;
+//! - every path delivered is legal on the grid version it was answered on,
+//!   and a `Complete` one costs what Dijkstra says on that version;
+//! - every path held is legal on the map as it is now, or flagged;
+//! - no unit is answered twice in one frame;
+//! - movers never step into a wall;
+//! - and, once the orders stop (the edits do not), every live request is
+//!   answered within a bound.
+//!
+//! `FRONTIER_MODEL_SEEDS=N` runs more seeds than the CI's few.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use bevy::ecs::change_detection::Tick;
+use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::movement::Steering;
+use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
+use bevy_frontier::prelude::*;
+
+use crate::common::{Rng, app, random_grid};
+use crate::search_vs_dijkstra::{close, dijkstra};
+
+/// Frames of random orders; then up to this many frames of edits only, in
+/// which every request must be answered in time, and as many more with no
+/// edits, by the end of which nothing may wait.
+const ORDER_FRAMES: u32 = 600;
+const DRAIN_FRAMES: u32 = 1_500;
+/// Frames a request may wait while the edits go on (searches of up to
+/// 3,136 cells, restarted a few times, two slots, 60 nodes a frame).
+const REQUEST_BOUND: u32 = 1_000;
+
+struct Map {
+    entity: Entity,
+    /// The costs at each version the test left the grid at (answers are
+    /// given on those versions only).
+    versions: HashMap<u64, Vec<u8>>,
+    width: u32,
+    height: u32,
+}
+
+struct Model {
+    rng: Rng,
+    maps: Vec<Map>,
+    units: Vec<Entity>,
+    /// Entities despawned, to name in orders.
+    dead: Vec<Entity>,
+    ready: Arc<Mutex<Vec<Entity>>>,
+    frame: u32,
+    /// Answers checked, and of them `Complete` ones checked against
+    /// Dijkstra: the test must have seen enough of both.
+    answers: u32,
+    optimal: u32,
+}
+
+impl Model {
+    fn new(seed: u64) -> (App, Self) {
+        let mut app = app();
+        let ready = Arc::new(Mutex::new(Vec::new()));
+        let sink = ready.clone();
+        app.add_observer(move |event: On<PathReady>| sink.lock().unwrap().push(event.entity));
+        let mut model = Self {
+            rng: Rng::new(seed),
+            maps: vec![],
+            units: vec![],
+            dead: vec![],
+            ready,
+            frame: 0,
+            answers: 0,
+            optimal: 0,
+        };
+        model.spawn_map(&mut app, Vec2::ZERO);
+        (app, model)
+    }
+
+    fn spawn_map(&mut self, app: &mut App, offset: Vec2) {
+        let (width, height) = (16 + self.rng.below(40), 16 + self.rng.below(40));
+        let walls = 10 + self.rng.below(25);
+        let max_cost = if self.rng.below(2) == 0 { 1 } else { 4 };
+        let grid = random_grid(&mut self.rng, width, height, walls, max_cost);
+        let versions = HashMap::from([(grid.version(), grid.costs().to_vec())]);
+        let entity = app
+            .world_mut()
+            .spawn((grid, Transform::from_translation(offset.extend(0.0))))
+            .id();
+        self.maps.push(Map {
+            entity,
+            versions,
+            width,
+            height,
+        });
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> Option<T> {
+        (!items.is_empty()).then(|| items[self.rng.below(items.len() as u32) as usize])
+    }
+
+    /// A random cell of map `m`, sometimes outside it.
+    fn cell(&mut self, m: usize) -> Cell {
+        let map = &self.maps[m];
+        let (w, h) = (map.width, map.height);
+        if self.rng.below(20) == 0 {
+            Cell::new(w + self.rng.below(5), self.rng.below(h))
+        } else {
+            Cell::new(self.rng.below(w), self.rng.below(h))
+        }
+    }
+
+    fn request(&mut self, app: &App, m: usize) -> PathRequest {
+        let goal = self.cell(m);
+        let offset = app
+            .world()
+            .get::<Transform>(self.maps[m].entity)
+            .unwrap()
+            .translation
+            .truncate();
+        let mut request = match self.rng.below(4) {
+            0 => PathRequest::new(offset + Vec2::new(goal.x as f32, goal.y as f32) + 0.3),
+            _ => PathRequest::new(goal),
+        };
+        if self.rng.below(8) > 0 || self.maps.len() == 1 && self.rng.below(2) == 0 {
+            request = request.on_map(self.maps[m].entity);
+        }
+        if self.rng.below(5) == 0 {
+            request = request.from(self.cell(m));
+        }
+        if self.rng.below(3) == 0 {
+            request = request.fail_if_unreachable();
+        }
+        request.with_priority(self.rng.below(5) as i32 - 2)
+    }
+
+    fn settings(&mut self) -> PathfindingSettings {
+        let nodes_per_frame = [1, 7, 60, 500, 4096][self.rng.below(5) as usize];
+        PathfindingSettings {
+            nodes_per_frame,
+            max_in_flight: [1, 2, 3, 16][self.rng.below(4) as usize],
+            aging_frames: [0, 1, 2, 30][self.rng.below(4) as usize],
+            max_restarts: self.rng.below(4),
+            jump_points: self.rng.below(3) > 0,
+            max_expansions_per_request: (self.rng.below(6) == 0).then_some(300),
+            heuristic_weight: if self.rng.below(10) == 0 {
+                f32::NAN
+            } else {
+                1.0
+            },
+            ..default()
+        }
+    }
+
+    /// Edits map `m`: a cell or a small rectangle, wall, ground or rough.
+    fn edit(&mut self, app: &mut App, m: usize) {
+        let a = self.cell(m);
+        let cost = [NavGrid::BLOCKED, 1, 1, 3][self.rng.below(4) as usize];
+        let map = self.maps[m].entity;
+        let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+        if self.rng.below(3) == 0 {
+            let b = Cell::new(a.x + self.rng.below(4), a.y + self.rng.below(4));
+            let _ = grid.fill_rect(a, b, cost);
+        } else {
+            let _ = grid.set_cost(a, cost);
+        }
+    }
+
+    /// Edits near the running searches: beside their start cells.
+    fn edit_near_searches(&mut self, app: &mut App) {
+        let starts: Vec<(Entity, Cell)> = app
+            .world()
+            .resource::<PathfindingQueue>()
+            .searches()
+            .map(|(_, map, search)| (map, search.start()))
+            .collect();
+        let Some((map, start)) = self.pick(&starts) else {
+            return;
+        };
+        let cell = Cell::new(
+            (start.x + self.rng.below(5)).saturating_sub(2),
+            (start.y + self.rng.below(5)).saturating_sub(2),
+        );
+        if cell == start {
+            return;
+        }
+        let cost = [NavGrid::BLOCKED, 1][self.rng.below(2) as usize];
+        if let Some(mut grid) = app.world_mut().get_mut::<NavGrid>(map) {
+            let _ = grid.set_cost(cell, cost);
+        }
+    }
+
+    /// One random thing a game does.
+    fn act(&mut self, app: &mut App) {
+        let m = self.rng.below(self.maps.len() as u32) as usize;
+        match self.rng.below(20) {
+            0..=4 => {
+                let request = self.request(app, m);
+                let at = self.cell(m);
+                let offset = app
+                    .world()
+                    .get::<Transform>(self.maps[m].entity)
+                    .unwrap()
+                    .translation;
+                let mut unit = app.world_mut().spawn((
+                    Transform::from_translation(offset + Vec3::new(at.x as f32, at.y as f32, 0.0)),
+                    request,
+                ));
+                if self.rng.below(2) == 0 {
+                    unit.insert(Mover { speed: 3.0 });
+                }
+                self.units.push(unit.id());
+            }
+            5..=7 => {
+                if let Some(unit) = self.pick(&self.units.clone()) {
+                    let request = self.request(app, m);
+                    app.world_mut().entity_mut(unit).insert(request);
+                }
+            }
+            8 => {
+                if let Some(unit) = self.pick(&self.units.clone()) {
+                    app.world_mut().entity_mut(unit).remove::<PathRequest>();
+                }
+            }
+            9 => {
+                if let Some(unit) = self.pick(&self.units.clone()) {
+                    app.world_mut().despawn(unit);
+                    self.units.retain(|&u| u != unit);
+                    self.dead.push(unit);
+                }
+            }
+            10..=14 => self.edit(app, m),
+            15 => self.edit_near_searches(app),
+            16 => {
+                let mut members = vec![];
+                for _ in 0..self.rng.below(12) {
+                    let pool = match self.rng.below(6) {
+                        0 => self.dead.clone(),
+                        _ => self.units.clone(),
+                    };
+                    members.extend(self.pick(&pool));
+                }
+                if let Some(&first) = members.first() {
+                    members.push(first);
+                }
+                let goal = self.cell(m);
+                let mut order = GroupMove::new(members, goal);
+                order.map = Some(self.maps[m].entity);
+                app.world_mut().write_message(order);
+            }
+            17 => {
+                let settings = self.settings();
+                app.insert_resource(settings);
+            }
+            18 => {
+                if self.maps.len() == 1 {
+                    self.spawn_map(app, Vec2::new(200.0, -50.0));
+                } else {
+                    let map = self.maps.pop().unwrap();
+                    app.world_mut().despawn(map.entity);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Runs a frame and checks everything the module promises.
+    fn frame(&mut self, app: &mut App, walkers: &mut HashMap<Entity, Vec2>) {
+        // Remember the grids as the frame will see them.
+        for map in &mut self.maps {
+            let grid = app.world().get::<NavGrid>(map.entity).unwrap();
+            map.versions
+                .entry(grid.version())
+                .or_insert_with(|| grid.costs().to_vec());
+        }
+        let before = app.world().read_change_tick();
+        app.update();
+        self.frame += 1;
+        let frame = self.frame;
+        let world = app.world_mut();
+        let budget = world.resource::<PathfindingSettings>().nodes_per_frame;
+        let spent = world.resource::<PathfindingStats>().frame_expansions;
+        assert!(spent <= budget as u64, "frame {frame}: {spent} > {budget}");
+
+        let mut ready = std::mem::take(&mut *self.ready.lock().unwrap());
+        ready.sort();
+        for pair in ready.windows(2) {
+            assert_ne!(pair[0], pair[1], "frame {frame}: answered twice");
+        }
+        for &unit in &ready {
+            let Some(answer) = world.get::<PathResult>(unit) else {
+                continue; // despawned by a command this frame
+            };
+            let changed = world
+                .entity(unit)
+                .get_ref::<PathResult>()
+                .unwrap()
+                .last_changed();
+            assert!(changed.is_newer_than(before, world.read_change_tick()));
+            self.check_answer(world, unit, answer, frame);
+        }
+
+        // Paths held are legal now or flagged.
+        let mut results = world.query::<(Entity, &PathResult)>();
+        for (unit, answer) in results.iter(world) {
+            let Some(grid) = answer.map.and_then(|map| world.get::<NavGrid>(map)) else {
+                continue;
+            };
+            if answer.status.has_path() && !answer.invalidated {
+                for step in answer.cells.windows(2) {
+                    assert!(
+                        grid.can_step(step[0], step[1]),
+                        "frame {frame}: {unit}'s path steps {} -> {} unflagged \
+                         ({:?}, answered on version {} of {}, {} frames waited)",
+                        step[0],
+                        step[1],
+                        answer.status,
+                        answer.grid_version,
+                        grid.version(),
+                        answer.frames_waited,
+                    );
+                }
+            }
+        }
+
+        // Movers never step into a wall cell from ground (one walled in
+        // may walk out through walls), on the grid the frame moved them on.
+        let mut movers = world.query_filtered::<(Entity, &Transform, &Steering), With<Mover>>();
+        let Some(map) = self.maps.first() else {
+            return;
+        };
+        let grid = world.get::<NavGrid>(map.entity).unwrap();
+        let cell_of = |at: Vec2| {
+            let (x, y) = ((at.x + 0.5).floor(), (at.y + 0.5).floor());
+            (x >= 0.0 && y >= 0.0)
+                .then(|| Cell::new(x as u32, y as u32))
+                .filter(|&cell| grid.in_bounds(cell))
+        };
+        for (unit, transform, steering) in movers.iter(world) {
+            let at = transform.translation.truncate();
+            if let Some(was) = walkers.insert(unit, at)
+                && steering.map().is_none_or(|m| m == map.entity)
+                && let (Some(from), Some(to)) = (cell_of(was), cell_of(at))
+            {
+                assert!(
+                    from == to || !grid.is_walkable(from) || grid.is_walkable(to),
+                    "frame {frame}: {unit} walked from {from} into the wall at {to}"
+                );
+            }
+        }
+    }
+
+    fn check_answer(&mut self, world: &World, unit: Entity, answer: &PathResult, frame: u32) {
+        self.answers += 1;
+        if !answer.status.has_path() {
+            return;
+        }
+        let Some(map) = self.maps.iter().find(|m| Some(m.entity) == answer.map) else {
+            return;
+        };
+        let costs = map
+            .versions
+            .get(&answer.grid_version)
+            .unwrap_or_else(|| panic!("frame {frame}: answered on unknown version"));
+        let grid = NavGrid::from_costs(map.width, map.height, costs.clone()).unwrap();
+        let (first, last) = (answer.cells[0], *answer.cells.last().unwrap());
+        let mut cost = 0.0;
+        for step in answer.cells.windows(2) {
+            cost += grid
+                .step_cost(step[0], step[1])
+                .unwrap_or_else(|| panic!("frame {frame}: {unit} illegal step {step:?}"));
+        }
+        assert!(close(cost, answer.cost as f64), "frame {frame}: cost");
+        if answer.status == PathStatus::Complete {
+            let best = dijkstra(&grid, first, last).unwrap();
+            assert!(
+                close(best, answer.cost as f64) || (answer.cost as f64 - best).abs() < 1e-3,
+                "frame {frame}: {unit} cost {} but Dijkstra {best}",
+                answer.cost
+            );
+            self.optimal += 1;
+        }
+        let _ = world;
+    }
+}
+
+fn run(seed: u64) {
+    let (mut app, mut model) = Model::new(seed);
+    let mut walkers = HashMap::new();
+    for _ in 0..ORDER_FRAMES {
+        for _ in 0..model.rng.below(4) {
+            model.act(&mut app);
+        }
+        model.frame(&mut app, &mut walkers);
+    }
+    // No new orders; a busy queue, and edits every frame, some beside the
+    // searches.
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 60,
+        max_in_flight: 1,
+        aging_frames: 2,
+        max_restarts: model.rng.below(4),
+        ..default()
+    });
+    // Every request made now is answered within a bound, though the edits
+    // go on (and keep cutting paths, which movers ask for again).
+    let mut pending: HashMap<Entity, (Tick, u32)> = HashMap::new();
+    for frame in 0..DRAIN_FRAMES {
+        let m = model.rng.below(model.maps.len() as u32) as usize;
+        model.edit(&mut app, m);
+        model.edit_near_searches(&mut app);
+        model.frame(&mut app, &mut walkers);
+        let waiting = unanswered(&mut app);
+        pending.retain(|unit, (tick, _)| waiting.iter().any(|&(u, t)| u == *unit && t == *tick));
+        for (unit, tick) in waiting {
+            let (_, since) = pending.entry(unit).or_insert((tick, frame));
+            assert!(
+                frame - *since <= REQUEST_BOUND,
+                "seed {seed}: {unit}'s request unanswered for {REQUEST_BOUND} frames under edits"
+            );
+        }
+    }
+    // And once the edits stop, the queue empties.
+    for _ in 0..DRAIN_FRAMES {
+        model.frame(&mut app, &mut walkers);
+        if unanswered(&mut app).is_empty() {
+            eprintln!(
+                "seed {seed}: {} frames, {} answers, {} optimal paths checked",
+                model.frame, model.answers, model.optimal
+            );
+            assert!(model.answers > 100 && model.optimal > 30);
+            return;
+        }
+    }
+    for (unit, _) in unanswered(&mut app) {
+        let world = app.world();
+        eprintln!(
+            "{unit}: {:?} {:?} {:?} {:?}",
+            world.get::<PathRequest>(unit),
+            world
+                .get::<PathResult>(unit)
+                .map(|r| (r.status, r.invalidated)),
+            world.get::<Steering>(unit),
+            world.get::<Mover>(unit),
+        );
+    }
+    let world = app.world();
+    panic!(
+        "seed {seed}: requests still unanswered {DRAIN_FRAMES} frames after the last edit; queue {} waiting, {} in flight",
+        world.resource::<PathfindingQueue>().queued(),
+        world.resource::<PathfindingQueue>().in_flight()
+    );
+}
+
+/// Units whose request has no answer yet, with the tick it was made at.
+fn unanswered(app: &mut App) -> Vec<(Entity, Tick)> {
+    let world = app.world_mut();
+    let now = world.read_change_tick();
+    let mut requests = world.query::<(Entity, Ref<PathRequest>, Option<Ref<PathResult>>)>();
+    requests
+        .iter(world)
+        .filter(|(_, request, result)| {
+            result
+                .as_ref()
+                .is_none_or(|r| !r.last_changed().is_newer_than(request.last_changed(), now))
+        })
+        .map(|(unit, request, _)| (unit, request.last_changed()))
+        .collect()
+}
+
+#[test]
+fn random_games_are_answered_legally_and_in_time() {
+    let seeds: u64 = std::env::var("FRONTIER_MODEL_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(24);
+    for seed in 0..seeds {
+        run(seed);
+    }
+}
