@@ -2,15 +2,21 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--edits N]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
 //! `../shared/movingai`, or a generated 512×512 map with 10% random walls
 //! when neither exists. Starts and goals are random walkable cells of one
 //! region, the same on every run. The last line is
-//! `frames=F budget=B max_frame_expansions=E p50_frame_ms=X p99_frame_ms=Y frames_to_last_path=L`
+//! `frames=F budget=B max_frame_expansions=E p50_frame_ms=X p99_frame_ms=Y max_frame_ms=M frames_to_last_path=L`
 //! where the frame times are those of the plugin's own systems.
+//!
+//! With `--edits N`, once every unit holds its path, N random cells are
+//! toggled between wall and ground, one a frame, and the last line adds
+//! `edit_p50_ms` and `edit_max_ms`: the time of one edit (the grid's own
+//! update, region repair included, plus the plugin flagging the paths it
+//! cuts), and `edit_flagged`, the paths flagged.
 //!
 //! With `--groups G` the units stand in G packed squads, one per random
 //! spot, and each squad gets one [`GroupMove`] to a random goal, all in the
@@ -34,6 +40,7 @@ struct Options {
     units: usize,
     budget: u32,
     groups: Option<usize>,
+    edits: usize,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -42,6 +49,7 @@ fn parse_options() -> Result<Options, String> {
         units: 1000,
         budget: PathfindingSettings::default().nodes_per_frame,
         groups: None,
+        edits: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -70,6 +78,12 @@ fn parse_options() -> Result<Options, String> {
                         .filter(|&g| g > 0)
                         .ok_or(format!("--groups {v:?} is not a positive number"))?,
                 );
+            }
+            "--edits" => {
+                let v = value()?;
+                options.edits = v
+                    .parse()
+                    .map_err(|_| format!("--edits {v:?} is not a number"))?;
             }
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -136,7 +150,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G]"
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--edits N]"
             );
             return ExitCode::from(2);
         }
@@ -150,17 +164,20 @@ fn main() -> ExitCode {
     };
 
     // Starts and goals from the largest region, so every path exists.
-    let mut sizes = vec![0usize; grid.region_count() as usize];
+    let mut sizes = std::collections::HashMap::<u32, usize>::new();
     let walkable: Vec<Cell> = (0..grid.cell_count())
         .map(|i| grid.cell(i))
         .filter(|&c| grid.is_walkable(c))
         .collect();
     for &cell in &walkable {
-        sizes[grid.region(cell).unwrap_or_default() as usize] += 1;
+        *sizes
+            .entry(grid.region(cell).unwrap_or_default())
+            .or_default() += 1;
     }
-    let main_region = (0..sizes.len())
-        .max_by_key(|&r| sizes[r])
-        .unwrap_or_default() as u32;
+    let main_region = sizes
+        .iter()
+        .max_by_key(|&(&region, &size)| (size, region))
+        .map_or(0, |(&region, _)| region);
     let cells: Vec<Cell> = walkable
         .into_iter()
         .filter(|&c| grid.region(c) == Some(main_region))
@@ -178,7 +195,13 @@ fn main() -> ExitCode {
         None => solo_orders(&cells, options.units),
         Some(groups) => squads(&grid, &cells, options.units, groups),
     };
-    let run = match run(&grid, &orders, options.budget, options.groups.is_some()) {
+    let run = match run(
+        &grid,
+        &orders,
+        options.budget,
+        options.groups.is_some(),
+        options.edits,
+    ) {
         Ok(run) => run,
         Err(message) => {
             eprintln!("error: {message}");
@@ -186,14 +209,23 @@ fn main() -> ExitCode {
         }
     };
     let mut last = format!(
-        "frames={} budget={} max_frame_expansions={} p50_frame_ms={:.3} p99_frame_ms={:.3} frames_to_last_path={}",
+        "frames={} budget={} max_frame_expansions={} p50_frame_ms={:.3} p99_frame_ms={:.3} max_frame_ms={:.3} frames_to_last_path={}",
         run.frames,
         options.budget,
         run.max_expansions,
         percentile(&run.frame_ms, 50.0),
         percentile(&run.frame_ms, 99.0),
+        run.frame_ms.last().copied().unwrap_or_default(),
         run.last_path
     );
+    if options.edits > 0 {
+        last += &format!(
+            " edit_p50_ms={:.4} edit_max_ms={:.4} edit_flagged={}",
+            percentile(&run.edit_ms, 50.0),
+            run.edit_ms.last().copied().unwrap_or_default(),
+            run.flagged
+        );
+    }
     if options.groups.is_some() {
         let alone = match run_alone(&grid, &orders, options.budget) {
             Ok(alone) => alone,
@@ -278,6 +310,10 @@ struct Run {
     max_expansions: u64,
     last_path: u32,
     expansions: u64,
+    /// Time of each edit, sorted.
+    edit_ms: Vec<f64>,
+    /// Paths the edits flagged.
+    flagged: usize,
 }
 
 fn app_with(grid: &NavGrid, budget: u32) -> App {
@@ -326,7 +362,13 @@ fn has_path(app: &App, unit: Entity) -> bool {
 
 /// Orders every unit at once (as squads with `grouped`) and runs frames
 /// until every unit has its path.
-fn run(grid: &NavGrid, orders: &Orders, budget: u32, grouped: bool) -> Result<Run, String> {
+fn run(
+    grid: &NavGrid,
+    orders: &Orders,
+    budget: u32,
+    grouped: bool,
+    edits: usize,
+) -> Result<Run, String> {
     let mut app = app_with(grid, budget);
     let units = spawn_units(&mut app, orders);
     app.update();
@@ -355,6 +397,8 @@ fn run(grid: &NavGrid, orders: &Orders, budget: u32, grouped: bool) -> Result<Ru
         max_expansions: 0,
         last_path: 0,
         expansions: 0,
+        edit_ms: Vec::new(),
+        flagged: 0,
     };
     let mut waiting = units.clone();
     while !waiting.is_empty() {
@@ -374,10 +418,50 @@ fn run(grid: &NavGrid, orders: &Orders, budget: u32, grouped: bool) -> Result<Ru
         }
     }
     run.frame_ms.sort_by(f64::total_cmp);
+    if edits > 0 {
+        edit_cells(&mut app, &mut run, edits);
+    }
     Ok(run)
+}
+
+/// Toggles `edits` random cells between wall and ground, one a frame, and
+/// times each: the grid's own update plus the plugin's path flagging.
+fn edit_cells(app: &mut App, run: &mut Run, edits: usize) {
+    let flagged = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = flagged.clone();
+    app.add_observer(move |_: On<PathInvalidated>| {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    });
+    let mut rng = Lcg(99);
+    let map = app
+        .world_mut()
+        .query_filtered::<Entity, With<NavGrid>>()
+        .single(app.world())
+        .expect("one map");
+    for _ in 0..edits {
+        let mut grid = app.world_mut().get_mut::<NavGrid>(map).expect("the map");
+        let cell = Cell::new(
+            rng.below(grid.width() as usize) as u32,
+            rng.below(grid.height() as usize) as u32,
+        );
+        let cost = if grid.is_walkable(cell) {
+            NavGrid::BLOCKED
+        } else {
+            1
+        };
+        let began = std::time::Instant::now();
+        let _ = grid.set_cost(cell, cost);
+        let grid_ms = began.elapsed().as_secs_f64() * 1e3;
+        app.update();
+        let stats = app.world().resource::<PathfindingStats>();
+        run.edit_ms
+            .push(grid_ms + stats.invalidate_time.as_secs_f64() * 1e3);
+    }
+    run.edit_ms.sort_by(f64::total_cmp);
+    run.flagged = flagged.load(std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The same units ordered one by one to their squad's goal.
 fn run_alone(grid: &NavGrid, orders: &Orders, budget: u32) -> Result<Run, String> {
-    run(grid, orders, budget, false)
+    run(grid, orders, budget, false, 0)
 }
