@@ -145,15 +145,16 @@ impl Flood {
     }
 
     /// Brings the flood up to date with an edited grid: it carries on if no
-    /// changed cell lies next to a cell it settled (as for
-    /// [`Search::step`](super::search::Search::step)), and starts over
-    /// otherwise.
+    /// changed cell lies next to a cell it settled, or away from its
+    /// source's region (as for [`Search::step`](super::search::Search::step)),
+    /// and starts over otherwise.
     fn catch_up(&mut self, grid: &NavGrid) {
         let (width, height, version) = self.grid_shape;
         let home = grid.region(self.source);
+        let changes = grid.changes_since(version);
         let affected = (width, height) != (grid.width(), grid.height())
             || home.is_none()
-            || match grid.changes_since(version) {
+            || match &changes {
                 GridChanges::Everything => true,
                 GridChanges::Cells(cells) => cells.iter().any(|&cell| {
                     cell == self.source
@@ -174,7 +175,7 @@ impl Flood {
         }
         // A target walled off is no longer waited for; one that became
         // walkable is, unless already settled.
-        if let GridChanges::Cells(cells) = grid.changes_since(version) {
+        if let GridChanges::Cells(cells) = changes {
             for cell in cells {
                 if !self.targets.contains(&cell) {
                     continue;

@@ -243,13 +243,15 @@ impl MapView<'_> {
 
     /// Whether a short move from `from` to `to` (at most a substep) stays on
     /// walkable cells without cutting a wall's corner. Within one cell
-    /// nothing is crossed, which also lets a unit a wall went up under walk
-    /// out of it.
+    /// nothing is crossed, and a unit standing in a wall (one went up
+    /// under it) may move any way, so it can always walk out.
     pub fn can_move(&self, from: Vec2, to: Vec2) -> bool {
         let (Some(a), Some(b)) = (self.cell_at(from), self.cell_at(to)) else {
             return false;
         };
-        if a == b {
+        // Out of a wall any way: the path starts at the walkable cell
+        // nearest the unit, which may lie past a wall's corner.
+        if a == b || !self.grid.is_walkable(a) {
             return true;
         }
         if !self.grid.is_walkable(b) {

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use bevy::ecs::change_detection::Tick;
 use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::core::Cell;
 use bevy_frontier::movement::Steering;
 use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
@@ -65,6 +66,10 @@ struct Model {
 impl Model {
     fn new(seed: u64) -> (App, Self) {
         let mut app = app();
+        // Frames of a fixed length, so a seed replays exactly.
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(
+            std::time::Duration::from_millis(1_000 / 30),
+        ));
         let ready = Arc::new(Mutex::new(Vec::new()));
         let sink = ready.clone();
         app.add_observer(move |event: On<PathReady>| sink.lock().unwrap().push(event.entity));

@@ -288,3 +288,28 @@ fn a_unit_in_a_wall_replans_from_the_cell_nearest_itself() {
     assert_eq!(answer.status, PathStatus::Complete);
     assert_eq!(answer.cells[0], Cell::new(13, 10));
 }
+
+#[test]
+fn a_unit_walled_in_with_only_a_corner_to_cross_walks_out() {
+    let mut app = timed_app(4096);
+    let map = spawn_map(&mut app, NavGrid::new(12, 12).unwrap());
+    let unit = spawn_mover(&mut app, Cell::new(6, 6), 3.0);
+    app.update();
+    // Walls on the unit's cell and all round it but one diagonal, (5, 5),
+    // whose side cells are walls too.
+    let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+    grid.fill_rect(Cell::new(5, 5), Cell::new(7, 7), NavGrid::BLOCKED)
+        .unwrap();
+    grid.set_cost(Cell::new(5, 5), 1).unwrap();
+    order(&mut app, unit, Cell::new(1, 1));
+    for _ in 0..400 {
+        app.update();
+        if app.world().get::<Arrived>(unit).is_some() {
+            break;
+        }
+    }
+    assert!(
+        app.world().get::<Arrived>(unit).is_some(),
+        "stuck in the wall"
+    );
+}
