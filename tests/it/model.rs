@@ -483,7 +483,7 @@ fn random_games_are_answered_legally_and_in_time() {
     let seeds: u64 = std::env::var("FRONTIER_MODEL_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(24);
+        .unwrap_or(100);
     for seed in 0..seeds {
         run(seed);
     }
