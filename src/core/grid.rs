@@ -411,7 +411,10 @@ impl NavGrid {
                     regions.ground_added(w, h, index);
                     true
                 };
-                if !repaired {
+                // Labels retired by splits and merges stay in the forest;
+                // a map edited for hours is labelled afresh once they
+                // outnumber its cells.
+                if !repaired || regions.parent.len() > 2 * self.costs.len() + 1024 {
                     self.regions = OnceLock::new();
                 }
             }
@@ -926,4 +929,29 @@ fn neighbours4(index: usize, w: usize, h: usize) -> [Option<usize>; 4] {
         (y + 1 < h).then(|| index + w),
         (y > 0).then(|| index - w),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retired_labels_do_not_pile_up() {
+        // A cell toggled between ground and wall beside a wall line splits
+        // and merges regions on every edit.
+        let mut grid = NavGrid::new(8, 8).unwrap();
+        grid.fill_rect(Cell::new(4, 0), Cell::new(4, 7), NavGrid::BLOCKED)
+            .unwrap();
+        grid.region_count();
+        let mut most = 0;
+        for edit in 0..50_000u32 {
+            let cost = if edit % 2 == 0 { 1 } else { NavGrid::BLOCKED };
+            grid.set_cost(Cell::new(4, 3), cost).unwrap();
+            grid.set_cost(Cell::new(1, edit % 8), cost).unwrap();
+            grid.region_count();
+            most = most.max(grid.regions().parent.len());
+        }
+        assert!(most <= 2 * 64 + 1024 + 2, "{most} labels");
+        assert_eq!(grid.region_count(), 2);
+    }
 }

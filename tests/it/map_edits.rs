@@ -244,3 +244,19 @@ fn floods_under_edits_match_dijkstra() {
     }
     assert!(compared > 200, "only {compared}");
 }
+
+#[test]
+fn hours_of_edits_keep_the_labels_right() {
+    // Far more splits and merges than the grid has cells: the retired
+    // labels are dropped on the way and the regions stay right.
+    let mut rng = Rng::new(11);
+    let mut grid = random_grid(&mut rng, 12, 12, 25, 1);
+    grid.region_count();
+    for edit in 0..20_000 {
+        random_edit(&mut rng, &mut grid, 1);
+        if edit % 500 == 0 {
+            let fresh = NavGrid::from_costs(12, 12, grid.costs().to_vec()).unwrap();
+            assert!(same_partition(&grid, &fresh), "edit {edit}");
+        }
+    }
+}
