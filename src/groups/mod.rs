@@ -119,7 +119,8 @@ pub struct GroupMove {
     pub max_spread: f32,
     /// Parallel lanes along the shared path (1: single file).
     pub lanes: u8,
-    /// Distance between lanes, in cells.
+    /// Distance between lanes, in cells (not finite, or below 0: single
+    /// file).
     pub lane_spacing: f32,
 }
 
@@ -422,7 +423,13 @@ pub(crate) fn start_group_moves(
                 priority: order.priority,
                 splice_steps: order.splice_steps,
                 lanes: order.lanes.max(1),
-                lane_spacing: order.lane_spacing,
+                // A spacing that is not a finite distance ≥ 0 would give
+                // lanes of NaN or reversed waypoints: single file instead.
+                lane_spacing: if order.lane_spacing.is_finite() {
+                    order.lane_spacing.max(0.0)
+                } else {
+                    0.0
+                },
                 slots,
                 assigned,
                 shared: Vec::new(),

@@ -256,6 +256,10 @@ impl Model {
                 let goal = self.cell(m);
                 let mut order = GroupMove::new(members, goal);
                 order.map = Some(self.maps[m].entity);
+                order.lanes = self.rng.below(5) as u8;
+                order.lane_spacing = [0.6, f32::NAN, -1.0, 3.0][self.rng.below(4) as usize];
+                order.max_spread = [24.0, f32::NAN, 0.0][self.rng.below(3) as usize];
+                order.splice_steps = self.rng.below(20);
                 app.world_mut().write_message(order);
             }
             17 => {
@@ -348,6 +352,7 @@ impl Model {
         };
         for (unit, transform, steering) in movers.iter(world) {
             let at = transform.translation.truncate();
+            assert!(at.is_finite(), "frame {frame}: {unit} at {at}");
             if let Some(was) = walkers.insert(unit, at)
                 && steering.map().is_none_or(|m| m == map.entity)
                 && let (Some(from), Some(to)) = (cell_of(was), cell_of(at))
