@@ -20,6 +20,14 @@ fn order(app: &mut App, unit: Entity, goal: Cell) {
         .insert(PathRequest::new(goal));
 }
 
+/// Runs up to `frames` frames; whether `unit` arrived.
+fn arrives_within(app: &mut App, unit: Entity, frames: u32) -> bool {
+    (0..frames).any(|_| {
+        app.update();
+        app.world().get::<Arrived>(unit).is_some()
+    })
+}
+
 #[test]
 fn moves_in_the_frame_of_the_order() {
     let mut app = timed_app(1);
@@ -48,13 +56,7 @@ fn arrives_and_says_so() {
     spawn_map(&mut app, serpentine(40, 20));
     let unit = spawn_mover(&mut app, Cell::new(0, 0), 8.0);
     order(&mut app, unit, Cell::new(39, 19));
-    for _ in 0..2_000 {
-        app.update();
-        if app.world().get::<Arrived>(unit).is_some() {
-            break;
-        }
-    }
-    assert!(app.world().get::<Arrived>(unit).is_some(), "never arrived");
+    assert!(arrives_within(&mut app, unit, 2_000), "never arrived");
     assert!(position(&app, unit).distance(Vec2::new(39.0, 19.0)) < 1e-3);
     assert_eq!(*arrived.lock().unwrap(), vec![unit]);
 }
@@ -215,16 +217,7 @@ fn a_unit_walled_in_where_it_stands_walks_out() {
         .set_cost(Cell::new(5, 5), NavGrid::BLOCKED)
         .unwrap();
     order(&mut app, unit, Cell::new(15, 5));
-    for _ in 0..400 {
-        app.update();
-        if app.world().get::<Arrived>(unit).is_some() {
-            break;
-        }
-    }
-    assert!(
-        app.world().get::<Arrived>(unit).is_some(),
-        "stuck in the wall"
-    );
+    assert!(arrives_within(&mut app, unit, 400), "stuck in the wall");
     assert!(position(&app, unit).distance(Vec2::new(15.0, 5.0)) < 1e-3);
 }
 
@@ -302,14 +295,5 @@ fn a_unit_walled_in_with_only_a_corner_to_cross_walks_out() {
         .unwrap();
     grid.set_cost(Cell::new(5, 5), 1).unwrap();
     order(&mut app, unit, Cell::new(1, 1));
-    for _ in 0..400 {
-        app.update();
-        if app.world().get::<Arrived>(unit).is_some() {
-            break;
-        }
-    }
-    assert!(
-        app.world().get::<Arrived>(unit).is_some(),
-        "stuck in the wall"
-    );
+    assert!(arrives_within(&mut app, unit, 400), "stuck in the wall");
 }
