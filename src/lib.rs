@@ -34,7 +34,7 @@
 //!
 //! | module | Bevy ECS? | holds |
 //! |---|---|---|
-//! | [`core`] | no | grid, moves and costs, heap, search, jump points, flood, MovingAI reader |
+//! | [`core`] | no | grid, clearance and size classes, moves and costs, heap, search, jump points, flood, MovingAI reader |
 //! | [`schedule`] | yes | [`FrontierSystems`](schedule::FrontierSystems), settings, the frame budget |
 //! | [`maps`] | yes | layout, world ↔ cell, line of sight, the [`Maps`](maps::Maps) system param |
 //! | [`pathfinding`] | yes | requests, the queue and its searches, results and their events |
@@ -134,7 +134,7 @@ pub mod prelude {
     pub use crate::maps::GridLayout;
     pub use crate::movement::{MovementPlugin, Mover, UnitArrived};
     pub use crate::pathfinding::{
-        InvalidReason, PathInvalidated, PathReady, PathRequest, PathResult, PathStatus,
+        Footprint, InvalidReason, PathInvalidated, PathReady, PathRequest, PathResult, PathStatus,
         PathfindingPlugin, Unreachable,
     };
     pub use crate::schedule::{FrontierSystems, PathfindingSettings};

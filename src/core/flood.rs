@@ -14,6 +14,7 @@ use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::moves::{COST_SCALE, MOVE_DELTAS, Moves, step_cost};
 use super::scratch::{self, Scratch, ScratchPool};
 use super::search::{Path, SearchError};
+use super::size_class::{MAX_UNIT_SIZE, SizeClass};
 
 /// Which way a flood's paths run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +55,8 @@ pub struct Flood {
     remaining: HashSet<u32>,
     /// Every target, for a restart.
     targets: Vec<Cell>,
+    /// The unit size whose anchors it floods (see [`NavGrid::size_class`]).
+    size: u8,
     expansions: u64,
     restarts: u32,
     finished: bool,
@@ -72,7 +75,15 @@ impl Flood {
         targets: impl IntoIterator<Item = Cell>,
         max_cost: Option<f64>,
     ) -> Result<Self, SearchError> {
-        Self::with_scratch(Scratch::new(), grid, source, direction, targets, max_cost)
+        Self::with_scratch(
+            Scratch::new(),
+            grid,
+            1,
+            source,
+            direction,
+            targets,
+            max_cost,
+        )
     }
 
     /// As [`Flood::new`], with scratch space from `pool` (give it back with
@@ -85,18 +96,26 @@ impl Flood {
         targets: impl IntoIterator<Item = Cell>,
         max_cost: Option<f64>,
     ) -> Result<Self, SearchError> {
-        Self::with_scratch(pool.take(), grid, source, direction, targets, max_cost)
+        Self::with_scratch(pool.take(), grid, 1, source, direction, targets, max_cost)
     }
 
-    /// As [`Flood::new`], in the given scratch space.
+    /// As [`Flood::new`], in the given scratch space, for units of `size`
+    /// (1 to [`MAX_UNIT_SIZE`]): the source, targets and paths are then
+    /// anchors, and the flood goes only where the footprint fits (see
+    /// [`NavGrid::size_class`]).
     pub fn with_scratch(
         scratch: Scratch,
         grid: &NavGrid,
+        size: u8,
         source: Cell,
         direction: FloodDirection,
         targets: impl IntoIterator<Item = Cell>,
         max_cost: Option<f64>,
     ) -> Result<Self, SearchError> {
+        if !(1..=MAX_UNIT_SIZE).contains(&size) {
+            return Err(SearchError::BadSize(size));
+        }
+        let grid = grid.size_class(size);
         match grid.cost(source) {
             None => return Err(SearchError::StartOutOfBounds(source)),
             Some(NavGrid::BLOCKED) => return Err(SearchError::StartBlocked(source)),
@@ -114,6 +133,7 @@ impl Flood {
             max_cost,
             remaining: HashSet::new(),
             targets: targets.into_iter().collect(),
+            size,
             expansions: 0,
             restarts: 0,
             finished: false,
@@ -125,7 +145,7 @@ impl Flood {
 
     /// (Re)starts the flood on `grid`; a source that is not walkable ends
     /// it at once.
-    fn begin(&mut self, grid: &NavGrid) {
+    fn begin(&mut self, grid: SizeClass<'_>) {
         self.grid_shape = (grid.width(), grid.height(), grid.version());
         self.open_stamp = self.scratch.begin(grid.cell_count());
         self.remaining = self
@@ -148,7 +168,7 @@ impl Flood {
     /// changed cell lies next to a cell it settled, or away from its
     /// source's region (as for [`Search::step`](super::search::Search::step)),
     /// and starts over otherwise.
-    fn catch_up(&mut self, grid: &NavGrid) {
+    fn catch_up(&mut self, grid: SizeClass<'_>) {
         let (width, height, version) = self.grid_shape;
         let home = grid.region(self.source);
         let changes = grid.changes_since(version);
@@ -248,6 +268,7 @@ impl Flood {
         if self.finished {
             return true;
         }
+        let grid = grid.size_class(self.size);
         if self.grid_shape != (grid.width(), grid.height(), grid.version()) {
             self.catch_up(grid);
             if self.finished {

@@ -22,7 +22,8 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`grid`] | [`NavGrid`]: costs, walls, regions, walk bitmaps, the journal of edits; [`Cell`] |
+//! | [`grid`] | [`NavGrid`]: costs, walls, regions, walk bitmaps, clearance, the journal of edits; [`Cell`] |
+//! | [`size_class`] | [`SizeClass`]: the grid as a unit of `k × k` cells sees it |
 //! | [`moves`] | the move table, fixed-point move costs and the octile distance |
 //! | [`heap`] | the indexed binary heap ([`OpenList`], [`IndexedHeap`]) |
 //! | [`search`] | [`Search`]: resumable A*, a jump point search on uniform-cost maps; [`find_path`] |
@@ -38,8 +39,10 @@ pub mod heap;
 mod jump;
 pub mod moves;
 pub mod movingai;
+mod regions;
 mod scratch;
 pub mod search;
+pub mod size_class;
 mod walk_bits;
 
 pub use flood::{Flood, FloodDirection};
@@ -48,3 +51,4 @@ pub use heap::{IndexedHeap, OpenList};
 pub use movingai::{MovingAiMap, ParseError, Scenario};
 pub use scratch::{Scratch, ScratchPool};
 pub use search::{Path, Search, SearchConfig, SearchError, SearchStatus, find_path};
+pub use size_class::{MAX_UNIT_SIZE, SizeClass};

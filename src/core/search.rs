@@ -28,6 +28,7 @@ use super::moves::{
     COST_SCALE, DIAGONAL, DIAGONAL_SIDES, MOVE_DELTAS, Moves, manhattan, octile, step_cost,
 };
 use super::scratch::{self, Scratch, ScratchPool};
+use super::size_class::{MAX_UNIT_SIZE, SizeClass};
 use super::walk_bits::WalkBits;
 
 /// Fixed-point scale of the heuristic weight.
@@ -56,6 +57,13 @@ pub struct SearchConfig {
     /// on the open list; the cells between them are scanned in straight
     /// lines. Elsewhere, or when this is `false`, the search is plain A*.
     pub jump_points: bool,
+    /// The side of the unit's square footprint, in cells (1 to
+    /// [`MAX_UNIT_SIZE`]; default 1). A unit of size `k` is placed by the
+    /// cell at its footprint's lowest `x` and `y` (its anchor): start,
+    /// goal and path cells are anchors, and the search goes only where the
+    /// whole footprint fits, paying the dearest cell under it (see
+    /// [`NavGrid::size_class`]).
+    pub size: u8,
 }
 
 impl Default for SearchConfig {
@@ -64,6 +72,7 @@ impl Default for SearchConfig {
             heuristic_weight: 1.0,
             max_expansions: None,
             jump_points: true,
+            size: 1,
         }
     }
 }
@@ -98,12 +107,16 @@ pub enum SearchError {
     StartOutOfBounds(Cell),
     /// The goal cell is outside the grid.
     GoalOutOfBounds(Cell),
-    /// The start cell is a wall.
+    /// The start cell is a wall (for a unit bigger than a cell: its
+    /// footprint does not fit there).
     StartBlocked(Cell),
-    /// The goal cell is a wall.
+    /// The goal cell is a wall (for a unit bigger than a cell: its
+    /// footprint does not fit there).
     GoalBlocked(Cell),
     /// The heuristic weight was negative, infinite or NaN.
     BadHeuristicWeight(f32),
+    /// The unit size was 0 or above [`MAX_UNIT_SIZE`].
+    BadSize(u8),
 }
 
 impl fmt::Display for SearchError {
@@ -115,6 +128,9 @@ impl fmt::Display for SearchError {
             SearchError::GoalBlocked(c) => write!(f, "goal {c} is a wall"),
             SearchError::BadHeuristicWeight(w) => {
                 write!(f, "heuristic weight {w} is not a finite number ≥ 0")
+            }
+            SearchError::BadSize(size) => {
+                write!(f, "unit size {size} is not between 1 and {MAX_UNIT_SIZE}")
             }
         }
     }
@@ -150,7 +166,7 @@ struct KeyPacking {
 impl KeyPacking {
     /// Bounds every f and g a search on `grid` can produce: a path enters
     /// each cell at most once, at most diagonally at the highest cost.
-    fn new(grid: &NavGrid, heuristic_scale: u64) -> Self {
+    fn new(grid: SizeClass<'_>, heuristic_scale: u64) -> Self {
         let cells = grid.cell_count() as u128;
         let max_g = cells * grid.max_walkable_cost() as u128 * DIAGONAL as u128;
         let span = grid.width() as u128 + grid.height() as u128;
@@ -310,7 +326,7 @@ impl Search {
             pending: None,
             scanned: None,
         };
-        search.begin(grid);
+        search.begin(grid.size_class(config.size));
         search
     }
 
@@ -324,6 +340,10 @@ impl Search {
         if !weight.is_finite() || weight < 0.0 {
             return Err(SearchError::BadHeuristicWeight(weight));
         }
+        if !(1..=MAX_UNIT_SIZE).contains(&config.size) {
+            return Err(SearchError::BadSize(config.size));
+        }
+        let grid = grid.size_class(config.size);
         match (grid.cost(start), grid.cost(goal)) {
             (None, _) => Err(SearchError::StartOutOfBounds(start)),
             (_, None) => Err(SearchError::GoalOutOfBounds(goal)),
@@ -335,7 +355,7 @@ impl Search {
 
     /// (Re)initialises the search state on `grid`; the cheap region check
     /// settles unreachable goals here, before any expansion.
-    fn begin(&mut self, grid: &NavGrid) {
+    fn begin(&mut self, grid: SizeClass<'_>) {
         self.grid_shape = (grid.width(), grid.height(), grid.version());
         self.path = None;
         self.bypass = None;
@@ -345,7 +365,7 @@ impl Search {
         self.open_stamp = self.scratch.begin(grid.cell_count());
         self.heuristic_scale = self.heuristic_scale_on(grid);
         self.keys = KeyPacking::new(grid, self.heuristic_scale);
-        if Self::validate(grid, self.start, self.goal, self.config).is_err()
+        if Self::validate(grid.grid(), self.start, self.goal, self.config).is_err()
             || !grid.connected(self.start, self.goal)
         {
             self.status = SearchStatus::Unreachable;
@@ -361,7 +381,7 @@ impl Search {
 
     /// Whether a search with this configuration is a jump point search on
     /// `grid`.
-    fn uses_jumps(&self, grid: &NavGrid) -> bool {
+    fn uses_jumps(&self, grid: SizeClass<'_>) -> bool {
         self.config.jump_points
             && grid.neighborhood() == Neighborhood::Eight
             && grid.min_walkable_cost() == grid.max_walkable_cost()
@@ -371,7 +391,7 @@ impl Search {
 
     /// The heuristic's scale on `grid`: the cheapest walkable cost times
     /// the weight.
-    fn heuristic_scale_on(&self, grid: &NavGrid) -> u64 {
+    fn heuristic_scale_on(&self, grid: SizeClass<'_>) -> u64 {
         grid.min_walkable_cost() as u64
             * (self.config.heuristic_weight as f64 * WEIGHT_SCALE as f64).round() as u64
     }
@@ -389,7 +409,7 @@ impl Search {
     /// heuristic scale (the cheapest cost changed), a cost dearer than any
     /// the open list's keys were packed for, or a switch between jump points and
     /// plain A*.
-    fn affected_by_edits(&self, grid: &NavGrid) -> bool {
+    fn affected_by_edits(&self, grid: SizeClass<'_>) -> bool {
         let (width, height, version) = self.grid_shape;
         if (width, height) != (grid.width(), grid.height())
             || self.heuristic_scale != self.heuristic_scale_on(grid)
@@ -434,7 +454,7 @@ impl Search {
     /// no edit can affect it ([`Search::affected_by_edits`]), and starts
     /// over otherwise (a restart). A goal that the edits cut off ends it as
     /// unreachable either way.
-    fn catch_up(&mut self, grid: &NavGrid) {
+    fn catch_up(&mut self, grid: SizeClass<'_>) {
         if self.affected_by_edits(grid) {
             self.restarts += 1;
             self.begin(grid);
@@ -446,7 +466,7 @@ impl Search {
         }
     }
 
-    fn heuristic(&self, grid: &NavGrid, cell: Cell) -> u64 {
+    fn heuristic(&self, grid: SizeClass<'_>, cell: Cell) -> u64 {
         let (dx, dy) = (cell.x.abs_diff(self.goal.x), cell.y.abs_diff(self.goal.y));
         match grid.neighborhood() {
             Neighborhood::Eight => heuristic::<true>(dx, dy, self.heuristic_scale),
@@ -548,6 +568,7 @@ impl Search {
         if self.status.is_finished() {
             return self.status;
         }
+        let grid = grid.size_class(self.config.size);
         if self.grid_shape != (grid.width(), grid.height(), grid.version()) {
             self.catch_up(grid);
             if self.status.is_finished() {
@@ -598,7 +619,7 @@ impl Search {
         self.status
     }
 
-    fn finish(&mut self, grid: &NavGrid, status: SearchStatus, end: u32) -> SearchStatus {
+    fn finish(&mut self, grid: SizeClass<'_>, status: SearchStatus, end: u32) -> SearchStatus {
         self.status = status;
         if status != SearchStatus::Unreachable {
             self.path = Some(self.trace_back(grid, end));
@@ -607,7 +628,7 @@ impl Search {
     }
 
     /// The path from the start to `end` through the recorded parents.
-    fn trace_back(&self, grid: &NavGrid, end: u32) -> Path {
+    fn trace_back(&self, grid: SizeClass<'_>, end: u32) -> Path {
         let moves = Moves::new(grid.width());
         let start = grid.index(self.start).unwrap_or_default() as u32;
         let nodes = &self.scratch.nodes;
@@ -656,7 +677,7 @@ impl Search {
 
     /// The A* inner loop: at most `budget` expansions. Returns the status
     /// and, when finished, the cell the path ends at.
-    fn expand(&mut self, grid: &NavGrid, budget: u32) -> (SearchStatus, u32) {
+    fn expand(&mut self, grid: SizeClass<'_>, budget: u32) -> (SearchStatus, u32) {
         if let Some(bits) = grid.walk_bits().filter(|_| self.jumps) {
             return self.expand_jumps(grid, bits, budget);
         }
@@ -670,7 +691,7 @@ impl Search {
     /// heuristic compile without a branch on it.
     fn expand_with<const EIGHT: bool>(
         &mut self,
-        grid: &NavGrid,
+        grid: SizeClass<'_>,
         budget: u32,
     ) -> (SearchStatus, u32) {
         let width = grid.width();
@@ -845,7 +866,7 @@ impl Search {
     /// recorded as debt.
     fn expand_jumps(
         &mut self,
-        grid: &NavGrid,
+        grid: SizeClass<'_>,
         bits: &WalkBits,
         budget: u32,
     ) -> (SearchStatus, u32) {

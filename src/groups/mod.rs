@@ -28,13 +28,15 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-use crate::core::{Cell, Flood, FloodDirection, NavGrid, ScratchPool};
+use crate::core::{Cell, Flood, FloodDirection, ScratchPool, SizeClass};
 use crate::maps::{MapView, Maps};
 use crate::movement::{
     Arrived, MovementPlugin, Mover, Route, SharedWaypoints, Steering, UnitArrived, join_path,
     smooth,
 };
-use crate::pathfinding::{PathRequest, PathResult, PathTarget, PathfindingStats, locate};
+use crate::pathfinding::{
+    Footprint, PathRequest, PathResult, PathTarget, PathfindingStats, locate,
+};
 use crate::schedule::{FrameBudget, FrontierSystems, PathfindingSettings};
 
 /// Group moves: [`GroupMove`] orders become one shared path, heads and
@@ -212,6 +214,8 @@ pub struct SharedRoute {
     /// Order of creation: groups are served first come, first served.
     sequence: u64,
     map: Entity,
+    /// The members' size: cells here are anchors of that size class.
+    size: u8,
     goal: Cell,
     priority: i32,
     splice_steps: u32,
@@ -253,9 +257,16 @@ impl SharedRoute {
         self.map
     }
 
-    /// The goal cell (the walkable cell nearest the order's goal).
+    /// The goal cell (the walkable cell nearest the order's goal; for
+    /// units bigger than a cell, the anchor of their footprint).
     pub fn goal(&self) -> Cell {
         self.goal
+    }
+
+    /// The size of the group's units (their [`Footprint`]): a group order
+    /// with units of several sizes makes one group per size.
+    pub fn size(&self) -> u8 {
+        self.size
     }
 
     /// The end slot given to each unit of the order, solo units included
@@ -293,18 +304,43 @@ const ROUTES_PER_FRAME: usize = 64;
 #[derive(Resource, Default)]
 pub(crate) struct GroupScratch(ScratchPool);
 
-/// Distinct walkable cells of `goal`'s region nearest to it, breadth-first
-/// (up to `count`).
-fn end_slots(grid: &NavGrid, goal: Cell, count: usize) -> Vec<Cell> {
-    let mut slots = vec![goal];
+/// The cell a footprint anchored at `anchor` is centred on, as a request
+/// names it ([`PathTarget::Cell`] is read as that cell, and the unit's
+/// anchor found from it).
+fn centre_cell(anchor: Cell, size: u8) -> PathTarget {
+    let back = (size.max(1) as u32 - 1) / 2;
+    PathTarget::Cell(Cell::new(anchor.x + back, anchor.y + back))
+}
+
+/// End slots for `count` units of one size: anchors of `goal`'s region
+/// nearest to it, breadth-first, whose footprints overlap no cell in
+/// `taken` (the slots of the order's other units); their cells are added to
+/// it. Fewer than `count` when the region has no more room.
+fn end_slots(
+    class: SizeClass<'_>,
+    goal: Cell,
+    count: usize,
+    taken: &mut HashSet<Cell>,
+) -> Vec<Cell> {
+    let size = class.size() as u32;
+    let footprint = move |anchor: Cell| {
+        (0..size)
+            .flat_map(move |dy| (0..size).map(move |dx| Cell::new(anchor.x + dx, anchor.y + dy)))
+    };
+    let mut slots = Vec::new();
+    let mut queue = std::collections::VecDeque::from([goal]);
     let mut seen = HashSet::from([goal]);
-    let mut at = 0;
-    while slots.len() < count && at < slots.len() {
-        let cell = slots[at];
-        at += 1;
-        for (next, _) in grid.neighbors(cell) {
-            if slots.len() < count && seen.insert(next) {
-                slots.push(next);
+    while let Some(anchor) = queue.pop_front() {
+        if slots.len() == count {
+            break;
+        }
+        if footprint(anchor).all(|cell| !taken.contains(&cell)) {
+            taken.extend(footprint(anchor));
+            slots.push(anchor);
+        }
+        for (next, _) in class.neighbors(anchor) {
+            if seen.insert(next) {
+                queue.push_back(next);
             }
         }
     }
@@ -313,37 +349,107 @@ fn end_slots(grid: &NavGrid, goal: Cell, count: usize) -> Vec<Cell> {
 
 /// `FrontierSystems::Orders`: turns [`GroupMove`]s into a group entity
 /// searching the shared path, members walking on instinct, and solo
-/// requests for the units too far away.
+/// requests for the units too far away. Units of different sizes
+/// ([`Footprint`]) move as one group per size, each on a shared path wide
+/// enough for it; all of the order's end slots are distinct, no two
+/// footprints overlapping.
 pub(crate) fn start_group_moves(
     mut orders: MessageReader<GroupMove>,
-    units: Query<&Transform, With<Mover>>,
+    units: Query<(&Transform, Option<&Footprint>), With<Mover>>,
     maps: Maps,
     mut commands: Commands,
     mut sequence: Local<u64>,
 ) {
     for order in orders.read() {
         let mut seen = HashSet::new();
-        let movers: Vec<(Entity, Vec2)> = order
+        let movers: Vec<(Entity, Vec2, u8)> = order
             .units
             .iter()
             .filter(|&&unit| seen.insert(unit))
-            .filter_map(|&unit| Some((unit, units.get(unit).ok()?.translation.truncate())))
+            .filter_map(|&unit| {
+                let (transform, footprint) = units.get(unit).ok()?;
+                let size = footprint.copied().unwrap_or_default().0;
+                Some((unit, transform.translation.truncate(), size))
+            })
             .collect();
         if movers.is_empty() {
             continue;
         }
-        let all_solo = |commands: &mut Commands| {
-            for &(unit, _) in &movers {
+        let Ok((map, view)) = maps.find(order.map) else {
+            for &(unit, _, _) in &movers {
                 commands
                     .entity(unit)
                     .insert(order.solo_request(order.goal, order.map));
             }
-        };
-        let Ok((map, view)) = maps.find(order.map) else {
-            all_solo(&mut commands);
             continue;
         };
-        let grid = view.grid;
+        // Biggest first: their slots are the hardest to fit.
+        let mut sizes: Vec<u8> = movers.iter().map(|m| m.2).collect();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        sizes.dedup();
+        let mut taken = HashSet::new();
+        for size in sizes {
+            let class_movers: Vec<(Entity, Vec2)> = movers
+                .iter()
+                .filter(|m| m.2 == size)
+                .map(|&(unit, position, _)| (unit, position))
+                .collect();
+            if !Footprint(size).is_valid() {
+                // Each is answered `BadFootprint`.
+                for &(unit, _) in &class_movers {
+                    commands
+                        .entity(unit)
+                        .insert(order.solo_request(order.goal, Some(map)));
+                }
+                continue;
+            }
+            let view = view.for_size(size);
+            let group = ClassOrder {
+                order,
+                map,
+                view,
+                sequence: *sequence,
+            };
+            if group.start(&class_movers, &mut taken, &mut commands) {
+                *sequence += 1;
+            }
+        }
+    }
+}
+
+/// The part of a group order for the units of one size, seen through
+/// `view` (for that size).
+struct ClassOrder<'a> {
+    order: &'a GroupMove,
+    map: Entity,
+    view: MapView<'a>,
+    /// The group's place in the first-come, first-served order.
+    sequence: u64,
+}
+
+impl ClassOrder<'_> {
+    /// Starts the move of `movers`: a group with a shared path, solo
+    /// requests, or both. Returns whether a group was made.
+    fn start(
+        &self,
+        movers: &[(Entity, Vec2)],
+        taken: &mut HashSet<Cell>,
+        commands: &mut Commands,
+    ) -> bool {
+        let Self {
+            order,
+            map,
+            view,
+            sequence,
+        } = *self;
+        let grid = view.class();
+        let all_solo = |commands: &mut Commands| {
+            for &(unit, _) in movers {
+                commands
+                    .entity(unit)
+                    .insert(order.solo_request(order.goal, Some(map)));
+            }
+        };
         let goal = locate(&view, order.goal, true).ok().and_then(|cell| {
             if grid.is_walkable(cell) {
                 Some(cell)
@@ -352,8 +458,8 @@ pub(crate) fn start_group_moves(
             }
         });
         let Some((goal, region)) = goal.and_then(|g| Some((g, grid.region(g)?))) else {
-            all_solo(&mut commands);
-            continue;
+            all_solo(commands);
+            return false;
         };
         // The cell of each unit standing in the goal's region.
         let cells: Vec<Option<Cell>> = movers
@@ -386,19 +492,24 @@ pub(crate) fn start_group_moves(
             members.clear();
             solo = movers.iter().map(|&(unit, _)| unit).collect();
         }
-        // Members take the slots nearest the goal, solo units the next.
-        let slots = end_slots(grid, goal, movers.len());
+        // Members take the slots nearest the goal, solo units the next; a
+        // region with room for fewer footprints than units shares them out.
+        let mut slots = end_slots(grid, goal, movers.len(), taken);
+        if slots.is_empty() {
+            slots.push(goal);
+        }
         let slot = |i: usize| slots[i % slots.len()];
         let mut assigned = Vec::new();
         for (i, &unit) in solo.iter().enumerate() {
             let slot = slot(members.len() + i);
             assigned.push((unit, slot));
+            let target = centre_cell(slot, view.size());
             commands
                 .entity(unit)
-                .insert(order.solo_request(PathTarget::Cell(slot), Some(map)));
+                .insert(order.solo_request(target, Some(map)));
         }
         if members.is_empty() {
-            continue;
+            return false;
         }
         let group = commands.spawn_empty().id();
         let goal_position = view.cell_to_world(goal);
@@ -416,9 +527,11 @@ pub(crate) fn start_group_moves(
         }
         let slots = (0..members.len()).map(slot).collect();
         commands.entity(group).insert((
+            Footprint(view.size()),
             SharedRoute {
-                sequence: *sequence,
+                sequence,
                 map,
+                size: view.size(),
                 goal,
                 priority: order.priority,
                 splice_steps: order.splice_steps,
@@ -438,13 +551,13 @@ pub(crate) fn start_group_moves(
                 stage: Stage::Searching,
             },
             PathRequest {
-                start: centre.map(PathTarget::Cell),
-                ..PathRequest::new(goal)
+                start: centre.map(|c| centre_cell(c, view.size())),
+                ..PathRequest::new(centre_cell(goal, view.size()))
                     .on_map(map)
                     .with_priority(order.priority)
             },
         ));
-        *sequence += 1;
+        true
     }
 }
 
@@ -511,6 +624,7 @@ pub(crate) fn splice_groups(
             disband(group, members, &units, &mut commands, &mut scratch.0);
             continue;
         };
+        let view = view.for_size(group.size);
         let grid = view.grid;
         if matches!(group.stage, Stage::HandingOut(_))
             && let Stage::HandingOut(mut handout) = std::mem::replace(&mut group.stage, Stage::Done)
@@ -636,7 +750,7 @@ fn disband(
 fn send_alone(group: &mut SharedRoute, unit: Entity, slot: Cell, commands: &mut Commands) {
     group.assigned.push((unit, slot));
     commands.entity(unit).insert(
-        PathRequest::new(slot)
+        PathRequest::new(centre_cell(slot, group.size))
             .on_map(group.map)
             .with_priority(group.priority),
     );
@@ -666,7 +780,7 @@ fn begin_splice(
     // Reach: members within the spread of the centre, k steps from the
     // head splice cell; slots around the goal. Twice that in cost covers
     // detours; a unit or slot beyond it moves alone.
-    let cost = grid.max_walkable_cost().max(1) as f64;
+    let cost = view.class().max_walkable_cost().max(1) as f64;
     let member_reach = members
         .iter()
         .map(|&(_, cell)| cell.octile_distance(head_cell))
@@ -679,6 +793,7 @@ fn begin_splice(
     let head = Flood::with_scratch(
         pool.take(),
         grid,
+        group.size,
         head_cell,
         FloodDirection::ToSource,
         members.iter().map(|&(_, cell)| cell),
@@ -688,6 +803,7 @@ fn begin_splice(
     let tail = Flood::with_scratch(
         pool.take(),
         grid,
+        group.size,
         tail_cell,
         FloodDirection::FromSource,
         group.slots.iter().copied(),
@@ -850,7 +966,7 @@ fn join_shared(view: &MapView, here: Vec2, cell: Cell, lane: &[Vec2]) -> Option<
     const LOOK_AHEAD: usize = 4;
     (1..lane.len().min(LOOK_AHEAD + 1)).rev().find(|&i| {
         view.cell_at(lane[i])
-            .is_some_and(|target| view.grid.line_of_sight(cell, target))
+            .is_some_and(|target| view.class().line_of_sight(cell, target))
             && view.segment_clear(here, lane[i])
     })
 }
@@ -876,7 +992,7 @@ fn lane_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> SharedWaypoin
                 to - direction * inset + side,
             );
             let last = *lane.last().unwrap_or(&from);
-            let walkable = |p: Vec2| view.cell_at(p).is_some_and(|c| view.grid.is_walkable(c));
+            let walkable = |p: Vec2| view.cell_at(p).is_some_and(|c| view.class().is_walkable(c));
             if walkable(a)
                 && walkable(b)
                 && view.segment_clear(last, a)

@@ -18,7 +18,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::math::{DAffine3, DVec2};
 use bevy::prelude::*;
 
-use crate::core::{Cell, NavGrid};
+use crate::core::{Cell, MAX_UNIT_SIZE, NavGrid, SizeClass};
 
 /// The grid lives on its map entity. The derive would have to sit on the
 /// core type, so the impl is written out here instead.
@@ -126,12 +126,7 @@ impl GridLayout {
     /// [`GridLayout::local_to_cell`] in double precision, so that a finite
     /// position however far out gives finite (clamped) cell coordinates.
     fn local_to_cell_f64(&self, local: DVec2) -> Option<(i64, i64)> {
-        if !self.is_valid() || !local.is_finite() {
-            return None;
-        }
-        let scaled =
-            (local - self.origin.as_dvec2()) / self.cell_size.as_dvec2() + DVec2::splat(0.5);
-        let floored = scaled.floor();
+        let floored = self.local_to_grid(local)?.floor();
         // Beyond ±2⁶² the grid is out of reach anyway; clamping keeps the
         // conversion total.
         const LIMIT: f64 = 4.0e18;
@@ -142,17 +137,38 @@ impl GridLayout {
             )
         })
     }
+
+    /// A local position in grid units: cell `(x, y)` spans `x .. x + 1`
+    /// by `y .. y + 1`. `None` if it is not finite or the layout is
+    /// degenerate.
+    fn local_to_grid(&self, local: DVec2) -> Option<DVec2> {
+        if !self.is_valid() || !local.is_finite() {
+            return None;
+        }
+        Some((local - self.origin.as_dvec2()) / self.cell_size.as_dvec2() + DVec2::splat(0.5))
+    }
 }
 
 /// A map as the pathfinder sees it: its grid, layout and placement in the
 /// world. Converts between world positions and cells, and says what a unit
 /// can walk in a straight line.
+///
+/// A view is for units of one size ([`MapView::for_size`]; 1 unless
+/// said). For a unit of size `k` the cells it speaks of are anchors (see
+/// [`SizeClass`]): a world position is the centre of the unit's `k × k`
+/// footprint, [`MapView::world_to_cell`] gives the anchor of the footprint
+/// centred there and [`MapView::cell_to_world`] the centre of an anchor's
+/// footprint, and walking checks that the footprint fits.
 #[derive(Clone, Copy, Debug)]
 pub struct MapView<'a> {
     /// The grid.
     pub grid: &'a NavGrid,
     /// The cells' layout in the map's local space.
     pub layout: &'a GridLayout,
+    /// The size of the units this view is for.
+    size: u8,
+    /// The grid as units of that size see it.
+    class: SizeClass<'a>,
     /// The map entity's transform (identity when it has none).
     transform: Transform,
     /// World to the map's local space, worked out once per view.
@@ -175,12 +191,45 @@ impl<'a> MapView<'a> {
         Self {
             grid,
             layout,
+            size: 1,
+            class: grid.size_class(1),
             transform,
             to_local,
             valid,
         }
     }
 
+    /// This view for units of `size × size` cells (clamped to
+    /// `1..=MAX_UNIT_SIZE`).
+    pub fn for_size(mut self, size: u8) -> Self {
+        self.size = size.clamp(1, MAX_UNIT_SIZE);
+        self.class = self.grid.size_class(self.size);
+        self
+    }
+
+    /// The size of the units this view is for.
+    pub fn size(&self) -> u8 {
+        self.size
+    }
+
+    /// The grid as the units this view is for see it: where they fit, and
+    /// which anchors they can reach.
+    pub fn class(&self) -> SizeClass<'a> {
+        self.class
+    }
+
+    /// The anchor of the footprint centred on `cell`'s centre, for the
+    /// units this view is for (`cell` itself for size 1).
+    pub fn anchor_of(&self, cell: Cell) -> Cell {
+        let back = (self.size as u32 - 1) / 2;
+        Cell::new(cell.x.saturating_sub(back), cell.y.saturating_sub(back))
+    }
+
+    /// From a footprint's centre to the centre of its anchor cell, in the
+    /// map's local space.
+    fn footprint_offset(&self) -> Vec2 {
+        self.layout.cell_size * (self.size as f32 - 1.0) / 2.0
+    }
     /// The map entity's transform (identity when it has none).
     pub fn transform(&self) -> &Transform {
         &self.transform
@@ -199,11 +248,7 @@ impl<'a> MapView<'a> {
         if !world.is_finite() || !self.valid {
             return CellLookup::NonFinite;
         }
-        let local = self
-            .to_local
-            .transform_point3(world.as_dvec2().extend(0.0))
-            .truncate();
-        match self.layout.local_to_cell_f64(local) {
+        match self.layout.local_to_cell_f64(self.anchor_local(world)) {
             None => CellLookup::NonFinite,
             Some((x, y)) => match (u32::try_from(x), u32::try_from(y)) {
                 (Ok(cx), Ok(cy)) if self.grid.in_bounds(Cell::new(cx, cy)) => {
@@ -214,11 +259,20 @@ impl<'a> MapView<'a> {
         }
     }
 
-    /// The world position of a cell's centre.
-    pub fn cell_to_world(&self, cell: Cell) -> Vec2 {
-        self.transform
-            .transform_point(self.layout.cell_center(cell).extend(0.0))
+    /// A world position in the map's local space, moved from a footprint's
+    /// centre to its anchor cell's centre.
+    fn anchor_local(&self, world: Vec2) -> DVec2 {
+        self.to_local
+            .transform_point3(world.as_dvec2().extend(0.0))
             .truncate()
+            - self.footprint_offset().as_dvec2()
+    }
+
+    /// The world position of a cell's centre (for a view of units bigger
+    /// than a cell: the centre of the footprint anchored at `cell`).
+    pub fn cell_to_world(&self, cell: Cell) -> Vec2 {
+        let local = self.layout.cell_center(cell) + self.footprint_offset();
+        self.transform.transform_point(local.extend(0.0)).truncate()
     }
 }
 
@@ -241,25 +295,46 @@ impl MapView<'_> {
         MAX_SUBSTEP * self.layout.cell_size.min_element().abs().max(f32::EPSILON)
     }
 
-    /// Whether a short move from `from` to `to` (at most a substep) stays on
-    /// walkable cells without cutting a wall's corner. Within one cell
-    /// nothing is crossed, and a unit standing in a wall (one went up
-    /// under it) may move any way, so it can always walk out.
+    /// Whether a short move from `from` to `to` (at most a substep) passes
+    /// only through walkable cells (for a unit bigger than a cell: anchors
+    /// where its footprint fits), and through a wall's corner point only
+    /// where both cells beside it are walkable. A step into a diagonal
+    /// cell checks the cell beside it that the segment really crosses, so
+    /// a unit may pass close by a wall's corner, but never over it. Within
+    /// one cell nothing is crossed, and a unit standing in a wall (one went
+    /// up under it) may move any way, so it can always walk out.
     pub fn can_move(&self, from: Vec2, to: Vec2) -> bool {
         let (Some(a), Some(b)) = (self.cell_at(from), self.cell_at(to)) else {
             return false;
         };
+        let fits = |cell: Cell| self.class.is_walkable(cell);
         // Out of a wall any way: the path starts at the walkable cell
         // nearest the unit, which may lie past a wall's corner.
-        if a == b || !self.grid.is_walkable(a) {
+        if a == b || !fits(a) {
             return true;
         }
-        if !self.grid.is_walkable(b) {
+        if !fits(b) {
             return false;
         }
         if a.x != b.x && a.y != b.y {
-            return self.grid.is_walkable(Cell::new(a.x, b.y))
-                && self.grid.is_walkable(Cell::new(b.x, a.y));
+            // A step from one cell to a diagonal one passes through one of
+            // the two cells beside both, or exactly through their common
+            // corner: that cell must be walkable, or both at a corner.
+            let grid_point = |p: Vec2| self.layout.local_to_grid(self.anchor_local(p));
+            let (Some(p), Some(q)) = (grid_point(from), grid_point(to)) else {
+                return false;
+            };
+            let corner = DVec2::new(a.x.max(b.x) as f64, a.y.max(b.y) as f64);
+            // When the segment reaches the corner's column and its row.
+            let (tx, ty) = ((corner - p) / (q - p)).into();
+            let (x_first, y_first) = (Cell::new(b.x, a.y), Cell::new(a.x, b.y));
+            return if tx < ty {
+                fits(x_first)
+            } else if ty < tx {
+                fits(y_first)
+            } else {
+                fits(x_first) && fits(y_first)
+            };
         }
         true
     }

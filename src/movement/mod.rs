@@ -19,7 +19,7 @@ pub use route::{Route, SharedWaypoints};
 
 use crate::core::Cell;
 use crate::maps::{MapView, Maps};
-use crate::pathfinding::{PathRequest, PathResult, PathTarget, PathfindingPlugin};
+use crate::pathfinding::{Footprint, PathRequest, PathResult, PathTarget, PathfindingPlugin};
 use crate::schedule::FrontierSystems;
 
 /// The maps, as the movement systems read them beside the units'
@@ -201,6 +201,7 @@ fn adopt_paths(
         let Some(view) = result.map.and_then(|map| maps.get(map)) else {
             continue;
         };
+        let view = view.for_size(result.size);
         let here = transform.translation.truncate();
         let Some(cell) = view.cell_at(here) else {
             continue;
@@ -231,10 +232,11 @@ pub(crate) fn join_path(
     cell: Cell,
     cells: &[Cell],
 ) -> Option<Vec<Vec2>> {
-    let in_wall = !view.grid.is_walkable(cell);
+    let class = view.class();
+    let in_wall = !class.is_walkable(cell);
     let join = (0..cells.len())
         .rev()
-        .find(|&i| in_wall && i == 0 || view.grid.line_of_sight(cell, cells[i]))?;
+        .find(|&i| in_wall && i == 0 || class.line_of_sight(cell, cells[i]))?;
     let mut waypoints = smooth(view, &cells[join..]);
     // The waypoint is in sight of the unit's cell centre; from where the
     // unit stands, near the cell's edge, the way may clip a corner: then
@@ -257,7 +259,7 @@ pub(crate) fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
     while at < cells.len() {
         kept.push(view.cell_to_world(cells[at]));
         let mut next = at + 1;
-        while next + 1 < cells.len() && view.grid.line_of_sight(cells[at], cells[next + 1]) {
+        while next + 1 < cells.len() && view.class().line_of_sight(cells[at], cells[next + 1]) {
             next += 1;
         }
         at = next;
@@ -275,21 +277,29 @@ fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steeri
     }
 }
 
+/// Movers as `steer` moves them.
+type SteeredUnits<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static Mover,
+        Option<&'static mut PathRequest>,
+        &'static mut Transform,
+        &'static mut Steering,
+        Option<&'static Footprint>,
+    ),
+>;
+
 fn steer(
     time: Res<Time>,
     mut commands: Commands,
-    mut units: Query<(
-        Entity,
-        &Mover,
-        Option<&mut PathRequest>,
-        &mut Transform,
-        &mut Steering,
-    )>,
+    mut units: SteeredUnits,
     maps: MapsBesideUnits,
     mut arrivals: MessageWriter<UnitArrived>,
 ) {
     let seconds = time.delta_secs();
-    for (unit, mover, request, mut transform, mut steering) in &mut units {
+    for (unit, mover, request, mut transform, mut steering, footprint) in &mut units {
         let Some(view) = steering
             .map()
             .and_then(|map| maps.get(map))
@@ -297,6 +307,7 @@ fn steer(
         else {
             continue;
         };
+        let view = view.for_size(footprint.map_or(1, |f| f.0));
         let mut budget = (mover.speed * seconds).max(0.0);
         if !budget.is_finite() {
             continue;

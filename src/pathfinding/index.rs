@@ -8,7 +8,8 @@ use bevy::prelude::*;
 
 use super::queue::PathfindingStats;
 use super::result::{PathInvalidated, PathResult};
-use crate::core::{Cell, GridChanges, NavGrid};
+use crate::core::size_class::anchors_over;
+use crate::core::{Cell, GridChanges, NavGrid, SizeClass};
 
 /// Side of the square blocks of cells the index files paths under.
 const BLOCK: u32 = 16;
@@ -31,10 +32,14 @@ pub(crate) struct PathIndex {
     paths: EntityHashMap<(Entity, Vec<(u32, u32)>)>,
     /// Per map, the grid version whose edits have all been checked.
     checked: EntityHashMap<u64>,
+    /// The largest unit size of any path indexed so far (so an edit looks
+    /// only as far back as a footprint can reach).
+    largest: u8,
 }
 
 impl PathIndex {
-    fn insert(&mut self, unit: Entity, map: Entity, cells: &[Cell]) {
+    fn insert(&mut self, unit: Entity, map: Entity, cells: &[Cell], size: u8) {
+        self.largest = self.largest.max(size);
         let mut blocks = Vec::new();
         let mut first = 0;
         for i in 1..=cells.len() {
@@ -81,12 +86,15 @@ impl PathIndex {
         results: &Query<(Entity, &mut PathResult)>,
         hits: &mut Vec<Entity>,
     ) {
+        // The anchors whose footprint covers the cell lie up to
+        // `largest - 1` before it; the steps that read them, one more.
+        let reach = self.largest as u32;
         let (x0, x1) = (
-            cell.x.saturating_sub(1) / BLOCK,
+            cell.x.saturating_sub(reach) / BLOCK,
             cell.x.saturating_add(1) / BLOCK,
         );
         let (y0, y1) = (
-            cell.y.saturating_sub(1) / BLOCK,
+            cell.y.saturating_sub(reach) / BLOCK,
             cell.y.saturating_add(1) / BLOCK,
         );
         for by in y0..=y1 {
@@ -103,8 +111,10 @@ impl PathIndex {
                     };
                     let cells = &result.cells;
                     let hit = (run.last as usize) < cells.len()
-                        && (run.first as usize..=run.last as usize)
-                            .any(|i| step_uses(cells, i, cell));
+                        && anchors_over(cell.x, cell.y, result.size).any(|(x, y)| {
+                            (run.first as usize..=run.last as usize)
+                                .any(|i| step_uses(cells, i, Cell::new(x, y)))
+                        });
                     if hit {
                         hits.push(run.unit);
                     }
@@ -134,7 +144,7 @@ fn step_uses(cells: &[Cell], i: usize, cell: Cell) -> bool {
 
 /// Whether a path found on an older version of `grid` crosses a cell
 /// changed since.
-pub(super) fn changed_since(grid: &NavGrid, version: u64, cells: &[Cell]) -> bool {
+pub(super) fn changed_since(grid: SizeClass<'_>, version: u64, cells: &[Cell]) -> bool {
     match grid.changes_since(version) {
         GridChanges::Everything => true,
         GridChanges::Cells(changed) => changed
@@ -218,12 +228,16 @@ pub(crate) fn invalidate_paths(
             continue;
         }
         if result.grid_version != grid.version()
-            && changed_since(grid, result.grid_version, &result.cells)
+            && changed_since(
+                grid.size_class(result.size),
+                result.grid_version,
+                &result.cells,
+            )
         {
             hits.push(unit);
             continue;
         }
-        index.insert(unit, map, &result.cells);
+        index.insert(unit, map, &result.cells, result.size);
     }
     for unit in hits {
         index.remove(unit);

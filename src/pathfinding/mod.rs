@@ -20,7 +20,7 @@ use bevy::prelude::*;
 
 pub(crate) use queue::locate;
 pub use queue::{PathfindingQueue, PathfindingStats};
-pub use request::{PathRequest, PathTarget, Unreachable};
+pub use request::{Footprint, PathRequest, PathTarget, Unreachable};
 pub use result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
 
 use crate::schedule::{FrontierSchedulePlugin, FrontierSystems};
@@ -94,6 +94,7 @@ impl Plugin for PathfindingPlugin {
             .add_message::<PathReady>()
             .add_message::<PathInvalidated>()
             .register_type::<PathRequest>()
+            .register_type::<Footprint>()
             .register_type::<PathResult>()
             .register_type::<PathTarget>()
             .register_type::<PathStatus>()

@@ -12,9 +12,9 @@ use bevy::prelude::*;
 
 use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
 use super::index::changed_since;
-use super::request::{PathRequest, PathTarget, Unreachable};
+use super::request::{Footprint, PathRequest, PathTarget, Unreachable};
 use super::result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
-use crate::core::{Cell, NavGrid, ScratchPool, Search, SearchConfig, SearchStatus};
+use crate::core::{Cell, NavGrid, ScratchPool, Search, SearchConfig, SearchStatus, SizeClass};
 use crate::maps::{CellLookup, MapView, Maps};
 use crate::schedule::{FrameBudget, PathfindingSettings};
 
@@ -26,6 +26,8 @@ struct Job {
     ticket: u64,
     priority: i32,
     map: Entity,
+    /// The unit's size: its cells are anchors of that size class.
+    size: u8,
     /// The cell the unit stood on (or the start asked for): every plan
     /// starts from it, so a unit in a wall always starts from the walkable
     /// cell nearest to itself.
@@ -112,9 +114,10 @@ pub struct PathfindingQueue {
     in_flight: Vec<Flight>,
     pool: ScratchPool,
     /// Reachable cell nearest to an unreachable goal, per (map, grid
-    /// version, goal, start region): a group ordered onto a lake asks once.
-    /// Emptied every frame, so it never outgrows one frame's orders.
-    nearest: HashMap<(Entity, u64, Cell, u32), Option<Cell>>,
+    /// version, unit size, goal, start region): a group ordered onto a lake
+    /// asks once. Emptied every frame, so it never outgrows one frame's
+    /// orders.
+    nearest: HashMap<NearestKey, Option<Cell>>,
     /// Copies of maps made this frame for searches that stop following
     /// edits, shared by all of them (emptied every frame).
     copies: HashMap<(Entity, u64), Arc<NavGrid>>,
@@ -212,7 +215,7 @@ pub(crate) fn locate(
         )
     };
     match target {
-        PathTarget::Cell(cell) if view.grid.in_bounds(cell) => Ok(cell),
+        PathTarget::Cell(cell) if view.grid.in_bounds(cell) => Ok(view.anchor_of(cell)),
         PathTarget::Cell(_) => Err(out_of_bounds),
         PathTarget::World(position) => match view.world_to_cell(position) {
             CellLookup::Inside(cell) => Ok(cell),
@@ -246,6 +249,9 @@ fn locate_request(
     ))
 }
 
+/// `(map, grid version, unit size, goal, start region)`.
+type NearestKey = (Entity, u64, u8, Cell, u32);
+
 /// Where a resolved request should search to, or its answer when no search
 /// is needed.
 enum Plan {
@@ -259,9 +265,9 @@ enum Plan {
 /// the nearest reachable cell or an `Unreachable` answer, without a node
 /// expanded.
 fn plan(
-    queue_nearest: &mut HashMap<(Entity, u64, Cell, u32), Option<Cell>>,
+    queue_nearest: &mut HashMap<NearestKey, Option<Cell>>,
     map: Entity,
-    grid: &NavGrid,
+    grid: SizeClass<'_>,
     start: Cell,
     goal: Cell,
     policy: Unreachable,
@@ -284,7 +290,7 @@ fn plan(
         let Some(region) = grid.region(start) else {
             return Plan::Answer(PathStatus::Invalid(InvalidReason::NoWalkableStart), vec![]);
         };
-        let key = (map, grid.version(), goal, region);
+        let key = (map, grid.version(), grid.size(), goal, region);
         let nearest = *queue_nearest
             .entry(key)
             .or_insert_with(|| grid.nearest_walkable((goal.x as i64, goal.y as i64), Some(region)));
@@ -354,6 +360,7 @@ fn path_result(
         map: Some(map),
         waypoints: cells.iter().map(|&c| view.cell_to_world(c)).collect(),
         cells,
+        size: view.size(),
         cost: cost as f32,
         expansions,
         frames_waited,
@@ -363,21 +370,55 @@ fn path_result(
 }
 
 /// `Invalidate`: a map that has just appeared (or changed) gets its region
-/// labels now, and the scratch pool enough warm space for a search in every
-/// slot on it: in the frame the game loads the map, not in the first frame
-/// that orders units on it.
+/// labels now, for every unit size seen so far (and every map gets them
+/// for a size when the first unit of that size appears), and the scratch
+/// pool enough warm space for a search in every slot on it: in the frame
+/// the game loads the map, not in the first frame that orders units on it.
 pub(crate) fn prepare_maps(
-    maps: Query<&NavGrid, Changed<NavGrid>>,
+    maps: Query<Ref<NavGrid>>,
+    new_sizes: Query<&Footprint, Added<Footprint>>,
+    mut sizes_seen: Local<Vec<u8>>,
     mut queue: ResMut<PathfindingQueue>,
     settings: Res<PathfindingSettings>,
 ) {
+    let before = sizes_seen.len();
+    for footprint in &new_sizes {
+        if footprint.is_valid() && footprint.0 > 1 && !sizes_seen.contains(&footprint.0) {
+            sizes_seen.push(footprint.0);
+        }
+    }
+    let new_size = sizes_seen.len() > before;
     for grid in &maps {
+        if !grid.is_changed() && !new_size {
+            continue;
+        }
         grid.label_regions_now();
-        queue
-            .pool
-            .warm(settings.max_in_flight.max(1), grid.cell_count());
+        // Units bigger than a cell: their size class's costs and regions
+        // too, once per map and size.
+        for &size in sizes_seen.iter() {
+            grid.size_class(size).label_regions_now();
+        }
+        if grid.is_changed() {
+            queue
+                .pool
+                .warm(settings.max_in_flight.max(1), grid.cell_count());
+        }
     }
 }
+
+/// Requests new or changed this frame, with where and how big their units
+/// are.
+type ChangedRequests<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static PathRequest,
+        Option<&'static Transform>,
+        Option<&'static Footprint>,
+    ),
+    Changed<PathRequest>,
+>;
 
 /// `Collect`: reads removed and new or changed requests. Bad ones and
 /// those needing no search are answered now; the rest wait in the queue.
@@ -385,7 +426,7 @@ pub(crate) fn collect_requests(
     mut queue: ResMut<PathfindingQueue>,
     mut removed: RemovedComponents<PathRequest>,
     still_requesting: Query<(), With<PathRequest>>,
-    changed: Query<(Entity, &PathRequest, Option<&Transform>), Changed<PathRequest>>,
+    changed: ChangedRequests,
     maps: Maps,
     mut delivery: Delivery,
 ) {
@@ -399,8 +440,9 @@ pub(crate) fn collect_requests(
             queue.cancel(entity);
         }
     }
-    for (entity, request, transform) in &changed {
+    for (entity, request, transform, footprint) in &changed {
         queue.cancel(entity);
+        let footprint = footprint.copied().unwrap_or_default();
         let (map, view) = match maps.find(request.map) {
             Ok(found) => found,
             Err(error) => {
@@ -409,6 +451,16 @@ pub(crate) fn collect_requests(
                 continue;
             }
         };
+        if !footprint.is_valid() {
+            let result = PathResult::without_path(
+                PathStatus::Invalid(InvalidReason::BadFootprint),
+                Some(map),
+                0,
+            );
+            delivery.send(entity, result);
+            continue;
+        }
+        let view = view.for_size(footprint.0);
         let cells = locate_request(&view, request, transform);
         let (origin, goal) = match cells {
             Ok(cells) => cells,
@@ -421,7 +473,7 @@ pub(crate) fn collect_requests(
         match plan(
             &mut queue.nearest,
             map,
-            view.grid,
+            view.class(),
             origin,
             goal,
             request.on_unreachable,
@@ -444,6 +496,7 @@ pub(crate) fn collect_requests(
                     ticket,
                     priority: request.priority,
                     map,
+                    size: footprint.0,
                     origin,
                     start,
                     requested_goal: goal,
@@ -473,7 +526,7 @@ pub(crate) fn run_searches(
     let queue = &mut *queue;
     let frame = queue.frame;
     let aging = settings.aging_frames;
-    let config = search_config(&settings);
+    let settings_config = search_config(&settings);
     let slots = settings.max_in_flight.max(1);
     let max_restarts = settings.max_restarts;
 
@@ -490,6 +543,11 @@ pub(crate) fn run_searches(
         };
         let Some(view) = maps.get(flight.job.map) else {
             continue;
+        };
+        let view = view.for_size(flight.job.size);
+        let config = SearchConfig {
+            size: flight.job.size,
+            ..settings_config
         };
         // The live map, or the copy a search that edits kept restarting
         // finishes on.
@@ -542,6 +600,7 @@ fn search_config(settings: &PathfindingSettings) -> SearchConfig {
         heuristic_weight: settings.heuristic_weight,
         max_expansions: settings.max_expansions_per_request,
         jump_points: settings.jump_points,
+        size: 1,
     }
 }
 
@@ -611,6 +670,7 @@ fn refresh(
         answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, delivery);
         return None;
     };
+    let view = view.for_size(flight.job.size);
     let grid = view.grid;
     if flight.frozen.is_some() || flight.job.grid_version == grid.version() {
         return Some(flight);
@@ -619,7 +679,7 @@ fn refresh(
     match plan(
         &mut queue.nearest,
         job.map,
-        grid,
+        view.class(),
         job.origin,
         job.requested_goal,
         job.policy,
@@ -709,7 +769,7 @@ fn deliver_search(
     // Found on a copy of the map: edits made since that the path crosses
     // flag it at once.
     result.invalidated =
-        version != view.grid.version() && changed_since(view.grid, version, &result.cells);
+        version != view.grid.version() && changed_since(view.class(), version, &result.cells);
     queue.pool.give(search.into_scratch());
     delivery.send(job.entity, result);
 }

@@ -2,14 +2,16 @@
 
 use bevy::prelude::*;
 
-use crate::core::Cell;
+use crate::core::{Cell, MAX_UNIT_SIZE};
 
 /// A point a path starts or ends at: a world position or a grid cell.
 #[derive(Clone, Copy, Debug, PartialEq, Reflect)]
 pub enum PathTarget {
     /// A position in world space (x, y); the cell it falls in is used.
     World(Vec2),
-    /// A cell of the map's grid.
+    /// A cell of the map's grid. A unit bigger than a cell (see
+    /// [`Footprint`]) is centred on it: its anchor is the cell
+    /// `(size − 1) / 2` cells lower in `x` and `y`.
     Cell(Cell),
 }
 
@@ -102,5 +104,46 @@ impl PathRequest {
     pub fn fail_if_unreachable(mut self) -> Self {
         self.on_unreachable = Unreachable::Fail;
         self
+    }
+}
+
+/// How big a unit is on the grid: the side of its square footprint, in
+/// cells (1 to [`MAX_UNIT_SIZE`]; a unit without one is 1×1).
+///
+/// A unit of size `k` is routed only where its whole `k × k` footprint
+/// fits, never through a gap narrower than itself, and each step costs the
+/// dearest cell under it. Its `Transform` is the centre of the footprint;
+/// its path's cells are anchors, the footprint's lowest-`x`, lowest-`y`
+/// cells, and its waypoints the footprint's centres. A size outside the
+/// range is answered
+/// [`InvalidReason::BadFootprint`](super::InvalidReason::BadFootprint).
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::prelude::*;
+///
+/// # let mut world = World::new();
+/// // A 2×2 vehicle.
+/// world.spawn((
+///     Transform::from_xyz(4.5, 4.5, 0.0),
+///     Footprint(2),
+///     Mover { speed: 3.0 },
+///     PathRequest::new(Vec2::new(40.5, 10.5)),
+/// ));
+/// ```
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Component)]
+pub struct Footprint(pub u8);
+
+impl Default for Footprint {
+    fn default() -> Self {
+        Self(1)
+    }
+}
+
+impl Footprint {
+    /// Whether the size is one a grid answers for (1 to [`MAX_UNIT_SIZE`]).
+    pub fn is_valid(self) -> bool {
+        (1..=MAX_UNIT_SIZE).contains(&self.0)
     }
 }

@@ -35,6 +35,9 @@ pub enum InvalidReason {
     /// or non-finite cell size or origin, or its `Transform` is not finite
     /// or not invertible (a zero scale). A warning names the map.
     BadMapPlacement,
+    /// The unit's [`Footprint`](super::Footprint) is 0 or larger than
+    /// [`MAX_UNIT_SIZE`](crate::core::MAX_UNIT_SIZE).
+    BadFootprint,
 }
 
 impl From<MapError> for InvalidReason {
@@ -61,6 +64,7 @@ impl fmt::Display for InvalidReason {
             InvalidReason::BadMapPlacement => {
                 "the map's layout or transform cannot place cells (zero or non-finite size)"
             }
+            InvalidReason::BadFootprint => "the unit's footprint is 0 or too large",
         })
     }
 }
@@ -101,10 +105,16 @@ pub struct PathResult {
     pub status: PathStatus,
     /// The map the path is on (`None` when no map could be chosen).
     pub map: Option<Entity>,
-    /// The cells from start to end (empty without a path).
+    /// The cells from start to end (empty without a path). For a unit
+    /// bigger than a cell, the anchors of its footprint (its lowest-`x`,
+    /// lowest-`y` cell).
     pub cells: Vec<Cell>,
-    /// The centres of `cells` in world space.
+    /// The centres of `cells` in world space (of the footprints, for a unit
+    /// bigger than a cell).
     pub waypoints: Vec<Vec2>,
+    /// The unit size the path was found for (its
+    /// [`Footprint`](super::Footprint)).
+    pub size: u8,
     /// The path's cost (an orthogonal step on plain ground costs 1).
     pub cost: f32,
     /// Nodes expanded to find it, over every frame it took.
@@ -128,6 +138,7 @@ impl PathResult {
             map,
             cells: Vec::new(),
             waypoints: Vec::new(),
+            size: 1,
             cost: 0.0,
             expansions: 0,
             frames_waited,

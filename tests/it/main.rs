@@ -25,3 +25,5 @@ mod search_vs_dijkstra;
 mod sliced_search;
 #[cfg(feature = "tilemap")]
 mod tilemap_sync;
+mod unit_sizes;
+mod vehicles;

@@ -11,6 +11,7 @@ use bevy_frontier::core::{
 
 use crate::common::{Rng, assert_valid_path, random_grid, random_walkable};
 use crate::search_vs_dijkstra::{close, dijkstra};
+use crate::unit_sizes::brute_size_grid;
 
 /// Whether two grids split their walkable cells into the same regions.
 fn same_partition(a: &NavGrid, b: &NavGrid) -> bool {
@@ -95,11 +96,16 @@ fn searches_under_edits(config: SearchConfig, max_cost: u8, seeds: std::ops::Ran
     for seed in seeds {
         let mut rng = Rng::new(seed);
         let (w, h) = (10 + rng.below(30), 10 + rng.below(30));
-        let walls = 15 + rng.below(20);
+        let walls = (15 + rng.below(20)) / config.size as u32;
         let mut grid = random_grid(&mut rng, w, h, walls, max_cost);
+        // A unit bigger than a cell walks the grid of its footprints.
+        let walked = |grid: &NavGrid| match config.size {
+            1 => grid.clone(),
+            size => brute_size_grid(grid, size as u32),
+        };
         let (Some(start), Some(goal)) = (
-            random_walkable(&mut rng, &grid),
-            random_walkable(&mut rng, &grid),
+            random_walkable(&mut rng, &walked(&grid)),
+            random_walkable(&mut rng, &walked(&grid)),
         ) else {
             continue;
         };
@@ -113,6 +119,7 @@ fn searches_under_edits(config: SearchConfig, max_cost: u8, seeds: std::ops::Ran
                 random_edit(&mut rng, &mut grid, max_cost);
             }
         }
+        let grid = walked(&grid);
         let best = (grid.is_walkable(start) && grid.is_walkable(goal))
             .then(|| dijkstra(&grid, start, goal))
             .flatten();
@@ -148,6 +155,25 @@ fn jump_point_search_under_edits_stays_optimal() {
     // Uniform costs: the search is a jump point search until an edit
     // brings rough ground, then plain A*.
     searches_under_edits(SearchConfig::default(), 1, 1000..1400);
+}
+
+#[test]
+fn sized_a_star_under_edits_stays_optimal() {
+    let config = SearchConfig {
+        jump_points: false,
+        size: 2,
+        ..SearchConfig::default()
+    };
+    searches_under_edits(config, 4, 2000..2400);
+}
+
+#[test]
+fn sized_jump_point_search_under_edits_stays_optimal() {
+    let config = SearchConfig {
+        size: 3,
+        ..SearchConfig::default()
+    };
+    searches_under_edits(config, 1, 3000..3400);
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //!   and a `Complete` one costs what Dijkstra says on that version;
 //! - every path held is legal on the map as it is now, or flagged;
 //! - no unit is answered twice in one frame;
-//! - movers never step into a wall;
+//! - movers never step into a wall (units of 2×2 and 3×3 cells: never to
+//!   where their footprint does not fit);
 //! - and, once the orders stop (the edits do not), every live request is
 //!   answered within a bound.
 //!
@@ -23,13 +24,14 @@ use std::sync::{Arc, Mutex};
 use bevy::ecs::change_detection::Tick;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_frontier::core::Cell;
+use bevy_frontier::core::{Cell, MAX_UNIT_SIZE};
 use bevy_frontier::movement::Steering;
 use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, app, random_grid};
 use crate::search_vs_dijkstra::{close, dijkstra};
+use crate::unit_sizes::{brute_size_grid, footprint_fits};
 
 /// Frames of random orders; then up to this many frames of edits only, in
 /// which every request must be answered in time, and as many more with no
@@ -219,6 +221,17 @@ impl Model {
                 if self.rng.below(2) == 0 {
                     unit.insert(Mover { speed: 3.0 });
                 }
+                // Vehicles of 2×2 and 3×3 cells, and now and then a size
+                // no grid answers for.
+                let size = match self.rng.below(40) {
+                    0 => [0, MAX_UNIT_SIZE + 1][self.rng.below(2) as usize],
+                    1..=8 => 2,
+                    9..=12 => 3,
+                    _ => 1,
+                };
+                if size != 1 {
+                    unit.insert(Footprint(size));
+                }
                 self.units.push(unit.id());
             }
             5..=7 => {
@@ -322,8 +335,12 @@ impl Model {
             };
             if answer.status.has_path() && !answer.invalidated {
                 for step in answer.cells.windows(2) {
+                    let legal = match answer.size {
+                        1 => grid.can_step(step[0], step[1]),
+                        size => footprint_step_legal(grid, step[0], step[1], size),
+                    };
                     assert!(
-                        grid.can_step(step[0], step[1]),
+                        legal,
                         "frame {frame}: {unit}'s path steps {} -> {} unflagged \
                          ({:?}, answered on version {} of {}, {} frames waited)",
                         step[0],
@@ -339,27 +356,33 @@ impl Model {
 
         // Movers never step into a wall cell from ground (one walled in
         // may walk out through walls), on the grid the frame moved them on.
-        let mut movers = world.query_filtered::<(Entity, &Transform, &Steering), With<Mover>>();
+        let mut movers = world
+            .query_filtered::<(Entity, &Transform, &Steering, Option<&Footprint>), With<Mover>>();
         let Some(map) = self.maps.first() else {
             return;
         };
         let grid = world.get::<NavGrid>(map.entity).unwrap();
-        let cell_of = |at: Vec2| {
-            let (x, y) = ((at.x + 0.5).floor(), (at.y + 0.5).floor());
+        // The anchor of a footprint centred at `at`.
+        let cell_of = |at: Vec2, size: u8| {
+            let back = (size as f32 - 1.0) / 2.0;
+            let (x, y) = ((at.x - back + 0.5).floor(), (at.y - back + 0.5).floor());
             (x >= 0.0 && y >= 0.0)
                 .then(|| Cell::new(x as u32, y as u32))
                 .filter(|&cell| grid.in_bounds(cell))
         };
-        for (unit, transform, steering) in movers.iter(world) {
+        for (unit, transform, steering, footprint) in movers.iter(world) {
             let at = transform.translation.truncate();
             assert!(at.is_finite(), "frame {frame}: {unit} at {at}");
+            let size = footprint.map_or(1, |f| f.0).clamp(1, MAX_UNIT_SIZE);
             if let Some(was) = walkers.insert(unit, at)
                 && steering.map().is_none_or(|m| m == map.entity)
-                && let (Some(from), Some(to)) = (cell_of(was), cell_of(at))
+                && let (Some(from), Some(to)) = (cell_of(was, size), cell_of(at, size))
             {
+                let fits = |cell: Cell| footprint_fits(grid, cell, size as u32);
                 assert!(
-                    from == to || !grid.is_walkable(from) || grid.is_walkable(to),
-                    "frame {frame}: {unit} walked from {from} into the wall at {to}"
+                    from == to || !fits(from) || fits(to),
+                    "frame {frame}: {unit} of size {size} walked from {from} to {to}, \
+                     where it does not fit"
                 );
             }
         }
@@ -378,6 +401,11 @@ impl Model {
             .get(&answer.grid_version)
             .unwrap_or_else(|| panic!("frame {frame}: answered on unknown version"));
         let grid = NavGrid::from_costs(map.width, map.height, costs.clone()).unwrap();
+        // A unit bigger than a cell walks the grid of its footprints.
+        let grid = match answer.size {
+            1 => grid,
+            size => brute_size_grid(&grid, size as u32),
+        };
         let (first, last) = (answer.cells[0], *answer.cells.last().unwrap());
         let mut cost = 0.0;
         for step in answer.cells.windows(2) {
@@ -492,4 +520,13 @@ fn random_games_are_answered_legally_and_in_time() {
     for seed in 0..seeds {
         run(seed);
     }
+}
+
+/// Whether a unit of `size` may step from anchor `a` to the adjacent `b`,
+/// from the rules alone: its footprint fits at both, and for a diagonal at
+/// both anchors beside it.
+fn footprint_step_legal(grid: &NavGrid, a: Cell, b: Cell, size: u8) -> bool {
+    let fits = |cell: Cell| footprint_fits(grid, cell, size as u32);
+    let diagonal = a.x != b.x && a.y != b.y;
+    fits(a) && fits(b) && (!diagonal || fits(Cell::new(a.x, b.y)) && fits(Cell::new(b.x, a.y)))
 }

@@ -297,3 +297,23 @@ fn a_unit_walled_in_with_only_a_corner_to_cross_walks_out() {
     order(&mut app, unit, Cell::new(1, 1));
     assert!(arrives_within(&mut app, unit, 400), "stuck in the wall");
 }
+
+#[test]
+fn a_unit_leaving_a_gap_at_a_slant_passes_the_wall_corner() {
+    // A one-cell gap in a wall; the way on runs at a slant that passes
+    // a fifth of a cell from the gap's lower corner. Frame steps that
+    // cross a column and a row at once there used to be taken for a
+    // corner cut, and the unit was stopped and sent the same way again,
+    // for ever.
+    let mut grid = NavGrid::new(40, 30).unwrap();
+    grid.fill_rect(Cell::new(20, 0), Cell::new(20, 29), NavGrid::BLOCKED)
+        .unwrap();
+    grid.set_cost(Cell::new(20, 20), 1).unwrap();
+    let mut app = timed_app(4096);
+    spawn_map(&mut app, grid);
+    let unit = spawn_mover(&mut app, Cell::new(20, 20), 6.0);
+    app.update();
+    order(&mut app, unit, Cell::new(28, 14));
+    assert!(arrives_within(&mut app, unit, 200));
+    assert_eq!(cell_at(position(&app, unit)), Cell::new(28, 14));
+}

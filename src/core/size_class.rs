@@ -1,0 +1,538 @@
+//! Unit sizes: clearance, and the grid as a unit of each size sees it.
+//!
+//! A unit of size `k` covers a `k × k` square of cells. It is placed by its
+//! *anchor*, the cell at the square's lowest `x` and `y`, and it may stand
+//! where every cell of its square is walkable. The *clearance* of a cell is
+//! the side of the largest such square anchored there (up to
+//! [`MAX_UNIT_SIZE`]), so a unit of size `k` fits at `a` exactly when
+//! `clearance(a) ≥ k`.
+//!
+//! Each size class is a grid of its own over the anchors: an anchor where
+//! the unit fits costs the dearest cell under its footprint (a tank half in
+//! a swamp is slowed by the swamp), every other anchor is a wall. The move
+//! rule is the grid's, applied to anchors: a diagonal step needs both
+//! orthogonal anchors beside it, which is exactly the footprint not cutting
+//! a wall's corner as it moves. Searches, floods, regions, jump point
+//! bitmaps and nearest-cell queries all run on that grid unchanged, so
+//! everything the core does for a point unit it does for every size.
+//!
+//! Size 1 is the grid itself. Larger classes are built the first time
+//! something asks for them and then kept up to date edit by edit: an edit
+//! of one cell touches only the anchors whose footprint covers it.
+
+use std::sync::OnceLock;
+
+use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
+use super::moves::{COST_SCALE, MOVE_DELTAS, step_cost};
+use super::regions::Regions;
+use super::walk_bits::WalkBits;
+
+/// The largest unit size (footprint side, in cells) a grid answers for;
+/// clearance is counted up to it.
+pub const MAX_UNIT_SIZE: u8 = 8;
+
+/// One size class: a cost per anchor and what is derived from it.
+#[derive(Clone, Debug)]
+pub(super) struct Layer {
+    /// Cost per anchor; 0 where the footprint does not fit.
+    pub(super) costs: Vec<u8>,
+    /// How many anchors have each cost.
+    pub(super) histogram: [u32; 256],
+    /// Walkable anchors as bitmaps for jump point search (`None` on grids
+    /// too thin for them to pay).
+    pub(super) walk_bits: Option<WalkBits>,
+    /// Connected regions of the walkable anchors, labelled at the first
+    /// query and then repaired edit by edit.
+    pub(super) regions: OnceLock<Regions>,
+}
+
+impl Layer {
+    pub(super) fn new(width: u32, height: u32, costs: Vec<u8>) -> Self {
+        let mut histogram = [0u32; 256];
+        for &cost in &costs {
+            histogram[cost as usize] += 1;
+        }
+        Self {
+            walk_bits: WalkBits::new(width, height, &costs),
+            costs,
+            histogram,
+            regions: OnceLock::new(),
+        }
+    }
+
+    /// Sets one anchor's cost and repairs what follows from it. Returns
+    /// the old cost.
+    pub(super) fn write(&mut self, width: u32, height: u32, index: usize, cost: u8) -> u8 {
+        let old = self.costs[index];
+        if old == cost {
+            return old;
+        }
+        self.histogram[old as usize] -= 1;
+        self.histogram[cost as usize] += 1;
+        self.costs[index] = cost;
+        // Only a change between wall and ground can change connectivity.
+        if (old == NavGrid::BLOCKED) != (cost == NavGrid::BLOCKED) {
+            if let Some(regions) = self.regions.get_mut() {
+                let (w, h) = (width as usize, height as usize);
+                let repaired = if cost == NavGrid::BLOCKED {
+                    regions.wall_added(&self.costs, w, h, index)
+                } else {
+                    regions.ground_added(w, h, index);
+                    true
+                };
+                // Labels retired by splits and merges stay in the forest;
+                // a map edited for hours is labelled afresh once they
+                // outnumber its cells.
+                if !repaired || regions.parent.len() > 2 * self.costs.len() + 1024 {
+                    self.regions = OnceLock::new();
+                }
+            }
+            if let Some(bits) = &mut self.walk_bits {
+                let w = width as usize;
+                bits.set(
+                    (index % w) as u32,
+                    (index / w) as u32,
+                    cost != NavGrid::BLOCKED,
+                );
+            }
+        }
+        old
+    }
+
+    pub(super) fn regions(&self, width: u32, height: u32) -> &Regions {
+        self.regions
+            .get_or_init(|| Regions::label(&self.costs, width as usize, height as usize))
+    }
+
+    pub(super) fn min_walkable_cost(&self) -> u8 {
+        (1..=255u8)
+            .find(|&c| self.histogram[c as usize] > 0)
+            .unwrap_or(1)
+    }
+
+    pub(super) fn max_walkable_cost(&self) -> u8 {
+        (1..=255u8)
+            .rev()
+            .find(|&c| self.histogram[c as usize] > 0)
+            .unwrap_or(1)
+    }
+}
+
+/// Clearance of every cell from scratch: the side of the largest square of
+/// walkable cells anchored there, at most [`MAX_UNIT_SIZE`].
+pub(super) fn clearance_of(width: u32, height: u32, costs: &[u8]) -> Vec<u8> {
+    let mut clearance = vec![0u8; costs.len()];
+    for y in (0..height).rev() {
+        for x in (0..width).rev() {
+            let value = clearance_at(width, height, costs, &clearance, x, y);
+            clearance[(y * width + x) as usize] = value;
+        }
+    }
+    clearance
+}
+
+/// One cell's clearance from its three neighbours towards `+x`, `+y`
+/// (already final): one more than the least of theirs.
+#[inline]
+fn clearance_at(width: u32, height: u32, costs: &[u8], clearance: &[u8], x: u32, y: u32) -> u8 {
+    let w = width as usize;
+    let index = y as usize * w + x as usize;
+    if costs[index] == NavGrid::BLOCKED {
+        return 0;
+    }
+    let at = |dx: u32, dy: u32| -> u8 {
+        if x + dx >= width || y + dy >= height {
+            0
+        } else {
+            clearance[index + dx as usize + dy as usize * w]
+        }
+    };
+    (1 + at(1, 0).min(at(0, 1)).min(at(1, 1))).min(MAX_UNIT_SIZE)
+}
+
+/// Repairs clearance after cell `(x, y)` changed between wall and ground.
+/// Only cells that can have it in their square change: the
+/// `MAX_UNIT_SIZE × MAX_UNIT_SIZE` block ending at it, recomputed from its
+/// far corner back.
+pub(super) fn repair_clearance(
+    width: u32,
+    height: u32,
+    costs: &[u8],
+    clearance: &mut [u8],
+    x: u32,
+    y: u32,
+) {
+    let reach = MAX_UNIT_SIZE as u32 - 1;
+    for ay in (y.saturating_sub(reach)..=y).rev() {
+        for ax in (x.saturating_sub(reach)..=x).rev() {
+            let value = clearance_at(width, height, costs, clearance, ax, ay);
+            clearance[(ay * width + ax) as usize] = value;
+        }
+    }
+}
+
+/// The cost of anchor `(x, y)` for a unit of `size`: the dearest cell of
+/// its footprint, or a wall where it does not fit.
+#[inline]
+pub(super) fn footprint_cost(
+    width: u32,
+    costs: &[u8],
+    clearance: &[u8],
+    size: u8,
+    x: u32,
+    y: u32,
+) -> u8 {
+    let w = width as usize;
+    let index = y as usize * w + x as usize;
+    if clearance[index] < size {
+        return NavGrid::BLOCKED;
+    }
+    let mut dearest = 0;
+    for row in 0..size as usize {
+        let line = &costs[index + row * w..index + row * w + size as usize];
+        dearest = line.iter().fold(dearest, |a, &b| a.max(b));
+    }
+    dearest
+}
+
+/// The layer of a size class, built from the grid's costs and clearance.
+pub(super) fn build_layer(
+    width: u32,
+    height: u32,
+    costs: &[u8],
+    clearance: &[u8],
+    size: u8,
+) -> Layer {
+    let mut anchors = vec![NavGrid::BLOCKED; costs.len()];
+    for y in 0..height {
+        for x in 0..width {
+            anchors[(y * width + x) as usize] = footprint_cost(width, costs, clearance, size, x, y);
+        }
+    }
+    Layer::new(width, height, anchors)
+}
+
+/// The anchors whose footprint, for a unit of `size`, covers cell `(x, y)`.
+pub(crate) fn anchors_over(x: u32, y: u32, size: u8) -> impl Iterator<Item = (u32, u32)> {
+    let reach = size.max(1) as u32 - 1;
+    (y.saturating_sub(reach)..=y)
+        .flat_map(move |ay| (x.saturating_sub(reach)..=x).map(move |ax| (ax, ay)))
+}
+
+/// A [`NavGrid`] as a unit of one size sees it, from
+/// [`NavGrid::size_class`]: which anchors it fits at, what they cost,
+/// which anchors it can reach, and the moves between them.
+///
+/// Cells here are anchors: the footprint of a unit at anchor `(x, y)`
+/// covers `x .. x + size` by `y .. y + size`. For size 1 this is the grid
+/// itself.
+///
+/// ```
+/// use bevy_frontier::core::{Cell, NavGrid};
+///
+/// // A wall with a one-cell gap at (5, 4).
+/// let mut grid = NavGrid::new(10, 10).unwrap();
+/// grid.fill_rect(Cell::new(5, 0), Cell::new(5, 9), NavGrid::BLOCKED).unwrap();
+/// grid.set_cost(Cell::new(5, 4), 1).unwrap();
+///
+/// // Infantry gets through; a 2×2 vehicle does not.
+/// assert!(grid.size_class(1).connected(Cell::new(0, 0), Cell::new(9, 0)));
+/// assert!(!grid.size_class(2).connected(Cell::new(0, 0), Cell::new(8, 0)));
+/// assert_eq!(grid.clearance(Cell::new(5, 4)), 1);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SizeClass<'a> {
+    grid: &'a NavGrid,
+    layer: &'a Layer,
+    size: u8,
+}
+
+impl<'a> SizeClass<'a> {
+    pub(super) fn new(grid: &'a NavGrid, layer: &'a Layer, size: u8) -> Self {
+        Self { grid, layer, size }
+    }
+
+    /// The unit size (footprint side, in cells).
+    pub fn size(&self) -> u8 {
+        self.size
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &'a NavGrid {
+        self.grid
+    }
+
+    /// Columns of the grid (and of anchors).
+    pub fn width(&self) -> u32 {
+        self.grid.width()
+    }
+
+    /// Rows of the grid (and of anchors).
+    pub fn height(&self) -> u32 {
+        self.grid.height()
+    }
+
+    /// `width × height`.
+    pub fn cell_count(&self) -> usize {
+        self.grid.cell_count()
+    }
+
+    /// The grid's move set.
+    pub fn neighborhood(&self) -> Neighborhood {
+        self.grid.neighborhood()
+    }
+
+    /// The grid's version.
+    pub fn version(&self) -> u64 {
+        self.grid.version()
+    }
+
+    /// Whether `cell` lies inside the grid.
+    pub fn in_bounds(&self, cell: Cell) -> bool {
+        self.grid.in_bounds(cell)
+    }
+
+    /// The flat index of an in-bounds cell.
+    pub fn index(&self, cell: Cell) -> Option<usize> {
+        self.grid.index(cell)
+    }
+
+    /// The cell at a flat index.
+    pub fn cell(&self, index: usize) -> Cell {
+        self.grid.cell(index)
+    }
+
+    /// What standing at anchor `cell` costs a unit of this size (the
+    /// dearest cell of its footprint): `Some(0)` where it does not fit,
+    /// `None` outside the grid.
+    pub fn cost(&self, cell: Cell) -> Option<u8> {
+        self.index(cell).map(|i| self.layer.costs[i])
+    }
+
+    /// Whether a unit of this size fits at anchor `cell`.
+    pub fn is_walkable(&self, cell: Cell) -> bool {
+        self.cost(cell).is_some_and(|c| c != NavGrid::BLOCKED)
+    }
+
+    /// Every anchor's cost, row by row.
+    pub fn costs(&self) -> &'a [u8] {
+        &self.layer.costs
+    }
+
+    pub(crate) fn walk_bits(&self) -> Option<&'a WalkBits> {
+        self.layer.walk_bits.as_ref()
+    }
+
+    /// The cheapest cost of an anchor where the unit fits (1 if none).
+    pub fn min_walkable_cost(&self) -> u8 {
+        self.layer.min_walkable_cost()
+    }
+
+    /// The dearest cost of an anchor where the unit fits (1 if none).
+    pub fn max_walkable_cost(&self) -> u8 {
+        self.layer.max_walkable_cost()
+    }
+
+    fn regions(&self) -> &'a Regions {
+        self.layer.regions(self.width(), self.height())
+    }
+
+    /// Labels the regions now if they are not labelled yet.
+    pub fn label_regions_now(&self) {
+        self.regions();
+    }
+
+    /// The connected region of an anchor where the unit fits, `None`
+    /// elsewhere. Two anchors with the same region can reach each other.
+    /// See [`NavGrid::region`].
+    pub fn region(&self, cell: Cell) -> Option<u32> {
+        let index = self.index(cell)?;
+        self.regions().region_of(index)
+    }
+
+    /// Whether a unit of this size can go from anchor `a` to anchor `b`.
+    /// O(1) once the labels are computed.
+    pub fn connected(&self, a: Cell, b: Cell) -> bool {
+        match (self.region(a), self.region(b)) {
+            (Some(ra), Some(rb)) => ra == rb,
+            _ => false,
+        }
+    }
+
+    /// How many connected regions the anchors form.
+    pub fn region_count(&self) -> u32 {
+        self.regions().count
+    }
+
+    /// Whether `cell` or one of the eight anchors round it lies in
+    /// `region`: a search in `region` reads only anchors of that kind, so a
+    /// change to any other cannot affect it.
+    pub(crate) fn touches_region(&self, cell: Cell, region: u32) -> bool {
+        let (x, y) = (cell.x as i64, cell.y as i64);
+        (y - 1..=y + 1).any(|ny| {
+            (x - 1..=x + 1).any(|nx| {
+                (0..self.width() as i64).contains(&nx)
+                    && (0..self.height() as i64).contains(&ny)
+                    && self.region(Cell::new(nx as u32, ny as u32)) == Some(region)
+            })
+        })
+    }
+
+    /// The anchors changed after `version`: every anchor whose footprint
+    /// covers a cell the grid's journal lists (see
+    /// [`NavGrid::changes_since`]).
+    pub fn changes_since(&self, version: u64) -> GridChanges {
+        match self.grid.changes_since(version) {
+            GridChanges::Cells(cells) if self.size > 1 => GridChanges::Cells(
+                cells
+                    .into_iter()
+                    .flat_map(|c| anchors_over(c.x, c.y, self.size))
+                    .map(|(x, y)| Cell::new(x, y))
+                    .collect(),
+            ),
+            changes => changes,
+        }
+    }
+
+    /// Whether one move from anchor `from` to the adjacent anchor `to` is
+    /// allowed: the unit fits at both, they are adjacent under the move
+    /// set, and for a diagonal it fits at both anchors beside it (its
+    /// footprint cuts no wall corner).
+    pub fn can_step(&self, from: Cell, to: Cell) -> bool {
+        if !self.is_walkable(from) || !self.is_walkable(to) {
+            return false;
+        }
+        let dx = to.x.abs_diff(from.x);
+        let dy = to.y.abs_diff(from.y);
+        match (dx, dy, self.neighborhood()) {
+            (1, 0, _) | (0, 1, _) => true,
+            (1, 1, Neighborhood::Eight) => {
+                self.is_walkable(Cell::new(to.x, from.y))
+                    && self.is_walkable(Cell::new(from.x, to.y))
+            }
+            _ => false,
+        }
+    }
+
+    /// The cost of one allowed move (`None` when [`SizeClass::can_step`]
+    /// says no), as the searches count it: the entered anchor's cost times
+    /// 1 or √2 (to 2⁻²⁰).
+    pub fn step_cost(&self, from: Cell, to: Cell) -> Option<f64> {
+        self.can_step(from, to).then(|| {
+            let cost = self.layer.costs[self.index(to).unwrap_or_default()] as u64;
+            let direction = if from.x != to.x && from.y != to.y {
+                4
+            } else {
+                0
+            };
+            (cost * step_cost(direction)) as f64 / COST_SCALE as f64
+        })
+    }
+
+    /// The anchors reachable in one move from `cell`, with the move's cost.
+    pub fn neighbors(self, cell: Cell) -> impl Iterator<Item = (Cell, f64)> + 'a {
+        let moves = match self.neighborhood() {
+            Neighborhood::Four => &MOVE_DELTAS[..4],
+            Neighborhood::Eight => &MOVE_DELTAS[..],
+        };
+        let view = self;
+        moves.iter().filter_map(move |&(dx, dy)| {
+            let x = cell.x.checked_add_signed(dx)?;
+            let y = cell.y.checked_add_signed(dy)?;
+            let to = Cell::new(x, y);
+            view.step_cost(cell, to).map(|cost| (to, cost))
+        })
+    }
+
+    /// The anchor nearest to `target` where the unit fits, by straight-line
+    /// distance (ties to the lower row, then the lower column), searching
+    /// ring by ring outwards. With `region`, only anchors of that region
+    /// count. `target` may lie anywhere, even outside the grid: it is first
+    /// moved to the nearest cell of the grid. `None` when no anchor
+    /// qualifies.
+    pub fn nearest_walkable(&self, target: (i64, i64), region: Option<u32>) -> Option<Cell> {
+        let (w, h) = (self.width() as i64, self.height() as i64);
+        let target = (target.0.clamp(0, w - 1), target.1.clamp(0, h - 1));
+        let regions = region.map(|_| self.regions());
+        let costs = &self.layer.costs;
+        let accept = |x: i64, y: i64| {
+            let i = (y * w + x) as usize;
+            match (regions, region) {
+                (Some(regions), Some(region)) => regions.region_of(i) == Some(region),
+                _ => costs[i] != NavGrid::BLOCKED,
+            }
+        };
+        // Rings end once they have covered the whole grid.
+        let reach = |v: i64, len: i64| v.max(len - 1 - v);
+        let last = reach(target.0, w).max(reach(target.1, h));
+        let mut best: Option<(i64, i64, i64)> = None;
+        for radius in 0..=last {
+            // Every cell on ring r is at least r away.
+            if best.is_some_and(|(d, _, _)| radius * radius > d) {
+                break;
+            }
+            for dy in -radius..=radius {
+                let y = target.1 + dy;
+                if y < 0 || y >= h {
+                    continue;
+                }
+                // Whole rows at the ring's top and bottom, two cells between.
+                let step = if dy.abs() == radius { 1 } else { 2 * radius };
+                let mut dx = -radius;
+                while dx <= radius {
+                    let x = target.0 + dx;
+                    if (0..w).contains(&x) && accept(x, y) {
+                        let candidate = (dx * dx + dy * dy, y, x);
+                        if best.is_none_or(|b| candidate < b) {
+                            best = Some(candidate);
+                        }
+                    }
+                    dx += step;
+                }
+            }
+        }
+        best.map(|(_, y, x)| Cell::new(x as u32, y as u32))
+    }
+
+    /// Whether a unit of this size can move in a straight line between
+    /// anchors `from` and `to` without its footprint entering a wall or
+    /// cutting a wall's corner: every anchor the segment between them
+    /// passes through fits, and where it passes exactly through a corner,
+    /// both anchors beside that corner do.
+    pub fn line_of_sight(&self, from: Cell, to: Cell) -> bool {
+        if !self.is_walkable(from) || !self.is_walkable(to) {
+            return false;
+        }
+        let walkable =
+            |x: i64, y: i64| x >= 0 && y >= 0 && self.is_walkable(Cell::new(x as u32, y as u32));
+        let (dx, dy) = (to.x as i64 - from.x as i64, to.y as i64 - from.y as i64);
+        let (step_x, step_y) = (dx.signum(), dy.signum());
+        let (nx, ny) = (dx.abs(), dy.abs());
+        let (mut x, mut y) = (from.x as i64, from.y as i64);
+        let (mut ix, mut iy) = (0, 0);
+        while ix < nx || iy < ny {
+            // Which cell border the segment crosses next: the sign compares
+            // the distances to the next vertical and horizontal borders.
+            let next = (1 + 2 * ix) * ny - (1 + 2 * iy) * nx;
+            if next == 0 {
+                if !walkable(x + step_x, y) || !walkable(x, y + step_y) {
+                    return false;
+                }
+                x += step_x;
+                y += step_y;
+                ix += 1;
+                iy += 1;
+            } else if next < 0 {
+                x += step_x;
+                ix += 1;
+            } else {
+                y += step_y;
+                iy += 1;
+            }
+            if !walkable(x, y) {
+                return false;
+            }
+        }
+        true
+    }
+}
