@@ -16,7 +16,7 @@ use bevy::prelude::*;
 /// The phases of a frame of pathfinding, chained in this order in the
 /// plugins' schedule. Order your own systems around them, for example
 /// `.before(FrontierSystems::First)` to edit maps or give orders that are
-/// served this frame, or `.after(FrontierSystems::Steering)` to read where
+/// served this frame, or `.after(FrontierSystems::Move)` to read where
 /// units walked.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FrontierSystems {
@@ -50,8 +50,17 @@ pub enum FrontierSystems {
     /// delivered as `PathResult` components, events and messages.
     Search,
     /// Movers start walking on new orders, join newly found paths, ask
-    /// again for paths a map change cut, and walk (`MovementPlugin`).
+    /// again for paths a map change cut, and set the velocity they would
+    /// like (`MovementPlugin`).
     Steering,
+    /// Local avoidance: movers' velocities are changed so that they do not
+    /// run into each other (ORCA; `movement::avoidance`). Off with
+    /// `AvoidanceSettings::enabled`, or per unit with an `Avoidance`
+    /// component.
+    Avoidance,
+    /// Movers walk their velocity on the grid, arrive and come to rest
+    /// (`MovementPlugin`).
+    Move,
     /// Empty; a hook for running after everything else here.
     Last,
 }
@@ -273,6 +282,8 @@ impl Plugin for FrontierSchedulePlugin {
                     FrontierSystems::GroupRoutes,
                     FrontierSystems::Search,
                     FrontierSystems::Steering,
+                    FrontierSystems::Avoidance,
+                    FrontierSystems::Move,
                     FrontierSystems::Last,
                 )
                     .chain(),

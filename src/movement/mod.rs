@@ -8,19 +8,31 @@
 //! walks back to where the order was given, and follows the path with
 //! straight segments between waypoints that see each other. A path cut by a
 //! map change is planned again while the unit carries on by instinct.
+//!
+//! Each frame a mover's steering sets the velocity it would like
+//! ([`Motion::preferred`]), local avoidance turns it into one that does not
+//! run into the others ([`avoidance`]), and the mover walks it on the grid,
+//! never into a wall or over a wall's corner. A unit that comes to rest
+//! holds its cell (its footprint's cells): a unit arriving where another
+//! rests takes the nearest free cell instead, so units ordered one by one
+//! to one point stand side by side, and a unit pushed aside walks back.
 
+pub mod avoidance;
+mod rest;
 mod route;
 
 use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
+pub use avoidance::{Avoidance, AvoidanceSettings};
 pub use route::{Route, SharedWaypoints};
 
 use crate::core::Cell;
 use crate::maps::{MapView, Maps};
 use crate::pathfinding::{Footprint, PathRequest, PathResult, PathTarget, PathfindingPlugin};
 use crate::schedule::FrontierSystems;
+use rest::RestingPlaces;
 
 /// The maps, as the movement systems read them beside the units'
 /// transforms.
@@ -30,7 +42,7 @@ type MapsBesideUnits<'w, 's> = Maps<'w, 's, Without<Mover>>;
 /// [`PathRequest`]s.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
-#[require(Transform, Steering)]
+#[require(Transform, Steering, Motion)]
 pub struct Mover {
     /// World units per second.
     pub speed: f32,
@@ -79,6 +91,38 @@ impl Steering {
     }
 }
 
+/// How a [`Mover`] moves this frame: the velocity its steering asks for,
+/// the one it walks after avoiding others, and where it rests when it
+/// stands.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
+#[reflect(Component)]
+pub struct Motion {
+    /// The velocity steering asks for this frame (world units per second):
+    /// toward the next waypoint, the goal (on instinct) or the unit's rest
+    /// place (when standing and pushed off it).
+    pub preferred: Vec2,
+    /// The velocity the unit walks with: after avoidance, its choice for
+    /// this frame; after the move, what it really walked, per second.
+    pub velocity: Vec2,
+    /// Where a standing unit belongs; pushed off it, it walks back.
+    pub rest: Option<Vec2>,
+    /// The map the unit last walked on (kept while it stands).
+    pub map: Option<Entity>,
+    /// Seconds the unit has been moving without headway.
+    stalled: f32,
+    /// Seconds left of pushing through others instead of avoiding them.
+    pushing: f32,
+}
+
+impl Motion {
+    /// Whether the unit, blocked by others for
+    /// [`AvoidanceSettings::give_up_after`], pushes through them instead of
+    /// avoiding them, until it makes headway again.
+    pub fn pushing_through(&self) -> bool {
+        self.pushing > 0.0
+    }
+}
+
 /// On a [`Mover`] that reached the end of its path.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component)]
@@ -96,10 +140,17 @@ pub struct UnitArrived {
 /// re-planning and arrival.
 ///
 /// # Systems
-/// In [`FrontierSystems::Steering`], chained: `begin_orders` (new requests
-/// start instinct at once), `adopt_paths` (new results are joined at the
-/// furthest visible waypoint), `replan_cut_paths` (paths a map change cut
-/// are asked for again) and `steer` (moves units by `speed × delta time`).
+/// - In [`FrontierSystems::Steering`], chained: `begin_orders` (new
+///   requests start instinct at once), `adopt_paths` (new results are
+///   joined at the furthest visible waypoint), `replan_cut_paths` (paths a
+///   map change cut are asked for again) and `prefer` (each unit's
+///   [`Motion::preferred`] velocity; standing units take their rest place).
+/// - In [`FrontierSystems::Avoidance`]: `avoid` ([`avoidance`]: ORCA turns
+///   preferred velocities into ones that do not collide).
+/// - In [`FrontierSystems::Move`]: `move_units` (walks each unit its
+///   velocity × delta time on the grid; arrival, rest places, and a unit
+///   blocked too long pushes through).
+///
 /// An observer stops a unit whose `PathRequest` is removed.
 pub struct MovementPlugin {
     /// The schedule to run in; the one `PathfindingPlugin` runs in.
@@ -130,13 +181,22 @@ impl Plugin for MovementPlugin {
         }
         app.register_type::<Mover>()
             .register_type::<Steering>()
+            .register_type::<Motion>()
+            .register_type::<Avoidance>()
+            .register_type::<AvoidanceSettings>()
             .register_type::<Arrived>()
+            .init_resource::<AvoidanceSettings>()
+            .init_resource::<RestingPlaces>()
             .add_message::<UnitArrived>()
             .add_systems(
                 self.schedule,
-                (begin_orders, adopt_paths, replan_cut_paths, steer)
-                    .chain()
-                    .in_set(FrontierSystems::Steering),
+                (
+                    (begin_orders, adopt_paths, replan_cut_paths, prefer)
+                        .chain()
+                        .in_set(FrontierSystems::Steering),
+                    avoidance::avoid.in_set(FrontierSystems::Avoidance),
+                    move_units.in_set(FrontierSystems::Move),
+                ),
             )
             .add_observer(stop_on_cancel);
     }
@@ -277,8 +337,141 @@ fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steeri
     }
 }
 
-/// Movers as `steer` moves them.
-type SteeredUnits<'w, 's> = Query<
+/// A waypoint this close (in cells) counts as reached by a unit that
+/// avoidance moved off the straight way to it.
+const REACHED: f32 = 0.1;
+
+/// A standing unit further than this (in cells) from its rest place has
+/// been pushed off it.
+const DISPLACED: f32 = 0.3;
+
+/// A unit this many cells from the end of its route looks whether another
+/// unit rests there.
+const NEAR_THE_END: f32 = 2.5;
+
+/// A unit within this many cells of its next waypoint, pushed off the way
+/// to it, goes on to the one after as soon as it can see it.
+const SKIP_NEAR: f32 = 1.5;
+
+/// The velocity that takes a unit at `from` toward `to` at `speed`,
+/// slowing so as to stop there within the frame.
+fn toward(from: Vec2, to: Vec2, speed: f32, seconds: f32) -> Vec2 {
+    let offset = to - from;
+    let distance = offset.length();
+    if distance <= 1e-6 || speed <= 0.0 {
+        return Vec2::ZERO;
+    }
+    let reach = speed * seconds;
+    if seconds > 0.0 && distance < reach {
+        offset / seconds
+    } else {
+        offset / distance * speed
+    }
+}
+
+/// A mover's speed, or 0 when it is not a usable number.
+fn speed_of(mover: &Mover) -> f32 {
+    if mover.speed.is_finite() {
+        mover.speed.max(0.0)
+    } else {
+        0.0
+    }
+}
+
+/// Movers as `prefer` reads them.
+type Preferring<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static Mover,
+        &'static Transform,
+        &'static mut Steering,
+        &'static mut Motion,
+        Option<&'static Footprint>,
+    ),
+>;
+
+/// `FrontierSystems::Steering`, last: each mover's preferred velocity. A
+/// moving unit gives up its rest place; one pushed off the way near a
+/// corner goes on to the next as soon as it sees it; a standing unit takes
+/// a rest place (the nearest free cell, when another rests where it
+/// stands) and is drawn back to it.
+fn prefer(
+    time: Res<Time>,
+    mut units: Preferring,
+    maps: MapsBesideUnits,
+    mut places: ResMut<RestingPlaces>,
+    mut gone: RemovedComponents<Mover>,
+) {
+    for unit in gone.read() {
+        places.release(unit);
+    }
+    let seconds = time.delta_secs();
+    for (unit, mover, transform, mut steering, mut motion, footprint) in &mut units {
+        let speed = speed_of(mover);
+        let position = transform.translation.truncate();
+        if let Some(map) = steering.map() {
+            motion.map = Some(map);
+        } else if motion.map.is_none() {
+            motion.map = maps.find(None).ok().map(|(map, _)| map);
+        }
+        let view = motion
+            .map
+            .and_then(|map| maps.get(map))
+            .filter(MapView::is_valid)
+            .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
+        motion.preferred = match &mut *steering {
+            Steering::Idle => {
+                let (Some(view), Some(map)) = (view, motion.map) else {
+                    motion.preferred = Vec2::ZERO;
+                    continue;
+                };
+                let rest = match motion.rest {
+                    Some(rest) => rest,
+                    None => {
+                        let rest = places.settle(unit, map, &view, position);
+                        motion.rest = Some(rest);
+                        rest
+                    }
+                };
+                toward(position, rest, speed, seconds)
+            }
+            Steering::Instinct { goal, .. } => {
+                places.release(unit);
+                motion.rest = None;
+                toward(position, *goal, speed, seconds)
+            }
+            Steering::Following { route, .. } => {
+                // Every order starts on instinct, which gave up the old
+                // rest place; what it holds now is the end it walks to.
+                motion.rest = None;
+                if let Some(view) = &view {
+                    let cell = view.layout.cell_size.abs().min_element();
+                    while let Some(next) = route.next_waypoint() {
+                        let near = position.distance(next);
+                        let after = route.remaining().nth(1);
+                        let reached = near <= 1e-4
+                            || after.is_some_and(|after| {
+                                near <= SKIP_NEAR * cell && view.segment_clear(position, after)
+                            });
+                        if !reached || after.is_none() {
+                            break;
+                        }
+                        route.advance();
+                    }
+                }
+                match route.next_waypoint() {
+                    Some(next) => toward(position, next, speed, seconds),
+                    None => Vec2::ZERO,
+                }
+            }
+        };
+    }
+}
+
+/// Movers as `move_units` moves them.
+type Moving<'w, 's> = Query<
     'w,
     's,
     (
@@ -287,80 +480,201 @@ type SteeredUnits<'w, 's> = Query<
         Option<&'static mut PathRequest>,
         &'static mut Transform,
         &'static mut Steering,
+        &'static mut Motion,
         Option<&'static Footprint>,
     ),
 >;
 
-fn steer(
+/// `FrontierSystems::Move`: walks every mover its velocity for the frame,
+/// on the grid. A unit that avoidance left alone walks its way exactly:
+/// instinct slides along walls, a route is followed corner to corner, and
+/// a route a new wall blocks is planned again. One avoidance moved walks
+/// the velocity it was given, sliding along walls. A unit whose route is
+/// walked arrives, and rests where it stands unless another rests there:
+/// then it walks on to the nearest free cell first. A unit that makes no
+/// headway for [`AvoidanceSettings::give_up_after`] pushes through the
+/// others (and asks for its path again) until it does.
+#[allow(clippy::too_many_arguments)]
+fn move_units(
     time: Res<Time>,
     mut commands: Commands,
-    mut units: SteeredUnits,
+    mut units: Moving,
     maps: MapsBesideUnits,
+    settings: Res<AvoidanceSettings>,
+    mut places: ResMut<RestingPlaces>,
     mut arrivals: MessageWriter<UnitArrived>,
 ) {
     let seconds = time.delta_secs();
-    for (unit, mover, request, mut transform, mut steering, footprint) in &mut units {
+    for (unit, mover, mut request, mut transform, mut steering, mut motion, footprint) in &mut units
+    {
         let Some(view) = steering
             .map()
+            .or(motion.map)
             .and_then(|map| maps.get(map))
             .filter(MapView::is_valid)
         else {
             continue;
         };
         let view = view.for_size(footprint.map_or(1, |f| f.0));
-        let mut budget = (mover.speed * seconds).max(0.0);
-        if !budget.is_finite() {
+        let speed = speed_of(mover);
+        let budget = speed * seconds;
+        let frame_passed = seconds > 0.0;
+        if !budget.is_finite() || !frame_passed {
             continue;
         }
-        let mut position = transform.translation.truncate();
-        let arrived = match &mut *steering {
-            Steering::Idle => false,
+        let cell = view.layout.cell_size.abs().min_element();
+        let start = transform.translation.truncate();
+        let mut position = start;
+        let velocity = motion.velocity;
+        // Avoidance left the unit alone: it walks its own way exactly.
+        let own_way = velocity.distance(motion.preferred) <= 1e-5 * speed.max(1.0);
+        let mut arrived = false;
+        match &mut *steering {
+            Steering::Idle => {
+                walk_instinct(
+                    &view,
+                    &mut position,
+                    start + velocity * seconds,
+                    velocity.length() * seconds,
+                );
+            }
             Steering::Instinct { goal, .. } => {
-                walk_instinct(&view, &mut position, *goal, budget);
-                false
+                if own_way {
+                    walk_instinct(&view, &mut position, *goal, budget);
+                } else {
+                    walk_instinct(
+                        &view,
+                        &mut position,
+                        start + velocity * seconds,
+                        velocity.length() * seconds,
+                    );
+                }
             }
             Steering::Following { route, goal, map } => {
-                let mut blocked = false;
-                while budget > 0.0 && !blocked {
-                    let Some(target) = route.next_waypoint() else {
-                        break;
-                    };
-                    let walked = view.walk_straight(&mut position, target, budget);
-                    budget -= walked;
-                    if position == target {
-                        route.advance();
-                    } else if budget > 0.0 {
-                        blocked = true;
-                    }
-                }
-                if blocked {
-                    // A wall went up on the path: walk on instinct while a
-                    // new path is found.
-                    let (goal, map) = (*goal, *map);
-                    *steering = Steering::Instinct { goal, map };
-                    match request {
-                        Some(mut request) => request.set_changed(),
-                        // A route without an order of its own (a group
-                        // member's) gets one, to the same end.
-                        None => {
-                            commands
-                                .entity(unit)
-                                .insert(PathRequest::new(goal).on_map(map));
+                if own_way {
+                    let mut left = budget;
+                    let mut blocked = false;
+                    while left > 0.0 && !blocked {
+                        let Some(target) = route.next_waypoint() else {
+                            break;
+                        };
+                        let walked = view.walk_straight(&mut position, target, left);
+                        left -= walked;
+                        if position == target {
+                            route.advance();
+                        } else if left > 0.0 {
+                            blocked = true;
                         }
                     }
-                    false
+                    if blocked {
+                        // A wall went up on the path: walk on instinct while
+                        // a new path is found.
+                        let (goal, map) = (*goal, *map);
+                        *steering = Steering::Instinct { goal, map };
+                        ask_again(&mut commands, unit, &mut request, goal, map);
+                    }
                 } else {
-                    route.is_empty()
+                    walk_instinct(
+                        &view,
+                        &mut position,
+                        start + velocity * seconds,
+                        velocity.length() * seconds,
+                    );
+                    if route.len() == 1
+                        && route
+                            .next_waypoint()
+                            .is_some_and(|end| position.distance(end) <= REACHED * cell)
+                    {
+                        route.advance();
+                    }
+                }
+                // Near an end another unit rests on: the nearest free cell
+                // becomes the end (held at once, so no other takes it).
+                if let Steering::Following { route, map, .. } = &mut *steering
+                    && route.len() == 1
+                    && let Some(end) = route.next_waypoint()
+                    && position.distance(end) < NEAR_THE_END * cell
+                    && places.taken(unit, *map, &view, end)
+                {
+                    let place = places.settle(unit, *map, &view, end);
+                    *route = Route::new(vec![place]);
+                }
+                if let Steering::Following { route, map, .. } = &mut *steering
+                    && route.is_empty()
+                {
+                    // The end: rest here, or walk on to the nearest free
+                    // cell if another unit rests here.
+                    let end = position;
+                    let place = places.settle(unit, *map, &view, end);
+                    if place.distance(end) > 0.5 * cell {
+                        *route = Route::new(vec![place]);
+                    } else {
+                        motion.rest = Some(place);
+                        arrived = true;
+                    }
                 }
             }
-        };
+        }
         transform.translation = position.extend(transform.translation.z);
+        let walked = position.distance(start);
+        motion.velocity = (position - start) / seconds;
+        // A standing unit pushed off its rest place and kept off it, and a
+        // moving one blocked by others: both make no headway.
+        let idle = matches!(*steering, Steering::Idle);
+        let displaced = motion
+            .rest
+            .is_some_and(|rest| rest.distance(start) > DISPLACED * cell);
+        let trying = if idle { displaced } else { !arrived };
+        if trying && budget > 0.0 && walked < 0.1 * budget {
+            motion.stalled += seconds;
+        } else {
+            motion.stalled = 0.0;
+        }
+        motion.pushing = (motion.pushing - seconds).max(0.0);
+        let give_up = settings.give_up_after;
+        if idle && motion.stalled >= 0.5 * give_up && give_up.is_finite() {
+            // It cannot get back: it rests at the nearest free cell from
+            // where it stands instead.
+            motion.stalled = 0.0;
+            if let Some(map) = motion.map {
+                motion.rest = Some(places.settle(unit, map, &view, position));
+            }
+        } else if motion.stalled >= give_up && give_up.is_finite() {
+            // Blocked too long: push through until headway, and a fresh
+            // path from here (it may have been walls).
+            motion.stalled = 0.0;
+            motion.pushing = give_up.max(seconds);
+            if let Steering::Following { goal, map, .. } = *steering {
+                *steering = Steering::Instinct { goal, map };
+                ask_again(&mut commands, unit, &mut request, goal, map);
+            }
+        }
         if arrived {
             *steering = Steering::Idle;
             commands.entity(unit).insert(Arrived);
             let event = UnitArrived { entity: unit };
             arrivals.write(event);
             commands.trigger(event);
+        }
+    }
+}
+
+/// Asks for a path again: the unit's own request is marked changed, and a
+/// route without an order of its own (a group member's) gets one, to the
+/// same end.
+fn ask_again(
+    commands: &mut Commands,
+    unit: Entity,
+    request: &mut Option<Mut<PathRequest>>,
+    goal: Vec2,
+    map: Entity,
+) {
+    match request {
+        Some(request) => request.set_changed(),
+        None => {
+            commands
+                .entity(unit)
+                .insert(PathRequest::new(goal).on_map(map));
         }
     }
 }

@@ -219,3 +219,30 @@ pub fn position(app: &App, unit: Entity) -> Vec2 {
 pub fn cell_at(p: Vec2) -> Cell {
     Cell::new((p.x + 0.5).floor() as u32, (p.y + 0.5).floor() as u32)
 }
+
+/// Runs frames until no unit moves any more (every `Motion::velocity`
+/// under a thousandth of a cell a second): a crowd that has arrived
+/// settles, pushed units back at their rest places. Panics if it is still
+/// moving after `max_frames`: units that never come to rest oscillate.
+pub fn settle(app: &mut App, units: &[Entity], max_frames: u32) {
+    for _ in 0..max_frames {
+        app.update();
+        let still = units.iter().all(|&unit| {
+            app.world()
+                .get::<bevy_frontier::movement::Motion>(unit)
+                .is_none_or(|motion| motion.velocity.length() < 1e-3)
+        });
+        if still {
+            return;
+        }
+    }
+    for &unit in units {
+        eprintln!(
+            "{unit} at {}: {:?} {:?}",
+            position(app, unit),
+            app.world().get::<bevy_frontier::movement::Motion>(unit),
+            app.world().get::<bevy_frontier::movement::Steering>(unit)
+        );
+    }
+    panic!("the units are still moving after {max_frames} frames");
+}

@@ -11,7 +11,9 @@ use bevy_frontier::movement::{Arrived, Steering};
 use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, cell_at, position, random_grid, spawn_map, spawn_mover, timed_app};
+use crate::common::{
+    Rng, cell_at, position, random_grid, settle, spawn_map, spawn_mover, timed_app,
+};
 
 /// A walled field: a wall across the middle with two gaps, so the shared
 /// path has corners.
@@ -97,6 +99,7 @@ fn every_unit_arrives_at_a_slot_of_its_own() {
         Some(Steering::Instinct { .. })
     )));
     run_until_arrived(&mut app, map, &units, 3_000);
+    settle(&mut app, &units, 600);
     let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
     assert_eq!(ends.len(), units.len(), "two units share an end cell");
     for end in &ends {
@@ -298,6 +301,7 @@ fn a_short_move_still_gives_every_unit_its_own_slot() {
     // Three steps away: k shrinks to fit the path.
     order_group(&mut app, &units, Cell::new(13, 30));
     run_until_arrived(&mut app, map, &units, 1_000);
+    settle(&mut app, &units, 600);
     let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
     assert_eq!(ends.len(), units.len());
 }

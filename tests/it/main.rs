@@ -3,6 +3,7 @@
 
 mod common;
 
+mod avoidance;
 mod fixed_update;
 mod grid_regions;
 mod group_moves;

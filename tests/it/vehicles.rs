@@ -12,7 +12,7 @@ use bevy_frontier::groups::SharedRoute;
 use bevy_frontier::movement::Arrived;
 use bevy_frontier::prelude::*;
 
-use crate::common::{position, spawn_map, timed_app};
+use crate::common::{position, settle, spawn_map, timed_app};
 use crate::unit_sizes::footprint_fits;
 
 /// A wall down x = 20 with a one-cell gap at y = 20 (on the way) and a
@@ -125,7 +125,14 @@ fn a_vehicle_takes_the_long_way_round_a_gap_only_infantry_fits() {
     let last = *tracks.waypoints.last().unwrap();
     assert_eq!(anchor_at(last, 2), *tracks.cells.last().unwrap());
     drive(&mut app, map, &[(infantry, 1), (tank, 2)], 2_000);
-    assert!(position(&app, tank).distance(goal) < 1.0);
+    settle(&mut app, &[infantry, tank], 600);
+    // Both were sent to one point: one rests there, the other beside it,
+    // their footprints apart.
+    let (a, b) = (position(&app, infantry), position(&app, tank));
+    assert!(a.distance(goal).min(b.distance(goal)) < 0.5);
+    assert!(a.distance(goal).max(b.distance(goal)) < 3.0);
+    let infantry_cell = anchor_at(a, 1);
+    assert!(footprint(anchor_at(b, 2), 2).all(|cell| cell != infantry_cell));
 }
 
 #[test]
@@ -207,6 +214,8 @@ fn a_mixed_group_moves_one_path_per_size_to_slots_that_do_not_overlap() {
     sizes.sort();
     assert_eq!(sizes, [1, 2], "one group per size");
     drive(&mut app, map, &units, 3_000);
+    let entities: Vec<Entity> = units.iter().map(|&(u, _)| u).collect();
+    settle(&mut app, &entities, 600);
     // No two units' footprints overlap at the end.
     let mut covered = HashSet::new();
     for &(unit, size) in &units {

@@ -1,0 +1,236 @@
+//! Local avoidance: movers walk round each other instead of through, can
+//! be told not to, give way where they rest and come back, never leave the
+//! grid's walkable cells for it, and do it the same way every run.
+
+use std::collections::HashSet;
+
+use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::movement::{Arrived, Avoidance, AvoidanceSettings};
+use bevy_frontier::prelude::*;
+
+use crate::common::{cell_at, position, settle, spawn_map, spawn_mover, timed_app};
+
+/// Two lines of `count` units facing each other across open ground, each
+/// ordered to the other side.
+fn head_on(app: &mut App, count: u32) -> Vec<Entity> {
+    let mut units = Vec::new();
+    for i in 0..count {
+        let (west, east) = (Cell::new(5, 10 + 2 * i), Cell::new(35, 10 + 2 * i));
+        let a = spawn_mover(app, west, 4.0);
+        let b = spawn_mover(app, east, 4.0);
+        app.world_mut()
+            .entity_mut(a)
+            .insert(PathRequest::new(Vec2::new(35.0, (10 + 2 * i) as f32)));
+        app.world_mut()
+            .entity_mut(b)
+            .insert(PathRequest::new(Vec2::new(5.0, (10 + 2 * i) as f32)));
+        units.extend([a, b]);
+    }
+    units
+}
+
+/// The smallest distance between two of `units` over `frames` frames, and
+/// whether they all arrived.
+fn closest_approach(app: &mut App, units: &[Entity], frames: u32) -> (f32, bool) {
+    let mut closest = f32::MAX;
+    for _ in 0..frames {
+        app.update();
+        let at: Vec<Vec2> = units.iter().map(|&u| position(app, u)).collect();
+        for i in 0..at.len() {
+            for j in i + 1..at.len() {
+                closest = closest.min(at[i].distance(at[j]));
+            }
+        }
+        if units
+            .iter()
+            .all(|&u| app.world().get::<Arrived>(u).is_some())
+        {
+            return (closest, true);
+        }
+    }
+    (closest, false)
+}
+
+#[test]
+fn units_meeting_head_on_pass_without_overlapping() {
+    let mut app = timed_app(4096);
+    spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+    let units = head_on(&mut app, 8);
+    let (closest, arrived) = closest_approach(&mut app, &units, 2_000);
+    assert!(arrived, "every unit arrives");
+    // Two bodies of radius 0.45: 0.9 apart touch; a tenth of a radius of
+    // give is allowed.
+    assert!(closest >= 0.9 - 0.045, "two units came {closest} apart");
+}
+
+#[test]
+fn avoidance_off_globally_or_per_unit_walks_through() {
+    for global in [true, false] {
+        let mut app = timed_app(4096);
+        if global {
+            app.insert_resource(AvoidanceSettings {
+                enabled: false,
+                ..default()
+            });
+        }
+        spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+        let units = head_on(&mut app, 1);
+        if !global {
+            for &unit in &units {
+                app.world_mut().entity_mut(unit).insert(Avoidance::OFF);
+            }
+        }
+        let (closest, arrived) = closest_approach(&mut app, &units, 2_000);
+        assert!(arrived);
+        assert!(closest < 0.1, "they walked through each other: {closest}");
+    }
+}
+
+#[test]
+fn a_unit_that_does_not_avoid_is_still_avoided() {
+    let mut app = timed_app(4096);
+    spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+    let units = head_on(&mut app, 1);
+    app.world_mut().entity_mut(units[0]).insert(Avoidance::OFF);
+    let (closest, arrived) = closest_approach(&mut app, &units, 2_000);
+    assert!(arrived);
+    assert!(closest >= 0.9 - 0.045, "{closest}");
+}
+
+#[test]
+fn units_ordered_one_by_one_to_one_point_rest_on_cells_of_their_own() {
+    let mut app = timed_app(4096);
+    spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+    let goal = Vec2::new(20.0, 20.0);
+    let units: Vec<Entity> = (0..12)
+        .map(|i| {
+            let unit = spawn_mover(&mut app, Cell::new(2 + 3 * (i % 4), 2 + 3 * (i / 4)), 5.0);
+            app.world_mut()
+                .entity_mut(unit)
+                .insert(PathRequest::new(goal));
+            unit
+        })
+        .collect();
+    let (_, arrived) = closest_approach(&mut app, &units, 2_000);
+    if !arrived {
+        for &u in &units {
+            eprintln!(
+                "{u} {} {:?} {:?}",
+                position(&app, u),
+                app.world().get::<bevy_frontier::movement::Motion>(u),
+                app.world().get::<bevy_frontier::movement::Steering>(u)
+            );
+        }
+    }
+    assert!(arrived);
+    settle(&mut app, &units, 600);
+    let cells: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
+    assert_eq!(cells.len(), units.len(), "two units rest on one cell");
+    for cell in cells {
+        assert!(
+            // Twelve units fill the 5×5 round the goal but for a few a
+            // push leaves one ring further out.
+            cell.x.abs_diff(20).max(cell.y.abs_diff(20)) <= 4,
+            "{cell} is far"
+        );
+    }
+}
+
+#[test]
+fn a_resting_unit_gives_way_and_comes_back() {
+    let mut app = timed_app(4096);
+    spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+    let resting = spawn_mover(&mut app, Cell::new(20, 20), 4.0);
+    let walker = spawn_mover(&mut app, Cell::new(10, 20), 4.0);
+    // The walker goes straight through: the resting unit must make way.
+    app.world_mut().entity_mut(walker).insert(Avoidance::OFF);
+    app.update();
+    let home = position(&app, resting);
+    app.world_mut()
+        .entity_mut(walker)
+        .insert(PathRequest::new(Vec2::new(30.0, 20.0)));
+    let mut moved = 0.0f32;
+    for _ in 0..400 {
+        app.update();
+        moved = moved.max(position(&app, resting).distance(home));
+        let gap = position(&app, resting).distance(position(&app, walker));
+        assert!(
+            gap >= 0.9 - 0.045,
+            "the walker came {gap} from the resting unit"
+        );
+    }
+    assert!(app.world().get::<Arrived>(walker).is_some());
+    assert!(moved > 0.5, "the resting unit gave way ({moved})");
+    settle(&mut app, &[resting, walker], 600);
+    assert!(
+        position(&app, resting).distance(home) < 0.05,
+        "and came back"
+    );
+}
+
+#[test]
+fn avoidance_never_pushes_a_unit_into_a_wall() {
+    // A corridor two cells wide; a crowd going each way.
+    let mut grid = NavGrid::new(60, 12).unwrap();
+    grid.fill_rect(Cell::new(0, 0), Cell::new(59, 3), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(0, 6), Cell::new(59, 11), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(0, 0), Cell::new(5, 11), 1)
+        .unwrap();
+    grid.fill_rect(Cell::new(54, 0), Cell::new(59, 11), 1)
+        .unwrap();
+    let mut app = timed_app(4096);
+    let map = spawn_map(&mut app, grid);
+    let mut units = Vec::new();
+    for i in 0..10u32 {
+        let (west, east) = (
+            Cell::new(1 + i % 5, 1 + 2 * (i / 5)),
+            Cell::new(54 + i % 5, 1 + 2 * (i / 5)),
+        );
+        let a = spawn_mover(&mut app, west, 4.0);
+        let b = spawn_mover(&mut app, east, 4.0);
+        app.world_mut()
+            .entity_mut(a)
+            .insert(PathRequest::new(Vec2::new(56.0, 5.0)));
+        app.world_mut()
+            .entity_mut(b)
+            .insert(PathRequest::new(Vec2::new(3.0, 5.0)));
+        units.extend([a, b]);
+    }
+    for _ in 0..3_000 {
+        app.update();
+        let grid = app.world().get::<NavGrid>(map).unwrap();
+        for &unit in &units {
+            let cell = cell_at(position(&app, unit));
+            assert!(
+                grid.is_walkable(cell),
+                "{unit} pushed into the wall at {cell}"
+            );
+        }
+        if units
+            .iter()
+            .all(|&u| app.world().get::<Arrived>(u).is_some())
+        {
+            return;
+        }
+    }
+    panic!("the two crowds did not get past each other");
+}
+
+#[test]
+fn the_same_crowd_moves_the_same_way_every_run() {
+    let run = || {
+        let mut app = timed_app(4096);
+        spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+        let units = head_on(&mut app, 6);
+        let mut log = Vec::new();
+        for _ in 0..300 {
+            app.update();
+            log.extend(units.iter().map(|&u| position(&app, u)));
+        }
+        log
+    };
+    assert_eq!(run(), run());
+}
