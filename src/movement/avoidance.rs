@@ -143,12 +143,17 @@ pub(crate) fn avoid(
     let seconds = time.delta_secs();
     let buckets = &mut *buckets;
     buckets.agents.clear();
+    // Each map's cell size, looked up once a frame, not once a unit.
+    let mut cell_sizes: HashMap<Entity, f32> = HashMap::new();
     for (entity, mover, transform, steering, mut motion, footprint, avoidance) in &mut movers {
         let avoidance = avoidance.copied().unwrap_or_default();
         let map = steering.map().or(motion.map);
-        let cell = map
-            .and_then(|map| maps.get(map))
-            .map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+        let cell = map.map_or(1.0, |map| {
+            *cell_sizes.entry(map).or_insert_with(|| {
+                maps.get(map)
+                    .map_or(1.0, |view| view.layout.cell_size.abs().min_element())
+            })
+        });
         let size = footprint.map_or(1, |f| f.0).max(1) as f32;
         let radius = avoidance
             .radius

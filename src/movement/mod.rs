@@ -531,23 +531,13 @@ fn move_units(
         let mut arrived = false;
         match &mut *steering {
             Steering::Idle => {
-                walk_instinct(
-                    &view,
-                    &mut position,
-                    start + velocity * seconds,
-                    velocity.length() * seconds,
-                );
+                walk_velocity(&view, &mut position, velocity, seconds);
             }
             Steering::Instinct { goal, .. } => {
                 if own_way {
                     walk_instinct(&view, &mut position, *goal, budget);
                 } else {
-                    walk_instinct(
-                        &view,
-                        &mut position,
-                        start + velocity * seconds,
-                        velocity.length() * seconds,
-                    );
+                    walk_velocity(&view, &mut position, velocity, seconds);
                 }
             }
             Steering::Following { route, goal, map } => {
@@ -574,12 +564,7 @@ fn move_units(
                         ask_again(&mut commands, unit, &mut request, goal, map);
                     }
                 } else {
-                    walk_instinct(
-                        &view,
-                        &mut position,
-                        start + velocity * seconds,
-                        velocity.length() * seconds,
-                    );
+                    walk_velocity(&view, &mut position, velocity, seconds);
                     if route.len() == 1
                         && route
                             .next_waypoint()
@@ -677,6 +662,13 @@ fn ask_again(
                 .insert(PathRequest::new(goal).on_map(map));
         }
     }
+}
+
+/// Walks `velocity × seconds` from `position`, sliding along walls as
+/// [`walk_instinct`] does: how a unit moves where avoidance set its way.
+fn walk_velocity(view: &MapView, position: &mut Vec2, velocity: Vec2, seconds: f32) {
+    let goal = *position + velocity * seconds;
+    walk_instinct(view, position, goal, velocity.length() * seconds);
 }
 
 /// Walks up to `distance` straight at `goal`, in small steps, each allowed
