@@ -15,7 +15,7 @@
 use bevy::ecs::component::{Mutable, StorageType};
 use bevy::ecs::query::QueryFilter;
 use bevy::ecs::system::SystemParam;
-use bevy::math::{DAffine3, DVec2};
+use bevy::math::{DAffine2, DVec2};
 use bevy::prelude::*;
 
 use crate::core::{Cell, MAX_UNIT_SIZE, NavGrid, SizeClass};
@@ -61,6 +61,18 @@ pub(crate) fn warn_bad_placement(
             );
         }
     }
+}
+
+/// `x` rounded down, for finite `x`: a cast and a compare (`f64::floor` is
+/// a call into libm on a baseline x86-64 target, and this runs for every
+/// unit several times a frame). Beyond ±2⁵² every `f64` is whole already.
+#[inline]
+fn floor(x: f64) -> f64 {
+    if x.abs() >= 4_503_599_627_370_496.0 {
+        return x;
+    }
+    let whole = x as i64 as f64;
+    if whole > x { whole - 1.0 } else { whole }
 }
 
 /// How a grid's cells map to the map entity's local space: cell `(x, y)` is
@@ -126,7 +138,8 @@ impl GridLayout {
     /// [`GridLayout::local_to_cell`] in double precision, so that a finite
     /// position however far out gives finite (clamped) cell coordinates.
     fn local_to_cell_f64(&self, local: DVec2) -> Option<(i64, i64)> {
-        let floored = self.local_to_grid(local)?.floor();
+        let grid = self.local_to_grid(local)?;
+        let floored = DVec2::new(floor(grid.x), floor(grid.y));
         // Beyond ±2⁶² the grid is out of reach anyway; clamping keeps the
         // conversion total.
         const LIMIT: f64 = 4.0e18;
@@ -171,8 +184,9 @@ pub struct MapView<'a> {
     class: SizeClass<'a>,
     /// The map entity's transform (identity when it has none).
     transform: Transform,
-    /// World to the map's local space, worked out once per view.
-    to_local: DAffine3,
+    /// World (z = 0) to the map's local space (x, y), worked out once per
+    /// view.
+    to_local: DAffine2,
     /// Whether the layout and transform can place cells.
     valid: bool,
 }
@@ -184,9 +198,14 @@ impl<'a> MapView<'a> {
         let affine = transform.compute_affine();
         let valid = layout.is_valid() && affine.is_finite() && affine.matrix3.determinant() != 0.0;
         let to_local = if valid {
-            affine.as_daffine3().inverse()
+            let inverse = affine.as_daffine3().inverse();
+            DAffine2::from_cols(
+                inverse.matrix3.x_axis.truncate(),
+                inverse.matrix3.y_axis.truncate(),
+                inverse.translation.truncate(),
+            )
         } else {
-            DAffine3::IDENTITY
+            DAffine2::IDENTITY
         };
         Self {
             grid,
@@ -262,10 +281,28 @@ impl<'a> MapView<'a> {
     /// A world position in the map's local space, moved from a footprint's
     /// centre to its anchor cell's centre.
     fn anchor_local(&self, world: Vec2) -> DVec2 {
-        self.to_local
-            .transform_point3(world.as_dvec2().extend(0.0))
-            .truncate()
-            - self.footprint_offset().as_dvec2()
+        self.to_local.transform_point2(world.as_dvec2()) - self.footprint_offset().as_dvec2()
+    }
+
+    /// A world position in grid units of the map: cell `(x, y)` spans
+    /// `x .. x + 1` by `y .. y + 1`. `None` if it is not finite or the map
+    /// cannot place cells.
+    pub(crate) fn world_to_grid(&self, world: Vec2) -> Option<Vec2> {
+        if !self.valid || !world.is_finite() {
+            return None;
+        }
+        let local = self.to_local.transform_point2(world.as_dvec2());
+        self.layout
+            .local_to_grid(local)
+            .map(|p| p.as_vec2())
+            .filter(|p| p.is_finite())
+    }
+
+    /// The world position of a point in grid units (see
+    /// [`MapView::world_to_grid`]).
+    pub(crate) fn grid_to_world(&self, point: Vec2) -> Vec2 {
+        let local = self.layout.origin + (point - Vec2::splat(0.5)) * self.layout.cell_size;
+        self.transform.transform_point(local.extend(0.0)).truncate()
     }
 
     /// The world position of a cell's centre (for a view of units bigger
@@ -275,6 +312,10 @@ impl<'a> MapView<'a> {
         self.transform.transform_point(local.extend(0.0)).truncate()
     }
 }
+
+/// How close (in cells) to a cell corner a segment may pass and still count
+/// as passing through it.
+const CORNER_TOLERANCE: f64 = 1e-5;
 
 /// Longest step taken at once when walking a segment, in cells: short
 /// enough never to jump over a wall cell or past a corner unchecked.
@@ -304,7 +345,10 @@ impl MapView<'_> {
     /// one cell nothing is crossed, and a unit standing in a wall (one went
     /// up under it) may move any way, so it can always walk out.
     pub fn can_move(&self, from: Vec2, to: Vec2) -> bool {
-        let (Some(a), Some(b)) = (self.cell_at(from), self.cell_at(to)) else {
+        let (Some(p), Some(q)) = (self.grid_point(from), self.grid_point(to)) else {
+            return false;
+        };
+        let (Some(a), Some(b)) = (self.grid_cell(p), self.grid_cell(q)) else {
             return false;
         };
         let fits = |cell: Cell| self.class.is_walkable(cell);
@@ -320,23 +364,41 @@ impl MapView<'_> {
             // A step from one cell to a diagonal one passes through one of
             // the two cells beside both, or exactly through their common
             // corner: that cell must be walkable, or both at a corner.
-            let grid_point = |p: Vec2| self.layout.local_to_grid(self.anchor_local(p));
-            let (Some(p), Some(q)) = (grid_point(from), grid_point(to)) else {
-                return false;
-            };
             let corner = DVec2::new(a.x.max(b.x) as f64, a.y.max(b.y) as f64);
             // When the segment reaches the corner's column and its row.
             let (tx, ty) = ((corner - p) / (q - p)).into();
             let (x_first, y_first) = (Cell::new(b.x, a.y), Cell::new(a.x, b.y));
-            return if tx < ty {
-                fits(x_first)
-            } else if ty < tx {
-                fits(y_first)
-            } else {
+            // Within a hair of the corner counts as through it, so that
+            // rounding never decides which way a unit squeezes past.
+            let through_corner = (tx - ty).abs() * (q - p).length() <= CORNER_TOLERANCE;
+            return if through_corner {
                 fits(x_first) && fits(y_first)
+            } else if tx < ty {
+                fits(x_first)
+            } else {
+                fits(y_first)
             };
         }
         true
+    }
+
+    /// A world position in grid units, from the footprint's centre to its
+    /// anchor (see [`GridLayout::local_to_grid`]); `None` where
+    /// [`MapView::world_to_cell`] says `NonFinite`.
+    fn grid_point(&self, world: Vec2) -> Option<DVec2> {
+        if !world.is_finite() || !self.valid {
+            return None;
+        }
+        self.layout.local_to_grid(self.anchor_local(world))
+    }
+
+    /// The cell a point in grid units falls in, if it is on the grid: what
+    /// [`MapView::cell_at`] gives for the world position.
+    fn grid_cell(&self, point: DVec2) -> Option<Cell> {
+        let (x, y) = (floor(point.x), floor(point.y));
+        let inside =
+            x >= 0.0 && y >= 0.0 && x < self.grid.width() as f64 && y < self.grid.height() as f64;
+        inside.then(|| Cell::new(x as u32, y as u32))
     }
 
     /// Walks at most `distance` straight toward `target` in substeps;
@@ -366,11 +428,123 @@ impl MapView<'_> {
         walked
     }
 
-    /// Whether a unit can walk the straight segment from `from` to `to`.
+    /// Whether a unit can walk the straight segment from `from` to `to`
+    /// ([`MapView::walk_straight`] would get there): every cell the segment
+    /// passes through fits, and where it passes exactly through a corner,
+    /// both cells beside it do. Worked out cell by cell along the segment,
+    /// not in substeps (but for a segment starting in a wall, which may
+    /// leave it any way).
     pub fn segment_clear(&self, from: Vec2, to: Vec2) -> bool {
-        let mut probe = from;
-        self.walk_straight(&mut probe, to, f32::MAX);
-        probe == to
+        let (Some(p), Some(q)) = (self.grid_point(from), self.grid_point(to)) else {
+            return false;
+        };
+        let (Some(mut cell), Some(last)) = (self.grid_cell(p), self.grid_cell(q)) else {
+            return false;
+        };
+        let fits = |cell: Cell| self.class.is_walkable(cell);
+        let delta = q - p;
+        let step = |d: f64| {
+            if d > 0.0 {
+                1
+            } else if d < 0.0 {
+                -1
+            } else {
+                0
+            }
+        };
+        let (step_x, step_y) = (step(delta.x), step(delta.y));
+        // The segment is p + t·delta, t in 0..=1: when it crosses the next
+        // column and the next row of cell borders (a cell spans x..x+1, so
+        // going down from a border crosses it at once).
+        let first = |v: f64, d: f64, step: i64| match step {
+            0 => f64::INFINITY,
+            1 => (floor(v) + 1.0 - v) / d,
+            _ => (floor(v) - v) / d,
+        };
+        let (mut t_x, mut t_y) = (first(p.x, delta.x, step_x), first(p.y, delta.y, step_y));
+        let (dt_x, dt_y) = (1.0 / delta.x.abs(), 1.0 / delta.y.abs());
+        let length = delta.length();
+        let at = |x: i64, y: i64| {
+            let cell = Cell::new(u32::try_from(x).ok()?, u32::try_from(y).ok()?);
+            self.grid.in_bounds(cell).then_some(cell)
+        };
+        if !fits(cell) {
+            // Leaving a wall (one went up under the unit) any way: what
+            // that allows depends on the steps, so take them.
+            let mut probe = from;
+            self.walk_straight(&mut probe, to, f32::MAX);
+            return probe == to;
+        }
+        let mut steps_left = cell.x.abs_diff(last.x) + cell.y.abs_diff(last.y);
+        while cell != last {
+            let (x, y) = (cell.x as i64, cell.y as i64);
+            let through_corner = (t_x - t_y).abs() * length <= CORNER_TOLERANCE;
+            let (next, steps) = if !through_corner && t_x < t_y {
+                t_x += dt_x;
+                (at(x + step_x, y), 1)
+            } else if !through_corner {
+                t_y += dt_y;
+                (at(x, y + step_y), 1)
+            } else {
+                // Exactly through a corner: both cells beside it.
+                let beside = [at(x + step_x, y), at(x, y + step_y)];
+                if !beside.iter().all(|c| c.is_some_and(fits)) {
+                    return false;
+                }
+                t_x += dt_x;
+                t_y += dt_y;
+                (at(x + step_x, y + step_y), 2)
+            };
+            let Some(next) = next.filter(|_| steps <= steps_left) else {
+                // Rounding led the walk off the segment's cells: ask the
+                // walk in substeps instead.
+                let mut probe = from;
+                self.walk_straight(&mut probe, to, f32::MAX);
+                return probe == to;
+            };
+            steps_left -= steps;
+            if !fits(next) {
+                return false;
+            }
+            cell = next;
+        }
+        true
+    }
+}
+
+/// Views of maps, each made once: for systems that look a map up for every
+/// unit (a view inverts its map's transform when it is made).
+pub(crate) struct ViewCache<'a> {
+    views: bevy::platform::collections::HashMap<Entity, Option<MapView<'a>>>,
+    /// The map asked for last: most units of a frame are on one map.
+    last: Option<(Entity, Option<MapView<'a>>)>,
+}
+
+impl<'a> ViewCache<'a> {
+    pub(crate) fn new() -> Self {
+        Self {
+            views: default(),
+            last: None,
+        }
+    }
+
+    /// The view of `map` if it is a map that can place cells.
+    pub(crate) fn get<F: QueryFilter + 'static>(
+        &mut self,
+        maps: &'a Maps<'_, '_, F>,
+        map: Entity,
+    ) -> Option<MapView<'a>> {
+        if let Some((last, view)) = self.last
+            && last == map
+        {
+            return view;
+        }
+        let view = *self
+            .views
+            .entry(map)
+            .or_insert_with(|| maps.get(map).filter(MapView::is_valid));
+        self.last = Some((map, view));
+        view
     }
 }
 
@@ -446,5 +620,76 @@ impl<F: QueryFilter + 'static> Maps<'_, '_, F> {
         self.maps.iter().map(|(entity, grid, layout, transform)| {
             (entity, MapView::new(grid, layout, transform))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small xorshift generator.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u32) -> u32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as u32
+        }
+    }
+
+    /// `segment_clear` works cell by cell. Between cell centres it must say
+    /// what the grid's own line of sight says (through a corner exactly,
+    /// both cells beside it); between other points, what walking the
+    /// segment in substeps says. On grids with walls, for units of every
+    /// size, on a map that is moved and scaled.
+    #[test]
+    fn segment_clear_agrees_with_line_of_sight_and_walking() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let layout = GridLayout::default();
+        let transform = Transform::from_xyz(3.0, -2.0, 0.0).with_scale(Vec3::new(1.5, 1.5, 1.0));
+        let (mut blocked, mut clear) = (0, 0);
+        for round in 0..60 {
+            let mut grid = NavGrid::new(24, 24).unwrap();
+            for _ in 0..(round * 3) {
+                let cell = Cell::new(rng.below(24), rng.below(24));
+                grid.set_cost(cell, NavGrid::BLOCKED).unwrap();
+            }
+            for size in 1..=2 {
+                let view = MapView::new(&grid, &layout, Some(&transform)).for_size(size);
+                let class = view.class();
+                for _ in 0..200 {
+                    let a = Cell::new(rng.below(24), rng.below(24));
+                    let b = Cell::new(rng.below(24), rng.below(24));
+                    if class.is_walkable(a) {
+                        let (from, to) = (view.cell_to_world(a), view.cell_to_world(b));
+                        let sight = class.line_of_sight(a, b);
+                        assert_eq!(
+                            view.segment_clear(from, to),
+                            sight,
+                            "{a} to {b}, size {size}"
+                        );
+                        if sight { clear += 1 } else { blocked += 1 }
+                    }
+                    let offset = |rng: &mut Rng| {
+                        Vec2::new(rng.below(1000) as f32, rng.below(1000) as f32) / 1000.0 - 0.5
+                    };
+                    let from = view.cell_to_world(a) + offset(&mut rng);
+                    let to = view.cell_to_world(b) + offset(&mut rng);
+                    let mut probe = from;
+                    view.walk_straight(&mut probe, to, f32::MAX);
+                    assert_eq!(
+                        view.segment_clear(from, to),
+                        probe == to,
+                        "{from} to {to}, size {size}"
+                    );
+                }
+            }
+        }
+        assert!(
+            blocked > 1000 && clear > 1000,
+            "{blocked} blocked, {clear} clear"
+        );
     }
 }
