@@ -50,16 +50,16 @@ pub enum FrontierSystems {
     /// delivered as `PathResult` components, events and messages.
     Search,
     /// Movers start walking on new orders, join newly found paths, ask
-    /// again for paths a map change cut, and set the velocity they would
-    /// like (`MovementPlugin`).
+    /// again for paths a map change cut, set the velocity they would like,
+    /// and take turns at passages one unit wide (`MovementPlugin`).
     Steering,
     /// Local avoidance: movers' velocities are changed so that they do not
     /// run into each other (ORCA; `movement::avoidance`). Off with
     /// `AvoidanceSettings::enabled`, or per unit with an `Avoidance`
     /// component.
     Avoidance,
-    /// Movers walk their velocity on the grid, arrive and come to rest
-    /// (`MovementPlugin`).
+    /// Movers walk their velocity on the grid, arrive and come to rest;
+    /// bodies still touching are pushed apart (`MovementPlugin`).
     Move,
     /// Empty; a hook for running after everything else here.
     Last,

@@ -11,13 +11,17 @@
 //! integration walks the grid (`MapView::can_move`), which stays the final
 //! word on where a unit may stand.
 
+use bevy::platform::collections::HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use bevy::prelude::*;
+use bevy::tasks::{ComputeTaskPool, ParallelSlice, TaskPool};
 
-use super::{Motion, Mover, Steering};
-use crate::maps::Maps;
+use super::neighbours::SpatialGrid;
+use super::passage::Passages;
+use super::{Motion, Mover, Steering, speed_of, walk_velocity};
+use crate::core::Cell;
+use crate::maps::{MapView, Maps, ViewCache};
 use crate::pathfinding::Footprint;
 
 /// How movers avoid each other. Added with `init_resource`: a value the app
@@ -34,11 +38,22 @@ pub struct AvoidanceSettings {
     pub time_horizon: f32,
     /// The nearest neighbours each mover avoids, at most (default 10).
     pub max_neighbours: usize,
+    /// Threads of Bevy's compute task pool the planning of velocities is
+    /// spread over: 0 (the default) for all the pool has. Each unit is
+    /// planned alone from where every unit stood at the frame's start, so
+    /// the result is the same whatever the number.
+    pub threads: usize,
     /// Seconds a moving unit may make no headway, blocked by others, before
     /// it stops avoiding and pushes through until it makes headway again
     /// (default 2). Two crowds meeting head-on in a passage one unit wide
     /// cannot pass each other any other way.
     pub give_up_after: f32,
+    /// Seconds units waiting at one end of a one-lane passage (a bridge or
+    /// gap one unit wide) let the other end keep sending units through
+    /// (default 4): after that, no new unit enters from the other end, and
+    /// once the passage is empty the waiting side goes. See
+    /// [`passage`](super::passage).
+    pub passage_turn: f32,
 }
 
 impl Default for AvoidanceSettings {
@@ -46,8 +61,10 @@ impl Default for AvoidanceSettings {
         Self {
             enabled: true,
             time_horizon: 0.75,
-            max_neighbours: 10,
+            max_neighbours: 6,
+            threads: 0,
             give_up_after: 2.0,
+            passage_turn: 4.0,
         }
     }
 }
@@ -104,10 +121,30 @@ struct Agent {
     speed: f32,
     /// Whether it steers round others this frame.
     avoids: bool,
+    /// Whether it pushes through others this frame (it still avoids them,
+    /// but they take most of the avoiding).
+    pushing: bool,
+    /// The way it means to go (unit length, or zero).
+    heading: Vec2,
+    /// Whether it waits its turn at a passage, or queued behind one that
+    /// does (last frame).
+    held_up: bool,
+    /// Whether it stands (no order).
+    idle: bool,
+    /// Whether a one-lane passage lies just ahead (which it may enter only
+    /// with a claim on it).
+    near_passage: bool,
+    /// Whether it holds a passage: it is crossing one, or about to, and
+    /// the others, those waiting at the far end first, make way for it.
+    crossing: bool,
+    /// How far (0 to 1) it is into the time it may make no headway before
+    /// pushing through.
+    blocked: f32,
 }
 
-/// Movers as the avoidance reads and writes them.
-type Agents<'w, 's> = Query<
+/// Movers as the avoidance (and the taking of turns at passages) reads and
+/// writes them.
+pub(crate) type Agents<'w, 's> = Query<
     'w,
     's,
     (
@@ -121,44 +158,62 @@ type Agents<'w, 's> = Query<
     ),
 >;
 
-/// Buckets of agents by position, reused from frame to frame.
-#[derive(Default)]
-pub(crate) struct Buckets {
+/// The movers of the frame as avoidance sees them, the index of their
+/// positions, their plans and the pairs that may touch: worked out by
+/// [`avoid`], used again by [`separate`], kept from frame to frame.
+#[derive(Resource, Default)]
+pub(crate) struct Crowd {
     agents: Vec<Agent>,
-    cells: HashMap<(i32, i32), Vec<u32>>,
-    neighbours: Vec<(f32, u32)>,
+    positions: Vec<Vec2>,
+    grid: SpatialGrid,
+    /// Each agent's velocity for the frame, as it is worked out.
+    planned: Vec<Vec2>,
+    /// Pairs close enough to touch within the frame.
+    contacts: Vec<(u32, u32)>,
+}
+
+impl Crowd {
+    /// Sorts the agents by entity and indexes their positions in buckets
+    /// `width` wide.
+    fn index(&mut self, width: f32) {
+        self.agents.sort_by_key(|a| a.entity);
+        self.positions.clear();
+        self.positions
+            .extend(self.agents.iter().map(|a| a.position));
+        self.grid.rebuild(&self.positions, width.max(0.05));
+    }
+
+    /// The largest radius and speed of the agents.
+    fn widest_and_fastest(&self) -> (f32, f32) {
+        self.agents.iter().fold((0.0f32, 0.0f32), |(r, s), a| {
+            (r.max(a.radius), s.max(a.speed))
+        })
+    }
 }
 
 /// `FrontierSystems::Avoidance`: each mover's velocity for this frame, the
-/// closest to its preferred one that avoids its neighbours (ORCA). Agents
-/// are taken in entity order, so the result does not depend on the order
-/// the ECS stores them in.
+/// closest to its preferred one that avoids its nearest neighbours and
+/// the walls near it (ORCA). Agents are taken in entity order, so the
+/// result does not depend on the order the ECS stores them in.
 pub(crate) fn avoid(
     time: Res<Time>,
     settings: Res<AvoidanceSettings>,
     mut movers: Agents,
     maps: Maps<Without<Mover>>,
-    mut buckets: Local<Buckets>,
+    passages: Res<Passages>,
+    mut crowd: ResMut<Crowd>,
 ) {
     let seconds = time.delta_secs();
-    let buckets = &mut *buckets;
-    buckets.agents.clear();
-    // Each map's cell size, looked up once a frame, not once a unit.
-    let mut cell_sizes: HashMap<Entity, f32> = HashMap::new();
+    let crowd = &mut *crowd;
+    crowd.agents.clear();
+    crowd.contacts.clear();
+    let mut views = ViewCache::new();
     for (entity, mover, transform, steering, mut motion, footprint, avoidance) in &mut movers {
-        let avoidance = avoidance.copied().unwrap_or_default();
         let map = steering.map().or(motion.map);
-        let cell = map.map_or(1.0, |map| {
-            *cell_sizes.entry(map).or_insert_with(|| {
-                maps.get(map)
-                    .map_or(1.0, |view| view.layout.cell_size.abs().min_element())
-            })
-        });
-        let size = footprint.map_or(1, |f| f.0).max(1) as f32;
-        let radius = avoidance
-            .radius
-            .filter(|r| r.is_finite() && *r >= 0.0)
-            .unwrap_or(0.45 * size * cell);
+        let view = map.and_then(|map| views.get(&maps, map));
+        let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+        let radius = body_radius(avoidance, footprint, cell);
+        let avoidance = avoidance.copied().unwrap_or_default();
         let position = transform.translation.truncate();
         let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
         let agent = Agent {
@@ -168,17 +223,25 @@ pub(crate) fn avoid(
             velocity: usable(motion.velocity),
             preferred: usable(motion.preferred),
             radius,
-            speed: if mover.speed.is_finite() {
-                mover.speed.max(0.0)
+            speed: speed_of(mover),
+            avoids: settings.enabled && avoidance.enabled,
+            pushing: motion.pushing_through(),
+            heading: motion.heading,
+            held_up: motion.waiting || motion.queued,
+            idle: matches!(steering, Steering::Idle),
+            near_passage: motion.near_passage,
+            crossing: motion.claim.is_some(),
+            blocked: if settings.give_up_after > 0.0 {
+                (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
             } else {
-                0.0
+                1.0
             },
-            avoids: settings.enabled && avoidance.enabled && !motion.pushing_through(),
         };
+        motion.queued = false;
         // Until it is decided, a unit walks as it prefers.
         motion.velocity = agent.preferred;
         if position.is_finite() {
-            buckets.agents.push(agent);
+            crowd.agents.push(agent);
         }
     }
     let horizon = settings.time_horizon;
@@ -186,64 +249,251 @@ pub(crate) fn avoid(
     if !settings.enabled || !usable_time {
         return;
     }
-    buckets.agents.sort_by_key(|a| a.entity);
-    // Buckets as wide as the furthest two agents can close in on each
-    // other within the horizon (bounded, so one absurdly fast unit cannot
-    // make the grid one bucket).
-    let reach = buckets
+    let (widest, fastest) = crowd.widest_and_fastest();
+    // Buckets a third of the way two units can close within the horizon
+    // (at least a body wide): the nearest neighbours are found in a few
+    // rings, in a dense crowd and a sparse one.
+    crowd.index((2.0 * widest).max((2.0 * widest + 2.0 * fastest * horizon) / 3.0));
+    // Units standing at rest need no avoiding of their own until a moving
+    // one comes their way: they are planned after the others, and only
+    // those some moving unit woke. A big army at rest costs nearly nothing.
+    let asleep: Vec<bool> = crowd
         .agents
         .iter()
-        .map(|a| 2.0 * a.radius + a.speed * horizon)
-        .fold(0.0f32, f32::max);
-    let width = reach.clamp(1e-3, 64.0);
-    for cell in buckets.cells.values_mut() {
-        cell.clear();
-    }
-    let key = |p: Vec2| ((p.x / width).floor() as i32, (p.y / width).floor() as i32);
-    for (i, agent) in buckets.agents.iter().enumerate() {
-        buckets
-            .cells
-            .entry(key(agent.position))
-            .or_default()
-            .push(i as u32);
-    }
-    let options = dodgy_2d::AvoidanceOptions {
-        obstacle_margin: 0.0,
-        time_horizon: horizon,
-        obstacle_time_horizon: horizon,
-    };
-    let mut neighbours: Vec<Cow<'_, dodgy_2d::Agent>> = Vec::new();
-    for i in 0..buckets.agents.len() {
-        let me = buckets.agents[i];
-        if !me.avoids {
-            continue;
+        .map(|a| a.idle && a.preferred == Vec2::ZERO && a.velocity == Vec2::ZERO)
+        .collect();
+    let mut map_views = HashMap::new();
+    for agent in &crowd.agents {
+        if let Some(map) = agent.map
+            && let Some(view) = views.get(&maps, map)
+        {
+            map_views.insert(map, view);
         }
-        let (bx, by) = key(me.position);
-        let found = &mut buckets.neighbours;
-        found.clear();
-        for y in by - 1..=by + 1 {
-            for x in bx - 1..=bx + 1 {
-                let Some(cell) = buckets.cells.get(&(x, y)) else {
-                    continue;
-                };
-                for &j in cell {
-                    let other = &buckets.agents[j as usize];
-                    if j as usize == i || other.map != me.map {
-                        continue;
-                    }
-                    let distance = other.position.distance(me.position);
-                    let range = me.radius + other.radius + (me.speed + other.speed) * horizon;
-                    if distance <= range {
-                        found.push((distance, j));
-                    }
-                }
+    }
+    let planner = Planner {
+        agents: &crowd.agents,
+        passages: &passages,
+        grid: &crowd.grid,
+        views: &map_views,
+        asleep: &asleep,
+        one_map: crowd.agents.iter().all(|a| a.map == crowd.agents[0].map),
+        widest,
+        fastest,
+        horizon,
+        seconds,
+        max_neighbours: settings.max_neighbours,
+        options: dodgy_2d::AvoidanceOptions {
+            obstacle_margin: 0.0,
+            time_horizon: horizon,
+            obstacle_time_horizon: WALL_HORIZON,
+        },
+    };
+    // The awake, then the woken; each unit is planned alone from the
+    // frame's start, so the threads and the chunks it is split into do not
+    // change what comes out.
+    let threads = threads_for(settings.threads);
+    // Taken bucket by bucket, so that units planned one after the other
+    // look at the same neighbours (kind to the cache).
+    let awake: Vec<usize> = crowd
+        .grid
+        .in_bucket_order()
+        .map(|i| i as usize)
+        .filter(|&i| !asleep[i])
+        .collect();
+    let mut plans = planner.plan_all(&awake, threads);
+    let mut woken = vec![false; crowd.agents.len()];
+    for chunk in &plans {
+        for &j in &chunk.wakes {
+            woken[j as usize] = true;
+        }
+    }
+    let woken: Vec<usize> = crowd
+        .grid
+        .in_bucket_order()
+        .map(|i| i as usize)
+        .filter(|&i| woken[i])
+        .collect();
+    plans.extend(planner.plan_all(&woken, threads));
+    crowd.planned.clear();
+    crowd
+        .planned
+        .extend(crowd.agents.iter().map(|a| a.preferred));
+    let mut queued_units = Vec::new();
+    for chunk in plans {
+        for (i, velocity, queued) in chunk.plans {
+            if let Some(velocity) = velocity {
+                crowd.planned[i] = velocity;
+            }
+            if queued {
+                queued_units.push(crowd.agents[i].entity);
             }
         }
-        found.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        found.truncate(settings.max_neighbours);
-        neighbours.clear();
-        for &(distance, j) in found.iter() {
-            let other = &buckets.agents[j as usize];
+        crowd.contacts.extend(chunk.contacts);
+    }
+    crowd.contacts.sort_unstable();
+    crowd.contacts.dedup();
+    keep_gaps(crowd, seconds);
+    for (agent, velocity) in crowd.agents.iter().zip(&crowd.planned) {
+        if agent.avoids
+            && let Ok((.., mut motion, _, _)) = movers.get_mut(agent.entity)
+        {
+            motion.velocity = *velocity;
+        }
+    }
+    for unit in queued_units {
+        if let Ok((.., mut motion, _, _)) = movers.get_mut(unit) {
+            motion.queued = true;
+        }
+    }
+}
+
+/// The threads avoidance plans on: `setting`, or with 0 all the compute
+/// task pool has and the frame's own thread, which works on the tasks too
+/// while it waits for them.
+fn threads_for(setting: usize) -> usize {
+    let pool = ComputeTaskPool::get_or_init(TaskPool::default).thread_num();
+    if setting == 0 { pool + 1 } else { setting }
+}
+
+/// Units planned in one task, at least.
+const PLAN_CHUNK: usize = 32;
+
+/// Everything planning a unit reads: the frame's agents as they stood, and
+/// the settings.
+struct Planner<'a> {
+    agents: &'a [Agent],
+    passages: &'a Passages,
+    grid: &'a SpatialGrid,
+    views: &'a HashMap<Entity, MapView<'a>>,
+    asleep: &'a [bool],
+    one_map: bool,
+    widest: f32,
+    fastest: f32,
+    horizon: f32,
+    seconds: f32,
+    max_neighbours: usize,
+    options: dodgy_2d::AvoidanceOptions,
+}
+
+/// What planning some units gave.
+#[derive(Default)]
+struct Plans {
+    /// Each unit's velocity (`None`: as it prefers) and whether it is
+    /// queued.
+    plans: Vec<(usize, Option<Vec2>, bool)>,
+    /// Pairs that may touch this frame.
+    contacts: Vec<(u32, u32)>,
+    /// Units at rest that a planned unit is coming at.
+    wakes: Vec<u32>,
+}
+
+/// A planning task's own buffers.
+#[derive(Default)]
+struct Scratch {
+    found: Vec<(f32, u32)>,
+    neighbours: Vec<Cow<'static, dodgy_2d::Agent>>,
+    walls: Vec<Cow<'static, dodgy_2d::Obstacle>>,
+}
+
+impl Planner<'_> {
+    /// Plans `units`, split over `threads` threads of the compute task pool
+    /// (all on this one with 1).
+    fn plan_all(&self, units: &[usize], threads: usize) -> Vec<Plans> {
+        let run = |part: &[usize]| {
+            let mut scratch = Scratch::default();
+            let mut out = Plans::default();
+            for &i in part {
+                self.plan(i, &mut scratch, &mut out);
+            }
+            out
+        };
+        if threads <= 1 || units.len() <= PLAN_CHUNK {
+            return vec![run(units)];
+        }
+        let chunk = units.len().div_ceil(2 * threads).max(PLAN_CHUNK);
+        let pool = ComputeTaskPool::get_or_init(TaskPool::default);
+        units.par_chunk_map(pool, chunk, |_, part| run(part))
+    }
+
+    /// Plans unit `i`: its velocity for the frame, the closest to the one
+    /// it would like that avoids its nearest neighbours and the walls near
+    /// it (ORCA), asked only when one of them is in its way.
+    fn plan(&self, i: usize, scratch: &mut Scratch, out: &mut Plans) {
+        let agents = self.agents;
+        let me = agents[i];
+        let horizon = self.horizon;
+        // No pair further apart than this can meet within the horizon.
+        let reach = me.radius + self.widest + (me.speed + self.fastest) * horizon;
+        self.grid.nearest(
+            me.position,
+            reach,
+            self.max_neighbours,
+            // Every unit it may touch this frame, however many.
+            1.1 * (me.radius + self.widest + (me.speed + self.fastest) * self.seconds),
+            i as u32,
+            |j| self.one_map || agents[j as usize].map == me.map,
+            &mut scratch.found,
+        );
+        let found = &scratch.found;
+        if found.is_empty() {
+            return;
+        }
+        // A standing unit sees where a moving one means to go, so that it
+        // makes way before the other reaches it; and everyone sees where
+        // one pushing through or crossing a passage means to go.
+        let seen = |other: &Agent| {
+            if other.pushing || other.crossing && !me.crossing || me.idle && !other.idle {
+                other.preferred
+            } else {
+                other.velocity
+            }
+        };
+        // Nobody in the way within the horizon: the unit goes as it would
+        // like, and ORCA need not be asked.
+        let mut threatened = false;
+        for &(distance, j) in found {
+            let other = &agents[j as usize];
+            let course = on_collision_course(
+                other.position - me.position,
+                me.preferred - seen(other),
+                distance,
+                me.radius + other.radius,
+                horizon,
+            );
+            threatened |= course;
+            if course && self.asleep[j as usize] {
+                out.wakes.push(j);
+            }
+            // Pairs that may touch this frame.
+            let close = me.radius + other.radius + (me.speed + other.speed) * self.seconds;
+            if distance < 1.1 * close {
+                out.contacts.push(((i as u32).min(j), (i as u32).max(j)));
+            }
+        }
+        // One that does not avoid still wakes those in its way and has its
+        // contacts kept, but plans nothing itself.
+        if !me.avoids {
+            return;
+        }
+        // Behind a unit that waits its turn at a passage (or is queued
+        // behind one), going the same way: queued too, not blocked.
+        let queued = !me.held_up
+            && me.heading != Vec2::ZERO
+            && found.iter().any(|&(distance, j)| {
+                let other = &agents[j as usize];
+                let offset = other.position - me.position;
+                other.held_up
+                    && distance <= 1.3 * (me.radius + other.radius)
+                    && offset.dot(me.heading) >= 0.5 * distance
+                    && other.heading.dot(me.heading) >= 0.0
+            });
+        if !threatened {
+            out.plans.push((i, None, queued));
+            return;
+        }
+        scratch.neighbours.clear();
+        for &(distance, j) in found {
+            let other = &agents[j as usize];
             let mut position = other.position;
             if distance < 1e-4 {
                 // Two units on one spot: ORCA cannot tell which way to
@@ -252,41 +502,347 @@ pub(crate) fn avoid(
                 // the same inputs give the same positions.
                 position = me.position + parting_direction(me.entity, other.entity) * 1e-3;
             }
-            neighbours.push(Cow::Owned(dodgy_2d::Agent {
+            scratch.neighbours.push(Cow::Owned(dodgy_2d::Agent {
                 position: to_dodgy(position),
-                velocity: to_dodgy(other.velocity),
+                velocity: to_dodgy(seen(other)),
                 radius: other.radius,
-                // A unit that does not avoid leaves all of it to the others.
-                avoidance_responsibility: if other.avoids { 1.0 } else { 1e-3 },
+                avoidance_responsibility: responsibility(other),
             }));
         }
-        if neighbours.is_empty() {
-            continue;
+        let view = me.map.and_then(|map| self.views.get(&map));
+        let nearby = found.iter().map(|&(_, j)| &agents[j as usize]);
+        let preferred = keep_right(&me, nearby, horizon, view);
+        scratch.walls.clear();
+        if let Some(view) = view {
+            let reach = me.radius + me.speed * WALL_HORIZON;
+            // A passage it has no claim on is a wall to it.
+            let closed = |cell: Cell| {
+                me.near_passage
+                    && !me.crossing
+                    && me
+                        .map
+                        .is_some_and(|map| self.passages.closes(map, view, cell))
+            };
+            wall_edges(view, me.position, reach, closed, &mut scratch.walls);
         }
-        let preferred = keep_right(
-            &me,
-            found.iter().map(|&(_, j)| &buckets.agents[j as usize]),
-            horizon,
-        );
         let agent = dodgy_2d::Agent {
             position: to_dodgy(me.position),
             velocity: to_dodgy(me.velocity),
             radius: me.radius,
-            avoidance_responsibility: 1.0,
+            avoidance_responsibility: responsibility(&me),
         };
-        let velocity = agent.compute_avoiding_velocity(
-            &neighbours,
-            &[],
+        let avoiding = agent.compute_avoiding_velocity(
+            &scratch.neighbours,
+            &scratch.walls,
             to_dodgy(preferred),
             me.speed,
-            seconds,
-            &options,
+            self.seconds,
+            &self.options,
         );
-        let velocity = Vec2::new(velocity.x, velocity.y);
-        if velocity.is_finite()
-            && let Ok((.., mut motion, _, _)) = movers.get_mut(me.entity)
+        let velocity = Vec2::new(avoiding.x, avoiding.y);
+        out.plans
+            .push((i, velocity.is_finite().then_some(velocity), queued));
+    }
+}
+
+/// Passes over the pairs that may touch this frame in [`keep_gaps`].
+const GAP_PASSES: usize = 8;
+
+/// ORCA gives way only as far as its linear program is feasible; in a
+/// dense crowd it is not, and units would press into each other. So the
+/// velocities planned are changed as little as it takes for no two units
+/// to close in on each other this frame by more than the gap between them,
+/// each giving up its share of the excess (a unit pushing through gives
+/// up none of it against a standing one, which is pushed aside instead).
+/// Units going the same way keep their pace behind each other, and a
+/// crowd may turn as one. A few passes over the pairs; what is left is
+/// for the separation after the move.
+fn keep_gaps(crowd: &mut Crowd, seconds: f32) {
+    for _ in 0..GAP_PASSES {
+        let mut kept = true;
+        for &(i, j) in &crowd.contacts {
+            let (i, j) = (i as usize, j as usize);
+            let (me, other) = (&crowd.agents[i], &crowd.agents[j]);
+            let offset = other.position - me.position;
+            let distance = offset.length();
+            if distance < 1e-4 {
+                continue;
+            }
+            let toward = offset / distance;
+            let gap = (distance - me.radius - other.radius).max(0.0);
+            let closing = (crowd.planned[i] - crowd.planned[j]).dot(toward);
+            let excess = closing - gap / seconds;
+            if excess <= 1e-5 {
+                continue;
+            }
+            kept = false;
+            let (mine, theirs) = (give(me, other), give(other, me));
+            let total = mine + theirs;
+            if total <= 0.0 {
+                continue;
+            }
+            crowd.planned[i] -= toward * excess * mine / total;
+            crowd.planned[j] += toward * excess * theirs / total;
+        }
+        if kept {
+            break;
+        }
+    }
+}
+
+/// How much of a pair's excess closing `me` gives up against `other`: its
+/// responsibility (so a unit crossing a passage, or pushing through, gives
+/// up little), but nothing for one that does not avoid, nor for one
+/// pushing through against a standing unit (which is pushed aside
+/// instead).
+fn give(me: &Agent, other: &Agent) -> f32 {
+    if !me.avoids || me.pushing && other.idle {
+        0.0
+    } else {
+        responsibility(me)
+    }
+}
+
+/// Whether two bodies `offset` apart, their radii summing to `reach` and
+/// closing at `relative` velocity, touch within `horizon` seconds (or do
+/// now).
+fn on_collision_course(
+    offset: Vec2,
+    relative: Vec2,
+    distance: f32,
+    reach: f32,
+    horizon: f32,
+) -> bool {
+    if distance <= reach {
+        return true;
+    }
+    let closing = offset.dot(relative);
+    let speed_squared = relative.length_squared();
+    if closing <= 0.0 || speed_squared <= 1e-12 {
+        return false;
+    }
+    let discriminant = closing * closing - speed_squared * (distance * distance - reach * reach);
+    discriminant > 0.0 && (closing - discriminant.sqrt()) / speed_squared <= horizon
+}
+
+/// Rounds of pushing overlapping bodies apart after the move.
+const SEPARATION_ROUNDS: usize = 8;
+
+/// Movers as [`separate`] moves them.
+type Bodies<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static mut Transform,
+        &'static Steering,
+        &'static Motion,
+        Option<&'static Footprint>,
+        Option<&'static Avoidance>,
+    ),
+    With<Mover>,
+>;
+
+/// `FrontierSystems::Move`, after the units walked: bodies that still
+/// overlap (ORCA's velocities are only a plan, and a crowd pressed against
+/// a wall cannot always follow it) are pushed apart, a few rounds, each
+/// unit taking its share as in avoidance, every step checked on the grid,
+/// as Detour's crowds do after integration. Only the pairs [`avoid`] found
+/// close enough to touch this frame are looked at. A unit that does not
+/// avoid is not pushed; the others make way for it.
+pub(crate) fn separate(
+    settings: Res<AvoidanceSettings>,
+    mut bodies: Bodies,
+    maps: Maps<Without<Mover>>,
+    passages: Res<Passages>,
+    mut crowd: ResMut<Crowd>,
+) {
+    if !settings.enabled || crowd.contacts.is_empty() {
+        return;
+    }
+    let crowd = &mut *crowd;
+    let mut views = ViewCache::new();
+    // Where each body stands after the move, and its map for its size.
+    let mut walk_views: Vec<Option<MapView>> = Vec::with_capacity(crowd.agents.len());
+    for (i, agent) in crowd.agents.iter().enumerate() {
+        let body = bodies.get(agent.entity).ok();
+        let view = body.and_then(|(_, transform, _, _, footprint, _)| {
+            crowd.positions[i] = transform.translation.truncate();
+            let view = agent.map.and_then(|map| views.get(&maps, map))?;
+            Some(view.for_size(footprint.map_or(1, |f| f.0)))
+        });
+        walk_views.push(view.filter(|_| crowd.positions[i].is_finite()));
+    }
+    let mut moved = vec![false; crowd.agents.len()];
+    for _ in 0..SEPARATION_ROUNDS {
+        let mut any = false;
+        for &(i, j) in &crowd.contacts {
+            let (i, j) = (i as usize, j as usize);
+            let (me, other) = (&crowd.agents[i], &crowd.agents[j]);
+            if walk_views[i].is_none() || walk_views[j].is_none() {
+                continue;
+            }
+            let offset = crowd.positions[i] - crowd.positions[j];
+            let distance = offset.length();
+            let depth = me.radius + other.radius - distance;
+            if depth <= 1e-4 {
+                continue;
+            }
+            any = true;
+            let away = if distance > 1e-4 {
+                offset / distance
+            } else {
+                parting_direction(me.entity, other.entity)
+            };
+            let (mine, theirs) = (give(me, other), give(other, me));
+            let total = mine + theirs;
+            if total <= 0.0 {
+                continue;
+            }
+            // Each its share. A unit pushing through has little share, so
+            // where the other could not move (a wall, a passage's mouth),
+            // the pusher gives way for it, down to a squeeze that still
+            // lets it press on.
+            let mut nudge = |k: usize, push: Vec2| -> f32 {
+                let Some(view) = &walk_views[k] else {
+                    return 0.0;
+                };
+                let position = &mut crowd.positions[k];
+                let before = *position;
+                walk_velocity(view, position, push, 1.0);
+                // Not into a passage without a claim on it.
+                let agent = &crowd.agents[k];
+                if !agent.crossing
+                    && let Some(map) = agent.map
+                {
+                    *position = passages.stop_outside(map, view, before, *position);
+                }
+                moved[k] |= *position != before;
+                (*position - before).dot(push.normalize_or_zero()).max(0.0)
+            };
+            let parted =
+                nudge(i, away * depth * mine / total) + nudge(j, -away * depth * theirs / total);
+            let left = depth - parted - SQUEEZE * (me.radius + other.radius);
+            if left > 1e-4 && (me.pushing || other.pushing) {
+                let more = nudge(i, away * left);
+                if left - more > 1e-4 {
+                    nudge(j, -away * (left - more));
+                }
+            }
+        }
+        if !any {
+            break;
+        }
+    }
+    for (i, agent) in crowd.agents.iter().enumerate() {
+        if moved[i]
+            && let Ok((_, mut transform, ..)) = bodies.get_mut(agent.entity)
         {
-            motion.velocity = velocity;
+            transform.translation = crowd.positions[i].extend(transform.translation.z);
+        }
+    }
+}
+
+/// How far two bodies may stay pressed into each other after separation
+/// when one is pushing through and the other cannot give way, as a
+/// fraction of their radii's sum: the pusher presses on a little instead of
+/// stopping dead.
+const SQUEEZE: f32 = 0.05;
+
+/// A unit's share of the avoiding between two units is its responsibility
+/// over the sum of both: a unit that does not avoid leaves all of it to the
+/// others; one pushing through, most of it.
+fn responsibility(agent: &Agent) -> f32 {
+    if !agent.avoids {
+        1e-3
+    } else if agent.pushing || agent.crossing {
+        0.1
+    } else {
+        1.0
+    }
+}
+
+/// A mover's body radius: its [`Avoidance::radius`] if that is a usable
+/// number, else 0.45 of its footprint's side (`cell`: the map's cell size).
+pub(crate) fn body_radius(
+    avoidance: Option<&Avoidance>,
+    footprint: Option<&Footprint>,
+    cell: f32,
+) -> f32 {
+    let size = footprint.map_or(1, |f| f.0).max(1) as f32;
+    avoidance
+        .and_then(|a| a.radius)
+        .filter(|r| r.is_finite() && *r >= 0.0)
+        .unwrap_or(0.45 * size * cell)
+}
+
+/// Seconds ahead a unit looks for walls when it avoids others: short, as
+/// walls are the grid's business; it only keeps avoidance from pushing a
+/// unit into a wall, where it would stop short of where the others
+/// counted on it to go.
+const WALL_HORIZON: f32 = 0.25;
+
+/// The wall edges within `reach` of `position` as ORCA obstacles: each side
+/// a wall cell (or the map's edge) shares with a walkable cell, with the
+/// wall on its left. Walls of the grid itself, whatever the unit's size:
+/// its body keeps its radius from them.
+fn wall_edges(
+    view: &MapView,
+    position: Vec2,
+    reach: f32,
+    closed: impl Fn(Cell) -> bool,
+    out: &mut Vec<Cow<'static, dodgy_2d::Obstacle>>,
+) {
+    let Some(at) = view.world_to_grid(position) else {
+        return;
+    };
+    let cell = view.layout.cell_size.abs().min_element();
+    if cell <= 0.0 || !reach.is_finite() {
+        return;
+    }
+    let reach = reach / cell;
+    let grid = view.grid;
+    let wall = |x: i64, y: i64| {
+        let cell = Cell::new(
+            u32::try_from(x).unwrap_or(u32::MAX),
+            u32::try_from(y).unwrap_or(u32::MAX),
+        );
+        x < 0 || y < 0 || !grid.is_walkable(cell) || closed(cell)
+    };
+    // A mirroring transform turns left into right.
+    let origin = view.grid_to_world(Vec2::ZERO);
+    let mirrored =
+        (view.grid_to_world(Vec2::X) - origin).perp_dot(view.grid_to_world(Vec2::Y) - origin) < 0.0;
+    let (x0, x1) = ((at.x - reach).floor() as i64, (at.x + reach).floor() as i64);
+    let (y0, y1) = ((at.y - reach).floor() as i64, (at.y + reach).floor() as i64);
+    for y in y0..=y1 {
+        for x in x0..=x1 {
+            if !wall(x, y) {
+                continue;
+            }
+            let centre = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
+            for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+                if wall(x + dx, y + dy) {
+                    continue;
+                }
+                let normal = Vec2::new(dx as f32, dy as f32);
+                let along = normal.perp();
+                let middle = centre + 0.5 * normal;
+                let (mut a, mut b) = (middle - 0.5 * along, middle + 0.5 * along);
+                let nearest = at.clamp(a.min(b), a.max(b));
+                if nearest.distance(at) > reach {
+                    continue;
+                }
+                if mirrored {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                out.push(Cow::Owned(dodgy_2d::Obstacle::Open {
+                    vertices: vec![
+                        to_dodgy(view.grid_to_world(a)),
+                        to_dodgy(view.grid_to_world(b)),
+                    ],
+                }));
+            }
         }
     }
 }
@@ -294,12 +850,20 @@ pub(crate) fn avoid(
 /// How far a unit turns to its right to pass one in its way (radians).
 const KEEP_RIGHT: f32 = 0.3;
 
+/// How far a unit that has long been blocked turns (radians).
+const KEEP_RIGHT_BLOCKED: f32 = 1.2;
+
 /// `me`'s preferred velocity, turned a little to its right when another
 /// unit stands or comes in its way within the horizon. ORCA alone lets two
 /// units that meet exactly head-on (or one walking straight at a standing
 /// one) only slow down and push; turning right, each to its own side, they
 /// pass, the same way every run.
-fn keep_right<'a>(me: &Agent, others: impl Iterator<Item = &'a Agent>, horizon: f32) -> Vec2 {
+fn keep_right<'a>(
+    me: &Agent,
+    others: impl Iterator<Item = &'a Agent>,
+    horizon: f32,
+    view: Option<&MapView>,
+) -> Vec2 {
     let speed = me.preferred.length();
     if speed <= 1e-6 {
         return me.preferred;
@@ -316,8 +880,23 @@ fn keep_right<'a>(me: &Agent, others: impl Iterator<Item = &'a Agent>, horizon: 
             && ahead <= reach + me.radius + other.radius
             && aside < me.radius + other.radius
     });
-    if in_the_way {
-        Vec2::from_angle(-KEEP_RIGHT).rotate(me.preferred)
+    // The longer a unit is blocked, the more it turns: in a jam where
+    // everyone keeps right, that sets the crowd turning round, which
+    // unlocks it.
+    let angle = KEEP_RIGHT + (KEEP_RIGHT_BLOCKED - KEEP_RIGHT) * me.blocked;
+    let turned = Vec2::from_angle(-angle).rotate(me.preferred);
+    // Not into a wall: ORCA would then hold the unit against it.
+    let clear = |view: &MapView| {
+        let cell = view.layout.cell_size.abs().min_element();
+        // One step of about a cell: `can_move` checks the cells and the
+        // corner it crosses.
+        view.can_move(
+            me.position,
+            me.position + turned / speed * (me.radius + 0.5 * cell),
+        )
+    };
+    if in_the_way && view.is_none_or(clear) {
+        turned
     } else {
         me.preferred
     }

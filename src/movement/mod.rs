@@ -18,6 +18,8 @@
 //! to one point stand side by side, and a unit pushed aside walks back.
 
 pub mod avoidance;
+mod neighbours;
+pub mod passage;
 mod rest;
 mod route;
 
@@ -29,7 +31,7 @@ pub use avoidance::{Avoidance, AvoidanceSettings};
 pub use route::{Route, SharedWaypoints};
 
 use crate::core::Cell;
-use crate::maps::{MapView, Maps};
+use crate::maps::{MapView, Maps, ViewCache};
 use crate::pathfinding::{Footprint, PathRequest, PathResult, PathTarget, PathfindingPlugin};
 use crate::schedule::FrontierSystems;
 use rest::RestingPlaces;
@@ -108,10 +110,27 @@ pub struct Motion {
     pub rest: Option<Vec2>,
     /// The map the unit last walked on (kept while it stands).
     pub map: Option<Entity>,
-    /// Seconds the unit has been moving without headway.
+    /// Seconds the unit has been trying to move without headway.
     stalled: f32,
-    /// Seconds left of pushing through others instead of avoiding them.
+    /// Where it stood when it last made headway.
+    mark: Vec2,
+    /// Seconds left of pushing through others (leaving them most of the
+    /// avoiding).
     pushing: f32,
+    /// The way the unit means to go (unit length, or zero when it stands).
+    heading: Vec2,
+    /// Whether it waits its turn at a one-lane passage this frame.
+    waiting: bool,
+    /// Whether a one-lane passage lies just ahead (or it is in one).
+    near_passage: bool,
+    /// Whether it is queued behind a unit that waits (or is queued), going
+    /// the same way.
+    queued: bool,
+    /// Seconds it has waited for its turn at the passage ahead.
+    waited: f32,
+    /// The one-lane passage it may be in.
+    #[reflect(ignore)]
+    claim: Option<passage::Claim>,
 }
 
 impl Motion {
@@ -120,6 +139,12 @@ impl Motion {
     /// avoiding them, until it makes headway again.
     pub fn pushing_through(&self) -> bool {
         self.pushing > 0.0
+    }
+
+    /// Whether the unit stands waiting its turn at a one-lane passage (see
+    /// [`passage`]).
+    pub fn waiting_turn(&self) -> bool {
+        self.waiting
     }
 }
 
@@ -143,13 +168,17 @@ pub struct UnitArrived {
 /// - In [`FrontierSystems::Steering`], chained: `begin_orders` (new
 ///   requests start instinct at once), `adopt_paths` (new results are
 ///   joined at the furthest visible waypoint), `replan_cut_paths` (paths a
-///   map change cut are asked for again) and `prefer` (each unit's
-///   [`Motion::preferred`] velocity; standing units take their rest place).
+///   map change cut are asked for again), `prefer` (each unit's
+///   [`Motion::preferred`] velocity; standing units take their rest place)
+///   and `take_turns` ([`passage`]: units take turns at passages one unit
+///   wide).
 /// - In [`FrontierSystems::Avoidance`]: `avoid` ([`avoidance`]: ORCA turns
-///   preferred velocities into ones that do not collide).
-/// - In [`FrontierSystems::Move`]: `move_units` (walks each unit its
-///   velocity × delta time on the grid; arrival, rest places, and a unit
-///   blocked too long pushes through).
+///   preferred velocities into ones that do not collide, and no pair closes
+///   by more than its gap).
+/// - In [`FrontierSystems::Move`], chained: `move_units` (walks each unit
+///   its velocity × delta time on the grid; arrival, rest places, and a
+///   unit blocked too long pushes through) and `separate` (bodies still
+///   touching are pushed apart).
 ///
 /// An observer stops a unit whose `PathRequest` is removed.
 pub struct MovementPlugin {
@@ -187,15 +216,25 @@ impl Plugin for MovementPlugin {
             .register_type::<Arrived>()
             .init_resource::<AvoidanceSettings>()
             .init_resource::<RestingPlaces>()
+            .init_resource::<passage::Passages>()
+            .init_resource::<avoidance::Crowd>()
             .add_message::<UnitArrived>()
             .add_systems(
                 self.schedule,
                 (
-                    (begin_orders, adopt_paths, replan_cut_paths, prefer)
+                    (
+                        begin_orders,
+                        adopt_paths,
+                        replan_cut_paths,
+                        prefer,
+                        passage::take_turns,
+                    )
                         .chain()
                         .in_set(FrontierSystems::Steering),
                     avoidance::avoid.in_set(FrontierSystems::Avoidance),
-                    move_units.in_set(FrontierSystems::Move),
+                    (move_units, avoidance::separate)
+                        .chain()
+                        .in_set(FrontierSystems::Move),
                 ),
             )
             .add_observer(stop_on_cancel);
@@ -337,6 +376,9 @@ fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steeri
     }
 }
 
+/// Ground (in cells) a unit must gain to count as making headway.
+const HEADWAY: f32 = 0.5;
+
 /// A waypoint this close (in cells) counts as reached by a unit that
 /// avoidance moved off the straight way to it.
 const REACHED: f32 = 0.1;
@@ -408,6 +450,7 @@ fn prefer(
         places.release(unit);
     }
     let seconds = time.delta_secs();
+    let mut views = ViewCache::new();
     for (unit, mover, transform, mut steering, mut motion, footprint) in &mut units {
         let speed = speed_of(mover);
         let position = transform.translation.truncate();
@@ -418,8 +461,7 @@ fn prefer(
         }
         let view = motion
             .map
-            .and_then(|map| maps.get(map))
-            .filter(MapView::is_valid)
+            .and_then(|map| views.get(&maps, map))
             .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
         motion.preferred = match &mut *steering {
             Steering::Idle => {
@@ -451,7 +493,10 @@ fn prefer(
                     while let Some(next) = route.next_waypoint() {
                         let near = position.distance(next);
                         let after = route.remaining().nth(1);
-                        let reached = near <= 1e-4
+                        // Within a hair of a corner counts as there: in a
+                        // crowd, others may keep a unit off the exact point
+                        // (and it would block theirs).
+                        let reached = near <= REACHED * cell
                             || after.is_some_and(|after| {
                                 near <= SKIP_NEAR * cell && view.segment_clear(position, after)
                             });
@@ -502,16 +547,17 @@ fn move_units(
     maps: MapsBesideUnits,
     settings: Res<AvoidanceSettings>,
     mut places: ResMut<RestingPlaces>,
+    passages: Res<passage::Passages>,
     mut arrivals: MessageWriter<UnitArrived>,
 ) {
     let seconds = time.delta_secs();
+    let mut views = ViewCache::new();
     for (unit, mover, mut request, mut transform, mut steering, mut motion, footprint) in &mut units
     {
-        let Some(view) = steering
+        let Some((map, view)) = steering
             .map()
             .or(motion.map)
-            .and_then(|map| maps.get(map))
-            .filter(MapView::is_valid)
+            .and_then(|map| Some((map, views.get(&maps, map)?)))
         else {
             continue;
         };
@@ -600,8 +646,12 @@ fn move_units(
                 }
             }
         }
+        // No unit steps into a passage without a claim on it: a unit is
+        // in a passage only in its turn.
+        if motion.claim.is_none() {
+            position = passages.stop_outside(map, &view, start, position);
+        }
         transform.translation = position.extend(transform.translation.z);
-        let walked = position.distance(start);
         motion.velocity = (position - start) / seconds;
         // A standing unit pushed off its rest place and kept off it, and a
         // moving one blocked by others: both make no headway.
@@ -609,11 +659,21 @@ fn move_units(
         let displaced = motion
             .rest
             .is_some_and(|rest| rest.distance(start) > DISPLACED * cell);
-        let trying = if idle { displaced } else { !arrived };
-        if trying && budget > 0.0 && walked < 0.1 * budget {
-            motion.stalled += seconds;
+        // Waiting its turn at a passage, or queued behind a unit that is,
+        // is not being blocked.
+        let held_up = motion.waiting || motion.queued;
+        let trying = if idle {
+            displaced
         } else {
+            !arrived && !held_up
+        };
+        // Headway is ground gained, not steps taken: a unit jostled to and
+        // fro in a crowd that keeps it where it is makes none.
+        if !trying || budget <= 0.0 || position.distance(motion.mark) >= HEADWAY * cell {
             motion.stalled = 0.0;
+            motion.mark = position;
+        } else {
+            motion.stalled += seconds;
         }
         motion.pushing = (motion.pushing - seconds).max(0.0);
         let give_up = settings.give_up_after;
@@ -625,11 +685,18 @@ fn move_units(
                 motion.rest = Some(places.settle(unit, map, &view, position));
             }
         } else if motion.stalled >= give_up && give_up.is_finite() {
-            // Blocked too long: push through until headway, and a fresh
-            // path from here (it may have been walls).
+            // Blocked too long: push through until headway. A unit pushed
+            // out of sight of its next corner also asks for a fresh path
+            // from where it is; one held up by a crowd does not (a new path
+            // would be the same one).
             motion.stalled = 0.0;
             motion.pushing = give_up.max(seconds);
-            if let Steering::Following { goal, map, .. } = *steering {
+            if let Steering::Following { route, goal, map } = &*steering
+                && route
+                    .next_waypoint()
+                    .is_some_and(|next| !view.segment_clear(position, next))
+            {
+                let (goal, map) = (*goal, *map);
                 *steering = Steering::Instinct { goal, map };
                 ask_again(&mut commands, unit, &mut request, goal, map);
             }

@@ -1,7 +1,9 @@
 //! Rest places: the cells standing units hold, so that no two units come to
 //! rest on one cell.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use bevy::platform::collections::{HashMap, HashSet};
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;

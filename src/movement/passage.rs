@@ -1,0 +1,716 @@
+//! One-lane passages: where the way is one unit wide (a bridge, a gap in a
+//! wall, a corridor), two units going opposite ways cannot pass each other
+//! and no amount of avoidance helps. Units take turns instead, as drivers
+//! do at a one-lane bridge.
+//!
+//! A *one-lane* anchor is a walkable anchor with at most two moves out of
+//! it: a unit there can only go on or back. A passage is a chain of such
+//! anchors with a *mouth* at each end, the anchor outside it that opens
+//! onto it; they are found by looking along each unit's way, per size
+//! class (a bridge two cells wide is one lane for a tank), and cached until
+//! the grid changes.
+//!
+//! Each frame every moving unit looks a short way ahead along its route
+//! (the rules below are worked out from the frame's start, in entity
+//! order, so the same inputs give the same turns).
+//!
+//! - A unit that sees a passage ahead walks on to its mouth if it is its
+//!   side's turn, and *claims* the passage there; it holds the claim
+//!   through the passage and while it stands in the far mouth.
+//! - It is a side's turn when the passage is empty and that side's first
+//!   unit has waited longest, or when the passage carries that side's
+//!   units and the other side's first unit has waited less than
+//!   [`AvoidanceSettings::passage_turn`] seconds. A unit already at the
+//!   mouth when the turn passes goes on, for one more turn at most, so that
+//!   none is left standing in the way of its own side's units.
+//! - Otherwise it waits: clear of the lane out of the passage (stepping
+//!   aside, to its own side of it) and a few cells back from the mouth,
+//!   so that the units coming out have room; units queued behind it count
+//!   as waiting too, not as blocked.
+//! - No unit steps into a passage without a claim on it: not by walking,
+//!   not pushed by others (the move stops at the passage's edge, and to
+//!   avoidance the passage is a wall).
+//!
+//! So the passage never carries units both ways at once, neither side is
+//! held up for ever, and nobody turns back half-way.
+
+use bevy::platform::collections::{HashMap, HashSet};
+
+use bevy::prelude::*;
+
+use super::{Mover, Steering};
+use crate::core::{Cell, GridChanges, MAX_UNIT_SIZE, SizeClass};
+use crate::maps::{MapView, Maps, ViewCache};
+
+use super::avoidance::{Agents, AvoidanceSettings, body_radius};
+
+/// Anchors a passage may have: a longer one-lane chain is not taken turns
+/// on (its units meet and push through, as in open ground).
+const LONGEST: usize = 4096;
+
+/// How far ahead of its body (in cells) a unit looks for a passage: the
+/// nearest it comes to one before it knows whether it must wait.
+const LOOK_AHEAD: f32 = 4.0;
+
+/// A waiting unit closer than this to the passage (cells beyond its body)
+/// backs off, so that the mouth is clear for the units coming out.
+const CLEAR_OF_MOUTH: f32 = 2.5;
+
+/// How close to the passage (cells beyond its body) a unit claims it: only
+/// units at its mouth hold it, so a turn that ends stops no unit that is
+/// half-way to it behind one that has to wait.
+const CLAIM_AT: f32 = 1.0;
+
+/// A chain of one-lane anchors with two mouths.
+#[derive(Clone, Debug)]
+struct Passage {
+    /// The chain's lowest anchor (row, then column): the passage's name.
+    key: Cell,
+    /// The anchor outside each end, lower first: side 0 and side 1.
+    mouths: [Cell; 2],
+    /// The chain's anchor each mouth opens onto.
+    ends: [Cell; 2],
+}
+
+/// Side of the square blocks of anchors that remember whether they hold a
+/// one-lane anchor at all, so that units in the open need not look.
+const BLOCK: u32 = 8;
+
+/// The passages of one map for one size, as far as units have looked.
+#[derive(Default)]
+struct PassageMap {
+    /// The grid version the cache is for.
+    version: u64,
+    /// Whether each block looked at holds a one-lane anchor.
+    blocks: HashMap<(u32, u32), bool>,
+    /// One-lane anchors seen so far and the passage they belong to (`None`:
+    /// a chain that is not taken turns on).
+    cells: HashMap<Cell, Option<u32>>,
+    passages: Vec<Passage>,
+}
+
+/// Whether a unit at `cell` can only go on or back.
+fn one_lane(class: &SizeClass, cell: Cell) -> bool {
+    class.is_walkable(cell) && class.neighbors(cell).take(3).count() <= 2
+}
+
+impl PassageMap {
+    /// Forgets what the edits since the last look may have changed: every
+    /// chain, and the blocks round the anchors edited.
+    fn catch_up(&mut self, class: &SizeClass) {
+        if self.version == class.version() {
+            return;
+        }
+        match class.changes_since(self.version) {
+            GridChanges::Cells(cells) => {
+                for cell in cells {
+                    // An edit changes the moves out of the anchors round it.
+                    for y in cell.y.saturating_sub(1)..=cell.y + 1 {
+                        for x in cell.x.saturating_sub(1)..=cell.x + 1 {
+                            self.blocks.remove(&(x / BLOCK, y / BLOCK));
+                        }
+                    }
+                }
+            }
+            GridChanges::Everything => self.blocks.clear(),
+        }
+        self.version = class.version();
+        self.cells.clear();
+        self.passages.clear();
+    }
+
+    /// Whether any anchor within `reach` anchors of `cell` may be one-lane.
+    fn lanes_near(&mut self, class: &SizeClass, cell: Cell, reach: u32) -> bool {
+        let (x0, y0) = (
+            cell.x.saturating_sub(reach) / BLOCK,
+            cell.y.saturating_sub(reach) / BLOCK,
+        );
+        let (x1, y1) = ((cell.x + reach) / BLOCK, (cell.y + reach) / BLOCK);
+        for by in y0..=y1 {
+            for bx in x0..=x1 {
+                let lanes = *self.blocks.entry((bx, by)).or_insert_with(|| {
+                    (by * BLOCK..(by + 1) * BLOCK).any(|y| {
+                        (bx * BLOCK..(bx + 1) * BLOCK).any(|x| one_lane(class, Cell::new(x, y)))
+                    })
+                });
+                if lanes {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The passage `cell` belongs to, if it is one-lane and its chain has
+    /// two mouths; the chain is walked the first time one of its anchors
+    /// is asked for.
+    fn passage_at(&mut self, class: &SizeClass, cell: Cell) -> Option<u32> {
+        if let Some(&known) = self.cells.get(&cell) {
+            return known;
+        }
+        if !one_lane(class, cell) {
+            return None;
+        }
+        let mut chain = vec![cell];
+        let mut seen = HashSet::from([cell]);
+        let mut mouths: Vec<(Cell, Cell)> = Vec::new();
+        let mut too_long = false;
+        let mut at = 0;
+        while at < chain.len() && !too_long {
+            let here = chain[at];
+            at += 1;
+            for (next, _) in class.neighbors(here) {
+                if seen.contains(&next) {
+                    continue;
+                }
+                if one_lane(class, next) {
+                    if chain.len() >= LONGEST {
+                        too_long = true;
+                        break;
+                    }
+                    seen.insert(next);
+                    chain.push(next);
+                } else if mouths.iter().all(|&(mouth, _)| mouth != next) {
+                    mouths.push((next, here));
+                }
+            }
+        }
+        let passage = if too_long || mouths.len() != 2 {
+            None
+        } else {
+            mouths.sort_by_key(|&(mouth, _)| (mouth.y, mouth.x));
+            let key = *chain.iter().min_by_key(|c| (c.y, c.x)).unwrap_or(&cell);
+            self.passages.push(Passage {
+                key,
+                mouths: [mouths[0].0, mouths[1].0],
+                ends: [mouths[0].1, mouths[1].1],
+            });
+            Some(self.passages.len() as u32 - 1)
+        };
+        for anchor in chain {
+            self.cells.insert(anchor, passage);
+        }
+        passage
+    }
+}
+
+/// The one-lane passages units have looked at, per map and size, the
+/// sizes of the movers on each map this frame, and scratch for the frame.
+#[derive(Resource, Default)]
+pub(crate) struct Passages {
+    maps: HashMap<(Entity, u8), PassageMap>,
+    /// Per map, the sizes of its movers (bit k for size k). A unit takes
+    /// turns at the passages of its own size and of every bigger size on
+    /// the map: a bridge two cells wide is one lane where a tank may meet
+    /// infantry on it, so the infantry take turns there too.
+    sizes: HashMap<Entity, u16>,
+    seen: Vec<Sighting>,
+}
+
+/// The sizes, `size` and up, whose passages a unit of `size` takes turns
+/// at on a map whose movers' sizes are `present` (bit k for size k).
+fn lanes(present: u16, size: u8) -> impl Iterator<Item = u8> {
+    (size..=MAX_UNIT_SIZE).filter(move |&k| k == size || present & (1 << k) != 0)
+}
+
+/// The anchors of size `lane` that hold a unit of size `size` standing at
+/// `position`: its own anchor when the sizes agree; for a smaller unit,
+/// every anchor whose footprint contains the point (in order, lowest
+/// first).
+fn holders(view: &MapView, position: Vec2, size: u8, lane: u8) -> impl Iterator<Item = Cell> {
+    let (cell, reach) = if size >= lane {
+        (view.for_size(lane).cell_at(position), 1)
+    } else {
+        (view.for_size(1).cell_at(position), lane as u32)
+    };
+    cell.into_iter().flat_map(move |cell| {
+        (0..reach).rev().flat_map(move |dy| {
+            (0..reach).rev().filter_map(move |dx| {
+                Some(Cell::new(cell.x.checked_sub(dx)?, cell.y.checked_sub(dy)?))
+            })
+        })
+    })
+}
+
+impl Passages {
+    /// The sizes of `map`'s movers this frame (bit k for size k).
+    fn present(&self, map: Entity) -> u16 {
+        self.sizes.get(&map).copied().unwrap_or(0)
+    }
+
+    /// Whether a unit of `size` at `position` on `view` of `map` stands in
+    /// a passage (of its size or a bigger one) units have looked at this
+    /// version of the grid.
+    fn stands_in(&self, map: Entity, view: &MapView, size: u8, position: Vec2) -> bool {
+        lanes(self.present(map), size).any(|lane| {
+            self.maps.get(&(map, lane)).is_some_and(|cached| {
+                holders(view, position, size, lane)
+                    .any(|anchor| cached.cells.get(&anchor).is_some_and(Option::is_some))
+            })
+        })
+    }
+
+    /// Whether cell `cell` (of the grid itself) of `map` is in a passage:
+    /// to a unit without a claim on it, avoidance treats it as a wall.
+    pub(crate) fn closes(&self, map: Entity, view: &MapView, cell: Cell) -> bool {
+        self.stands_in(map, view, 1, view.for_size(1).cell_to_world(cell))
+    }
+
+    /// Whether a unit of the size `view` is for, going from `from` to `to`
+    /// on `map`, steps into a passage from outside one: what only a unit
+    /// holding a claim on it may do.
+    fn steps_in(&self, map: Entity, view: &MapView, from: Vec2, to: Vec2) -> bool {
+        let size = view.size();
+        self.stands_in(map, view, size, to) && !self.stands_in(map, view, size, from)
+    }
+
+    /// Where a unit without a claim that walked from `from` to `to` stops:
+    /// `to`, or the last point before the way steps into a passage.
+    pub(crate) fn stop_outside(&self, map: Entity, view: &MapView, from: Vec2, to: Vec2) -> Vec2 {
+        if !self.steps_in(map, view, from, to) {
+            return to;
+        }
+        // Back along the way in small steps (a frame's walk is short), to a
+        // point the unit can walk to straight.
+        let steps = 16;
+        (1..steps)
+            .rev()
+            .map(|k| from.lerp(to, k as f32 / steps as f32))
+            .find(|&p| !self.steps_in(map, view, from, p) && view.segment_clear(from, p))
+            .unwrap_or(from)
+    }
+}
+
+/// A passage's name: its map, the size it is for and its key anchor.
+type PassageId = (Entity, u8, Cell);
+
+/// Whose turn it is at a passage this frame.
+#[derive(Clone, Copy, Default)]
+struct Turn {
+    /// The side that may walk on to it.
+    open: Option<usize>,
+    /// The side in it, whose units at the mouth still go on.
+    flow: Option<usize>,
+}
+
+/// A claim on a passage: the unit may be in it, going from `side`'s mouth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Claim {
+    map: Entity,
+    size: u8,
+    key: Cell,
+    side: u8,
+}
+
+impl Claim {
+    fn passage(&self) -> PassageId {
+        (self.map, self.size, self.key)
+    }
+}
+
+/// What one unit sees of passages this frame.
+struct Sighting {
+    unit: Entity,
+    /// The passage ahead (or the one it is in), and its side of it.
+    ahead: Option<Claim>,
+    /// How far ahead the passage starts, in world units (0 inside it).
+    distance: f32,
+    /// The claim it held coming into the frame.
+    held: Option<Claim>,
+    waited: f32,
+    /// The direction it means to go.
+    heading: Vec2,
+    /// Distance it should keep from the passage while waiting.
+    hold: f32,
+    /// Distance from the passage at which it claims it, its side's turn.
+    claim: f32,
+    speed: f32,
+    /// Where it stands.
+    position: Vec2,
+    /// The lane out of the passage at its mouth on this unit's side.
+    lane: Option<Lane>,
+}
+
+/// The lane the units coming out of a passage walk, kept clear by those
+/// waiting at that mouth. In world space.
+#[derive(Clone, Copy)]
+struct Lane {
+    /// The mouth's centre.
+    mouth: Vec2,
+    /// The way out (unit length).
+    out: Vec2,
+    /// Half the lane's width.
+    half_width: f32,
+    /// How far out from the mouth it runs.
+    length: f32,
+}
+
+/// `FrontierSystems::Steering`, after the preferred velocities: units take
+/// turns at one-lane passages (see the [module](self) docs). A unit that
+/// must wait has its preferred velocity set to stand (or to back away from
+/// the mouth) and counts as waiting, not as blocked.
+pub(crate) fn take_turns(
+    time: Res<Time>,
+    settings: Res<AvoidanceSettings>,
+    mut units: Agents,
+    maps: Maps<Without<Mover>>,
+    mut passages: ResMut<Passages>,
+) {
+    let seconds = time.delta_secs();
+    let passages = &mut *passages;
+    passages.seen.clear();
+    passages.sizes.clear();
+    for (_, _, _, steering, motion, footprint, _) in &units {
+        if let Some(map) = steering.map().or(motion.map) {
+            let size = footprint.map_or(1, |f| f.0).clamp(1, MAX_UNIT_SIZE);
+            *passages.sizes.entry(map).or_default() |= 1 << size;
+        }
+    }
+    let mut views = ViewCache::new();
+    for (unit, mover, transform, steering, mut motion, footprint, avoidance) in &mut units {
+        motion.waiting = false;
+        motion.near_passage = false;
+        motion.heading = motion.preferred.normalize_or_zero();
+        let avoids = avoidance.is_none_or(|a| a.enabled);
+        let map = steering.map();
+        let view = map
+            .and_then(|map| views.get(&maps, map))
+            .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
+        let (Some(map), Some(view), true, true) = (map, view, avoids, settings.enabled) else {
+            motion.claim = None;
+            motion.waited = 0.0;
+            continue;
+        };
+        let position = transform.translation.truncate();
+        let (way, corners) = way_ahead(steering, position);
+        let way = &way[..corners];
+        let heading = way
+            .iter()
+            .map(|&p| p - position)
+            .find(|d| d.length_squared() > 1e-8)
+            .map_or(Vec2::ZERO, Vec2::normalize);
+        motion.heading = heading;
+        let cell = view.layout.cell_size.abs().min_element();
+        let radius = body_radius(avoidance, footprint, cell);
+        let size = view.size();
+        let reach = radius + LOOK_AHEAD * cell;
+        // The first passage ahead, of its size or a bigger one.
+        let present = passages.present(map);
+        let mut lane = size;
+        let mut found = None;
+        for k in lanes(present, size) {
+            let map_passages = passages.maps.entry((map, k)).or_default();
+            found = look_ahead(&view, k, map_passages, position, way, reach);
+            if found.is_some() {
+                lane = k;
+                break;
+            }
+        }
+        // A unit that has come out of the passage it holds keeps it while
+        // it stands in the mouth, so that nobody comes in at it.
+        if found.is_none()
+            && let Some(held) = motion.claim
+            && held.map == map
+            && held.size >= size
+            && let Some(map_passages) = passages.maps.get(&(map, held.size))
+            && let Some((index, here)) =
+                holders(&view, position, size, held.size).find_map(|here| {
+                    map_passages
+                        .passages
+                        .iter()
+                        .position(|p| p.key == held.key && p.mouths.contains(&here))
+                        .map(|index| (index, here))
+                })
+        {
+            lane = held.size;
+            found = Some((index as u32, here, 0.0));
+        }
+        let lane_view = view.for_size(lane);
+        let map_passages = passages.maps.entry((map, lane)).or_default();
+        let ahead = found.map(|(index, first, distance)| {
+            let passage = &map_passages.passages[index as usize];
+            let key = passage.key;
+            let held = motion.claim.filter(|c| c.passage() == (map, lane, key));
+            let side = match held {
+                Some(claim) => claim.side,
+                None => side_of(&lane_view, passage, first, distance, position, heading),
+            };
+            // The lane out of the passage on this side: from the end's
+            // footprint centre through the mouth's, as wide as the
+            // passage's biggest unit.
+            let (end, mouth) = (
+                lane_view.cell_to_world(passage.ends[side as usize]),
+                lane_view.cell_to_world(passage.mouths[side as usize]),
+            );
+            let lane_radius = 0.45 * lane as f32 * cell;
+            let lane_lane = Lane {
+                mouth,
+                out: (mouth - end).normalize_or_zero(),
+                half_width: radius.max(lane_radius) + 0.5 * lane as f32 * cell,
+                length: LANE_LENGTH * cell,
+            };
+            (
+                Claim {
+                    map,
+                    size: lane,
+                    key,
+                    side,
+                },
+                distance,
+                lane_lane,
+            )
+        });
+        passages.seen.push(Sighting {
+            unit,
+            ahead: ahead.map(|a| a.0),
+            distance: ahead.map_or(f32::MAX, |a| a.1),
+            lane: ahead.map(|a| a.2),
+            position,
+            held: motion.claim,
+            waited: motion.waited,
+            heading,
+            hold: radius + CLEAR_OF_MOUTH * cell,
+            claim: radius + CLAIM_AT * cell,
+            speed: if mover.speed.is_finite() {
+                mover.speed.max(0.0)
+            } else {
+                0.0
+            },
+        });
+    }
+    passages.seen.sort_by_key(|s| s.unit);
+
+    // Who is in each passage, from which side, and how long each side's
+    // first unit has waited.
+    #[derive(Default)]
+    struct Traffic {
+        inside: [u32; 2],
+        waited: [Option<(f32, Entity)>; 2],
+    }
+    let mut traffic: HashMap<PassageId, Traffic> = HashMap::new();
+    for sighting in &passages.seen {
+        let Some(ahead) = sighting.ahead else {
+            continue;
+        };
+        let entry = traffic.entry(ahead.passage()).or_default();
+        let side = ahead.side as usize;
+        if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
+            entry.inside[side] += 1;
+        } else {
+            // Longest wait first, then the lowest entity.
+            let candidate = (sighting.waited, sighting.unit);
+            let better = entry.waited[side]
+                .is_none_or(|(w, u)| candidate.0 > w || candidate.0 == w && candidate.1 < u);
+            if better {
+                entry.waited[side] = Some(candidate);
+            }
+        }
+    }
+    // Which side may walk on to each passage this frame (`open`), and
+    // which side is in it (`flow`): a unit of that side at the mouth goes
+    // on for a while after the turn has passed to the other side, so that
+    // none is left standing in the way of its own side's units.
+    let turn = settings.passage_turn;
+    let turns: HashMap<PassageId, Turn> = traffic
+        .iter()
+        .map(|(&passage, t)| {
+            let waited = |side: usize| t.waited[side].map_or(-1.0, |w| w.0);
+            // The mouth's units go on till the other side has waited two
+            // turns.
+            let flow = match (t.inside[0] > 0, t.inside[1] > 0) {
+                (true, false) => (waited(1) < 2.0 * turn).then_some(0),
+                (false, true) => (waited(0) < 2.0 * turn).then_some(1),
+                _ => None,
+            };
+            let side = match (t.inside[0] > 0, t.inside[1] > 0) {
+                (true, true) => None,
+                (true, false) => (waited(1) < turn).then_some(0),
+                (false, true) => (waited(0) < turn).then_some(1),
+                (false, false) => match (t.waited[0], t.waited[1]) {
+                    (Some(a), Some(b)) => Some(if a.0 > b.0 || a.0 == b.0 && a.1 < b.1 {
+                        0
+                    } else {
+                        1
+                    }),
+                    (Some(_), None) => Some(0),
+                    (None, _) => Some(1),
+                },
+            };
+            (passage, Turn { open: side, flow })
+        })
+        .collect();
+
+    for sighting in &passages.seen {
+        let Ok((.., mut motion, _, _)) = units.get_mut(sighting.unit) else {
+            continue;
+        };
+        let Some(ahead) = sighting.ahead else {
+            motion.claim = None;
+            motion.waited = 0.0;
+            continue;
+        };
+        motion.near_passage = true;
+        // In the passage, or holding it: on through (one pushed in while
+        // waiting is in it now, and must come out).
+        if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
+            motion.claim = Some(ahead);
+            motion.waited = 0.0;
+            continue;
+        }
+        let Turn { open, flow } = turns.get(&ahead.passage()).copied().unwrap_or_default();
+        let mine = Some(ahead.side as usize);
+        let at_mouth = sighting.distance <= sighting.claim;
+        if open == mine || flow == mine && at_mouth {
+            // Its side's turn: it claims the passage at the mouth, and
+            // walks on to it till then.
+            motion.claim = at_mouth.then_some(ahead);
+            motion.waited = 0.0;
+            continue;
+        }
+        motion.claim = None;
+        motion.waiting = true;
+        motion.waited += seconds;
+        motion.preferred = waiting_velocity(sighting);
+    }
+}
+
+/// How far out of a passage's mouth (in cells) its lane is kept clear by
+/// those waiting.
+const LANE_LENGTH: f32 = 5.0;
+
+/// How a unit waiting its turn at a passage moves: out of the lane the
+/// units coming out of the passage walk (sideways, to its own side of it),
+/// back from the mouth if it stands too near, else not at all.
+fn waiting_velocity(sighting: &Sighting) -> Vec2 {
+    let slow = 0.5 * sighting.speed;
+    if let Some(lane) = sighting.lane
+        && lane.out != Vec2::ZERO
+    {
+        let offset = sighting.position - lane.mouth;
+        let along = offset.dot(lane.out);
+        let aside = lane.out.perp_dot(offset);
+        if (-lane.half_width..lane.length).contains(&along) && aside.abs() < lane.half_width {
+            // To the nearer side; dead on the lane's middle, to its left
+            // (the same for every unit, so they do not block each other).
+            let side = if aside < 0.0 { -1.0 } else { 1.0 };
+            return lane.out.perp() * side * slow;
+        }
+    }
+    if sighting.distance < sighting.hold {
+        -sighting.heading * slow
+    } else {
+        Vec2::ZERO
+    }
+}
+
+/// Corners ahead a unit looks along, at most.
+const CORNERS_AHEAD: usize = 4;
+
+/// The points a unit means to walk through, from where it stands: the
+/// first of `points`, as many as the count says.
+fn way_ahead(steering: &Steering, position: Vec2) -> ([Vec2; CORNERS_AHEAD + 1], usize) {
+    let mut way = [position; CORNERS_AHEAD + 1];
+    let mut count = 1;
+    match steering {
+        Steering::Idle => {}
+        Steering::Instinct { goal, .. } => {
+            way[1] = *goal;
+            count = 2;
+        }
+        Steering::Following { route, .. } => {
+            for corner in route.remaining().take(CORNERS_AHEAD) {
+                way[count] = corner;
+                count += 1;
+            }
+        }
+    }
+    (way, count)
+}
+
+/// The first passage on `way` within `reach` world units: its index, the
+/// first of its anchors met, and how far along the way that anchor starts
+/// (0 when the unit stands in it).
+fn look_ahead(
+    view: &MapView,
+    lane: u8,
+    passages: &mut PassageMap,
+    position: Vec2,
+    way: &[Vec2],
+    reach: f32,
+) -> Option<(u32, Cell, f32)> {
+    let class = view.for_size(lane).class();
+    let cells = view.for_size(1);
+    let cell = view.layout.cell_size.abs().min_element();
+    passages.catch_up(&class);
+    let here = cells.cell_at(position)?;
+    if !passages.lanes_near(&class, here, (reach / cell).ceil() as u32 + lane as u32) {
+        return None;
+    }
+    let size = view.size();
+    let step = 0.25 * cell;
+    let mut last = None;
+    let mut travelled = 0.0;
+    let mut check = |at: Vec2, travelled: f32, last: &mut Option<Cell>| {
+        let spot = cells.cell_at(at)?;
+        if *last == Some(spot) {
+            return None;
+        }
+        *last = Some(spot);
+        holders(view, at, size, lane).find_map(|anchor| {
+            passages
+                .passage_at(&class, anchor)
+                .map(|index| (index, anchor, travelled))
+        })
+    };
+    if let Some(found) = check(position, 0.0, &mut last) {
+        return Some(found);
+    }
+    for pair in way.windows(2) {
+        let (from, to) = (pair[0], pair[1]);
+        let length = from.distance(to);
+        let mut along = 0.0;
+        while along < length {
+            along = (along + step).min(length);
+            if travelled + along > reach {
+                return None;
+            }
+            let at = from.lerp(to, along / length);
+            if let Some(found) = check(at, travelled + along, &mut last) {
+                return Some(found);
+            }
+        }
+        travelled += length;
+    }
+    None
+}
+
+/// Which mouth a unit at `position` enters `passage` from: for a unit
+/// outside, the mouth of the end it meets first (`first`; the nearer mouth
+/// when that end has both); for one already inside without a claim, the
+/// mouth behind it.
+fn side_of(
+    view: &MapView,
+    passage: &Passage,
+    first: Cell,
+    distance: f32,
+    position: Vec2,
+    heading: Vec2,
+) -> u8 {
+    let mouth = |side: usize| view.cell_to_world(passage.mouths[side]);
+    let nearer = || {
+        if mouth(0).distance_squared(position) <= mouth(1).distance_squared(position) {
+            0
+        } else {
+            1
+        }
+    };
+    if distance <= 0.0 {
+        let behind = |side: usize| (mouth(side) - position).dot(heading);
+        return if behind(0) <= behind(1) { 0 } else { 1 };
+    }
+    match (passage.ends[0] == first, passage.ends[1] == first) {
+        (true, false) => 0,
+        (false, true) => 1,
+        _ => nearer(),
+    }
+}
