@@ -4,6 +4,8 @@
 mod common;
 
 mod avoidance;
+mod bridges;
+mod crowd_model;
 mod fixed_update;
 mod grid_regions;
 mod group_moves;

@@ -1,0 +1,236 @@
+//! Narrow passages: two crowds crossing a bridge one unit wide from both
+//! ends at once take turns (infantry on a bridge one cell wide; infantry
+//! and vehicles two cells wide on one two cells wide). Nobody deadlocks or turns back on the bridge,
+//! the bridge never carries units both ways at once, no unit walks into
+//! another or into the river, and every unit arrives.
+
+use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::movement::{Arrived, Motion};
+use bevy_frontier::prelude::*;
+
+use crate::common::{position, spawn_map, spawn_mover};
+
+/// Columns of the river; the bridge crosses it on row `BRIDGE_ROW`.
+const RIVER: std::ops::RangeInclusive<u32> = 36..=45;
+const BRIDGE_ROW: u32 = 20;
+
+/// An 82 × 41 map: open banks west and east of a river ten cells wide,
+/// crossed by one bridge `width` cells wide.
+fn river_map(width: u32) -> NavGrid {
+    let mut grid = NavGrid::new(82, 41).unwrap();
+    grid.fill_rect(
+        Cell::new(*RIVER.start(), 0),
+        Cell::new(*RIVER.end(), 40),
+        NavGrid::BLOCKED,
+    )
+    .unwrap();
+    grid.fill_rect(
+        Cell::new(*RIVER.start(), BRIDGE_ROW),
+        Cell::new(*RIVER.end(), BRIDGE_ROW + width - 1),
+        1,
+    )
+    .unwrap();
+    grid
+}
+
+/// A headless app on fixed 1/30 s frames.
+fn crowd_app() -> App {
+    let mut app = crate::common::app();
+    app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
+        std::time::Duration::from_secs_f64(1.0 / 30.0),
+    ));
+    app
+}
+
+/// `count` movers packed on every other cell of a block with its corner at
+/// (`x0`, 8), ten wide.
+fn squad(app: &mut App, x0: u32, count: u32) -> Vec<Entity> {
+    (0..count)
+        .map(|i| spawn_mover(app, Cell::new(x0 + 2 * (i % 10), 8 + 2 * (i / 10)), 4.0))
+        .collect()
+}
+
+/// Whether `at` is on the bridge (over the river).
+fn on_bridge(at: Vec2) -> bool {
+    let x = (at.x + 0.5).floor() as i64;
+    x >= *RIVER.start() as i64 && x <= *RIVER.end() as i64
+}
+
+/// What the test saw over the whole run.
+struct Crossing {
+    frames: u32,
+    closest: f32,
+    turned_back: usize,
+    both_ways: u32,
+}
+
+/// Runs frames until every unit has arrived, checking each frame: the
+/// closest two bodies, that no unit stands in the river, which way the
+/// units on the bridge go, and that a unit that stepped onto the bridge
+/// leaves it at the far end.
+fn cross(app: &mut App, map: Entity, west: &[Entity], east: &[Entity], max: u32) -> Crossing {
+    let all: Vec<(Entity, f32)> = west
+        .iter()
+        .map(|&u| (u, 1.0))
+        .chain(east.iter().map(|&u| (u, -1.0)))
+        .collect();
+    let sizes: Vec<u8> = all
+        .iter()
+        .map(|&(u, _)| app.world().get::<Footprint>(u).map_or(1, |f| f.0))
+        .collect();
+    // For each unit on the bridge: the side of the river it stepped onto
+    // it from, and how far it has walked in.
+    let mut entered: Vec<Option<(f32, f32)>> = vec![None; all.len()];
+    let mut seen = Crossing {
+        frames: 0,
+        closest: f32::MAX,
+        turned_back: 0,
+        both_ways: 0,
+    };
+    for frame in 1..=max {
+        app.update();
+        seen.frames = frame;
+        let at: Vec<Vec2> = all.iter().map(|&(u, _)| position(app, u)).collect();
+        let grid = app.world().get::<NavGrid>(map).unwrap();
+        for (i, &p) in at.iter().enumerate() {
+            // The footprint's anchor: a unit of size k stands centred on it
+            // and k - 1 half cells on.
+            let k = sizes[i];
+            let corner = p - Vec2::splat((k as f32 - 1.0) / 2.0) + 0.5;
+            let anchor = Cell::new(corner.x.floor() as u32, corner.y.floor() as u32);
+            assert!(
+                grid.size_class(k).is_walkable(anchor),
+                "a unit of size {k} stands in the river at {p}"
+            );
+            // Distances between bodies of radius 0.45 a cell: 0.9 is
+            // touching for two units one cell wide.
+            for (j, q) in at.iter().enumerate().skip(i + 1) {
+                let touching = 0.45 * (k + sizes[j]) as f32;
+                seen.closest = seen.closest.min(0.9 * p.distance(*q) / touching);
+            }
+        }
+        let mut ways = [false; 2];
+        for (k, &p) in at.iter().enumerate() {
+            let heading = all[k].1;
+            if on_bridge(p) {
+                ways[usize::from(heading > 0.0)] = true;
+                let entry = entered[k].get_or_insert((if p.x < 40.5 { -1.0 } else { 1.0 }, 0.0));
+                let end = if entry.0 < 0.0 { 35.5 } else { 45.5 };
+                entry.1 = entry.1.max((p.x - end).abs());
+            } else if let Some((from, depth)) = entered[k].take() {
+                // Off the bridge again: back on the side it came from, after
+                // walking onto it (not only jostled at its end)?
+                let side = if p.x < 40.5 { -1.0 } else { 1.0 };
+                if side == from && depth > 1.0 {
+                    seen.turned_back += 1;
+                }
+            }
+        }
+        if ways[0] && ways[1] {
+            seen.both_ways += 1;
+        }
+        if all
+            .iter()
+            .all(|&(u, _)| app.world().get::<Arrived>(u).is_some())
+        {
+            return seen;
+        }
+    }
+    let waiting = all
+        .iter()
+        .filter(|&&(u, _)| {
+            app.world()
+                .get::<Motion>(u)
+                .is_some_and(Motion::waiting_turn)
+        })
+        .count();
+    let left = all
+        .iter()
+        .filter(|&&(u, _)| app.world().get::<Arrived>(u).is_none())
+        .count();
+    panic!("{left} units still under way after {max} frames ({waiting} waiting their turn)");
+}
+
+/// What a player watching the bridge would want to see: nobody walking
+/// into another, the bridge carrying one way at a time, nobody turning
+/// back on it.
+fn took_turns(seen: &Crossing) {
+    // Two bodies of radius 0.45 touch 0.9 apart. Where crowds press at the
+    // bridge's ends, and units blocked there push through, a fifth of
+    // that of give is allowed (the crowd model allows a quarter).
+    assert!(
+        seen.closest >= 0.9 - 0.18,
+        "two units came {} apart",
+        seen.closest
+    );
+    assert_eq!(
+        seen.both_ways, 0,
+        "the bridge carried units both ways at once"
+    );
+    assert_eq!(seen.turned_back, 0, "units turned back on the bridge");
+}
+
+#[test]
+fn two_groups_of_a_hundred_cross_a_one_cell_bridge_both_ways() {
+    let mut app = crowd_app();
+    let map = spawn_map(&mut app, river_map(1));
+    let west = squad(&mut app, 6, 100);
+    let east = squad(&mut app, 56, 100);
+    app.update();
+    app.world_mut()
+        .write_message(GroupMove::new(west.iter().copied(), Vec2::new(65.0, 20.0)));
+    app.world_mut()
+        .write_message(GroupMove::new(east.iter().copied(), Vec2::new(15.0, 20.0)));
+    let seen = cross(&mut app, map, &west, &east, 9_000);
+    took_turns(&seen);
+}
+
+#[test]
+fn units_ordered_one_by_one_across_a_one_cell_bridge_take_turns() {
+    let mut app = crowd_app();
+    let map = spawn_map(&mut app, river_map(1));
+    let west = squad(&mut app, 6, 30);
+    let east = squad(&mut app, 56, 30);
+    app.update();
+    // Each unit to the mirror of its own place on the other bank.
+    for &unit in west.iter().chain(&east) {
+        let at = position(&app, unit);
+        app.world_mut()
+            .entity_mut(unit)
+            .insert(PathRequest::new(Vec2::new(81.0 - at.x, at.y)));
+    }
+    let seen = cross(&mut app, map, &west, &east, 9_000);
+    took_turns(&seen);
+}
+
+#[test]
+fn infantry_and_vehicles_cross_a_two_cell_bridge_both_ways() {
+    let mut app = crowd_app();
+    // Two cells wide: two infantry pass each other on it, a vehicle and
+    // anything else do not.
+    let map = spawn_map(&mut app, river_map(2));
+    let mut west = squad(&mut app, 6, 40);
+    let mut east = squad(&mut app, 56, 40);
+    for (side, x0) in [(&mut west, 6), (&mut east, 56)] {
+        for i in 0..4 {
+            let at = Vec3::new((x0 + 6 * i) as f32 + 0.5, 30.5, 0.0);
+            side.push(
+                app.world_mut()
+                    .spawn((
+                        Mover { speed: 2.5 },
+                        Footprint(2),
+                        Transform::from_translation(at),
+                    ))
+                    .id(),
+            );
+        }
+    }
+    app.update();
+    app.world_mut()
+        .write_message(GroupMove::new(west.iter().copied(), Vec2::new(65.0, 20.0)));
+    app.world_mut()
+        .write_message(GroupMove::new(east.iter().copied(), Vec2::new(15.0, 20.0)));
+    let seen = cross(&mut app, map, &west, &east, 9_000);
+    took_turns(&seen);
+}

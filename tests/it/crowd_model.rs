@@ -1,0 +1,305 @@
+//! A model-based test of crowds at narrow passages: seeded random rivers
+//! crossed by bridges one or two cells wide, with rocks on the banks;
+//! squads of infantry (1×1) and vehicles (2×2) on both banks, ordered
+//! across as groups or one by one, some orders given again on the way, and
+//! rocks toggled on the banks while they walk. Checked after every frame:
+//!
+//! - no unit stands where its footprint does not fit;
+//! - no bridge one lane wide (for the biggest unit there) carries units
+//!   going both ways at once (bodies wholly between the banks);
+//! - no two bodies overlap by more than a quarter of their radii;
+//!
+//! and every unit arrives within a bound (the liveness of taking turns).
+//!
+//! `FRONTIER_CROWD_SEEDS=N` runs more seeds than the CI's few and lists
+//! every failing one. Not yet all pass: of the first 300, 37 and 136 press
+//! two bodies 28% into each other for a frame, 49 and 238 leave one or two
+//! units jammed at the mouth of a bridge two cells wide among vehicles and
+//! infantry of the same side, and 166 has one unit jostled onto a bridge
+//! against the flow (open work in the issue on units as bodies).
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_frontier::core::Cell;
+use bevy_frontier::movement::Arrived;
+use bevy_frontier::prelude::*;
+
+use crate::common::{Rng, app, position};
+
+const WIDTH: u32 = 70;
+const HEIGHT: u32 = 44;
+/// Columns of the river.
+const RIVER: std::ops::Range<u32> = 31..39;
+/// Frames every unit must have arrived within.
+const BOUND: u32 = 12_000;
+
+/// A bridge: its first row and its width.
+struct Bridge {
+    row: u32,
+    width: u32,
+}
+
+struct Game {
+    seed: u64,
+    rng: Rng,
+    map: Entity,
+    bridges: Vec<Bridge>,
+    /// Each unit, its size, and which way it crosses (+1: east).
+    units: Vec<(Entity, u8, f32)>,
+}
+
+impl Game {
+    fn new(seed: u64) -> (App, Self) {
+        let mut rng = Rng::new(seed);
+        let mut grid = NavGrid::new(WIDTH, HEIGHT).unwrap();
+        grid.fill_rect(
+            Cell::new(RIVER.start, 0),
+            Cell::new(RIVER.end - 1, HEIGHT - 1),
+            NavGrid::BLOCKED,
+        )
+        .unwrap();
+        let mut bridges = Vec::new();
+        for _ in 0..1 + rng.below(2) {
+            let (row, width) = (3 + rng.below(HEIGHT - 8), 1 + rng.below(2));
+            if bridges.iter().any(|b: &Bridge| row.abs_diff(b.row) < 5) {
+                continue;
+            }
+            grid.fill_rect(
+                Cell::new(RIVER.start, row),
+                Cell::new(RIVER.end - 1, row + width - 1),
+                1,
+            )
+            .unwrap();
+            bridges.push(Bridge { row, width });
+        }
+        // Rocks on the banks, off the bridges' ends.
+        for _ in 0..40 {
+            let cell = random_bank_cell(&mut rng);
+            if !near_a_bridge(&bridges, cell) {
+                grid.set_cost(cell, NavGrid::BLOCKED).unwrap();
+            }
+        }
+        let mut app = app();
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(
+            std::time::Duration::from_millis(1_000 / 30),
+        ));
+        let map = app.world_mut().spawn((grid, Transform::default())).id();
+        let mut game = Self {
+            seed,
+            rng,
+            map,
+            bridges,
+            units: Vec::new(),
+        };
+        game.spawn_squads(&mut app);
+        (app, game)
+    }
+
+    /// A squad on each bank: infantry, and some vehicles when a bridge is
+    /// wide enough for them, on free cells.
+    fn spawn_squads(&mut self, app: &mut App) {
+        let vehicles_cross = self.bridges.iter().any(|b| b.width >= 2);
+        for (x0, way) in [(2u32, 1.0), (RIVER.end + 3, -1.0)] {
+            let count = 12 + self.rng.below(20);
+            let vehicles = if vehicles_cross { self.rng.below(4) } else { 0 };
+            let mut taken = std::collections::HashSet::new();
+            let grid = app.world().get::<NavGrid>(self.map).unwrap().clone();
+            let mut placed = 0;
+            'cells: for y in (2..HEIGHT - 3).step_by(2) {
+                for x in (x0..x0 + 26).step_by(2) {
+                    if placed == count + vehicles {
+                        break 'cells;
+                    }
+                    let size = if placed < vehicles { 2 } else { 1 };
+                    let cells: Vec<Cell> = (0..size)
+                        .flat_map(|dy| (0..size).map(move |dx| Cell::new(x + dx, y + dy)))
+                        .collect();
+                    if cells
+                        .iter()
+                        .any(|c| !grid.is_walkable(*c) || taken.contains(c))
+                    {
+                        continue;
+                    }
+                    taken.extend(cells);
+                    let centre =
+                        Vec2::new(x as f32, y as f32) + Vec2::splat((size - 1) as f32 / 2.0);
+                    let unit = app
+                        .world_mut()
+                        .spawn((
+                            Mover {
+                                speed: if size == 1 { 4.0 } else { 2.5 },
+                            },
+                            Footprint(size as u8),
+                            Transform::from_translation(centre.extend(0.0)),
+                        ))
+                        .id();
+                    self.units.push((unit, size as u8, way));
+                    placed += 1;
+                }
+            }
+        }
+    }
+
+    /// Orders every unit to the other bank: each side as one group, or each
+    /// unit alone to its own place mirrored across the river.
+    fn order(&mut self, app: &mut App) {
+        for way in [1.0, -1.0] {
+            let side: Vec<Entity> = self
+                .units
+                .iter()
+                .filter(|u| u.2 == way)
+                .map(|u| u.0)
+                .collect();
+            if self.rng.below(2) == 0 {
+                let goal = Vec2::new(if way > 0.0 { 55.0 } else { 14.0 }, 22.0);
+                app.world_mut()
+                    .write_message(GroupMove::new(side.iter().copied(), goal));
+            } else {
+                for unit in side {
+                    let at = position(app, unit);
+                    let goal = Vec2::new(WIDTH as f32 - 1.0 - at.x, at.y);
+                    app.world_mut()
+                        .entity_mut(unit)
+                        .insert(PathRequest::new(goal));
+                }
+            }
+        }
+    }
+
+    /// A random rock on a bank toggled (never on a bridge's end, nor under
+    /// a unit).
+    fn edit(&mut self, app: &mut App) {
+        let cell = random_bank_cell(&mut self.rng);
+        if near_a_bridge(&self.bridges, cell) {
+            return;
+        }
+        let under_a_unit = self.units.iter().any(|&(unit, size, _)| {
+            let at = position(app, unit);
+            (at.x - cell.x as f32).abs() < size as f32 + 1.0
+                && (at.y - cell.y as f32).abs() < size as f32 + 1.0
+        });
+        if under_a_unit {
+            return;
+        }
+        let mut grid = app.world_mut().get_mut::<NavGrid>(self.map).unwrap();
+        let cost = if grid.is_walkable(cell) {
+            NavGrid::BLOCKED
+        } else {
+            1
+        };
+        grid.set_cost(cell, cost).unwrap();
+    }
+
+    /// The checks of one frame.
+    fn check(&self, app: &App, frame: u32) {
+        let grid = app.world().get::<NavGrid>(self.map).unwrap();
+        let at: Vec<Vec2> = self.units.iter().map(|u| position(app, u.0)).collect();
+        for (i, &(unit, size, _)) in self.units.iter().enumerate() {
+            let corner = at[i] - Vec2::splat((size as f32 - 1.0) / 2.0) + 0.5;
+            let anchor = Cell::new(corner.x.floor() as u32, corner.y.floor() as u32);
+            assert!(
+                grid.size_class(size).is_walkable(anchor),
+                "seed {}, frame {frame}: {unit} of size {size} stands where it does not fit, at {}",
+                self.seed,
+                at[i]
+            );
+            for (j, &(other, other_size, _)) in self.units.iter().enumerate().skip(i + 1) {
+                let touching = 0.45 * (size + other_size) as f32;
+                assert!(
+                    at[i].distance(at[j]) >= 0.75 * touching,
+                    "seed {}, frame {frame}: {unit} and {other} overlap, {} apart",
+                    self.seed,
+                    at[i].distance(at[j])
+                );
+            }
+        }
+        // A bridge is one lane if the biggest unit cannot pass another on
+        // it; infantry alone pass each other on one two cells wide.
+        let biggest = self.units.iter().map(|u| u.1).max().unwrap_or(1) as u32;
+        for bridge in self.bridges.iter().filter(|b| b.width < 2 * biggest) {
+            let mut ways = [false; 2];
+            for (i, &(_, size, way)) in self.units.iter().enumerate() {
+                // Its body wholly between the banks: a unit jostled half a
+                // cell onto the end of the bridge by those going on to it
+                // is not crossing against them.
+                let radius = 0.45 * size as f32;
+                let on = at[i].x - radius >= RIVER.start as f32 - 0.5
+                    && at[i].x + radius <= RIVER.end as f32 - 0.5
+                    && at[i].y >= bridge.row as f32 - 1.0
+                    && at[i].y <= (bridge.row + bridge.width) as f32;
+                if on {
+                    ways[usize::from(way > 0.0)] = true;
+                }
+            }
+            assert!(
+                !(ways[0] && ways[1]),
+                "seed {}, frame {frame}: the bridge on row {} carries units both ways",
+                self.seed,
+                bridge.row
+            );
+        }
+    }
+}
+
+fn random_bank_cell(rng: &mut Rng) -> Cell {
+    let x = if rng.below(2) == 0 {
+        1 + rng.below(RIVER.start - 2)
+    } else {
+        RIVER.end + 1 + rng.below(WIDTH - RIVER.end - 2)
+    };
+    Cell::new(x, 1 + rng.below(HEIGHT - 2))
+}
+
+/// Whether `cell` is within four cells of a bridge's end.
+fn near_a_bridge(bridges: &[Bridge], cell: Cell) -> bool {
+    bridges.iter().any(|b| {
+        cell.y + 4 >= b.row
+            && cell.y <= b.row + b.width + 3
+            && (cell.x + 5 >= RIVER.start && cell.x < RIVER.end + 5)
+    })
+}
+
+fn run(seed: u64) {
+    let (mut app, mut game) = Game::new(seed);
+    app.update();
+    game.order(&mut app);
+    for frame in 1..=BOUND {
+        app.update();
+        game.check(&app, frame);
+        // Some units ordered again on the way; rocks toggled now and then.
+        if frame % 97 == 0 && game.rng.below(3) == 0 {
+            let (unit, ..) = game.units[game.rng.below(game.units.len() as u32) as usize];
+            if let Some(mut request) = app.world_mut().get_mut::<PathRequest>(unit) {
+                request.set_changed();
+            }
+        }
+        if frame % 13 == 0 {
+            game.edit(&mut app);
+        }
+        let arrived = game
+            .units
+            .iter()
+            .all(|u| app.world().get::<Arrived>(u.0).is_some());
+        if arrived {
+            return;
+        }
+    }
+    let left = game
+        .units
+        .iter()
+        .filter(|u| app.world().get::<Arrived>(u.0).is_none())
+        .count();
+    panic!("seed {seed}: {left} units still under way after {BOUND} frames");
+}
+
+#[test]
+fn crowds_at_random_bridges_take_turns_and_all_arrive() {
+    let seeds: u64 = std::env::var("FRONTIER_CROWD_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8);
+    let failed: Vec<u64> = (0..seeds)
+        .filter(|&seed| std::panic::catch_unwind(|| run(seed)).is_err())
+        .collect();
+    assert!(failed.is_empty(), "failed seeds {failed:?}");
+}
