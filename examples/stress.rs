@@ -30,10 +30,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::prelude::*;
-use bevy_frontier::core::{Cell, MovingAiMap};
+use bevy_frontier::core::Cell;
 use bevy_frontier::movement::{Arrived, Steering};
 use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
+
+mod support;
+
+use support::{Lcg, main_region_cells, percentile};
 
 struct Options {
     map: Option<PathBuf>,
@@ -91,23 +95,14 @@ fn parse_options() -> Result<Options, String> {
     Ok(options)
 }
 
-/// The map to load, or a generated one.
+/// The map to load: `--map`, else random512-10-0, else a generated
+/// 512×512 map with 10% random walls.
 fn load_grid(path: Option<PathBuf>) -> Result<(NavGrid, String), String> {
-    let path = path.or_else(|| {
-        let dir = std::env::var_os("FRONTIER_MOVINGAI_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/movingai")
-            });
-        let default = dir.join("maps/random/random512-10-0.map");
-        default.is_file().then_some(default)
-    });
-    match path {
-        Some(path) => {
-            let map = MovingAiMap::load(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok((map.to_nav_grid(), path.display().to_string()))
-        }
-        None => {
+    support::load_grid(
+        path,
+        "maps/random/random512-10-0.map",
+        "generated 512x512, 10% walls",
+        || {
             let mut rng = Lcg(7);
             let costs = (0..512 * 512)
                 .map(|_| {
@@ -118,31 +113,9 @@ fn load_grid(path: Option<PathBuf>) -> Result<(NavGrid, String), String> {
                     }
                 })
                 .collect();
-            let grid = NavGrid::from_costs(512, 512, costs).map_err(|e| e.to_string())?;
-            Ok((grid, "generated 512x512, 10% walls".into()))
-        }
-    }
-}
-
-/// A fixed-seed generator so every run orders the same moves.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % n as u64) as usize
-    }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
+            NavGrid::from_costs(512, 512, costs).expect("a 512x512 grid")
+        },
+    )
 }
 
 fn main() -> ExitCode {
@@ -164,24 +137,7 @@ fn main() -> ExitCode {
     };
 
     // Starts and goals from the largest region, so every path exists.
-    let mut sizes = std::collections::HashMap::<u32, usize>::new();
-    let walkable: Vec<Cell> = (0..grid.cell_count())
-        .map(|i| grid.cell(i))
-        .filter(|&c| grid.is_walkable(c))
-        .collect();
-    for &cell in &walkable {
-        *sizes
-            .entry(grid.region(cell).unwrap_or_default())
-            .or_default() += 1;
-    }
-    let main_region = sizes
-        .iter()
-        .max_by_key(|&(&region, &size)| (size, region))
-        .map_or(0, |(&region, _)| region);
-    let cells: Vec<Cell> = walkable
-        .into_iter()
-        .filter(|&c| grid.region(c) == Some(main_region))
-        .collect();
+    let cells = main_region_cells(&grid);
     if cells.is_empty() {
         eprintln!("error: the map has no walkable cell");
         return ExitCode::from(2);

@@ -1,0 +1,531 @@
+//! Crowd benchmark: movers ordered across each other so that they meet,
+//! with local avoidance on, until all arrive or 3,000 frames pass.
+//!
+//! ```text
+//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F]
+//! ```
+//!
+//! The map defaults to `bg512/AR0011SR` (a 512×512 Baldur's Gate map of
+//! open ground, walls and gates) from `$FRONTIER_MOVINGAI_DIR` or
+//! `../shared/movingai`, or a generated open 512×512 map with scattered
+//! rocks when neither exists (or with `--open`, which measures how the cost
+//! grows with the crowd where no wall or gate jams it). The movers stand in four squads, on every
+//! other cell (`--spacing S`: every S-th), east, north, west and south of the most open spot of the
+//! map's largest region; each squad is ordered across to the far side,
+//! keeping its shape, so east and west pass through each other head-on,
+//! north and south too, and all four cross at that spot at once. Each
+//! mover is ordered alone to its own cell over there; with `--groups` each
+//! squad gets one `GroupMove` instead. Frames are a fixed 1/30 s, so every
+//! run is the same.
+//!
+//! The last line is
+//! `movers=N frames=F arrived=A avoidance_p50_ms=X avoidance_p99_ms=Y max_overlap=Z`:
+//! the frames run, the movers that arrived, the time per frame (median and
+//! 99th percentile) of the `Steering` and `Avoidance` sets (steering, taking
+//! turns at passages, ORCA), and the largest
+//! penetration between two movers' bodies over the whole run, as a
+//! fraction of the smaller radius. The line before it gives the median of
+//! each set alone, the `Move` set (the walk on the grid and the separation
+//! of bodies) among them.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_frontier::core::Cell;
+use bevy_frontier::movement::{Arrived, Avoidance, Motion, Steering};
+use bevy_frontier::prelude::*;
+
+mod support;
+
+use support::{Lcg, main_region_cells, percentile};
+
+/// Mover speed, cells per second.
+const SPEED: f32 = 4.0;
+/// Seconds per frame.
+const FRAME: f64 = 1.0 / 30.0;
+
+struct Options {
+    map: Option<PathBuf>,
+    movers: usize,
+    groups: bool,
+    frames: u32,
+    spacing: u32,
+    open: bool,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        map: None,
+        movers: 1000,
+        groups: false,
+        frames: 3000,
+        spacing: 2,
+        open: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--map" => options.map = Some(PathBuf::from(value()?)),
+            "--movers" => {
+                let v = value()?;
+                options.movers = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(format!("--movers {v:?} is not a positive number"))?;
+            }
+            "--frames" => {
+                let v = value()?;
+                options.frames = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(format!("--frames {v:?} is not a positive number"))?;
+            }
+            "--groups" => options.groups = true,
+            "--open" => options.open = true,
+            "--spacing" => {
+                let v = value()?;
+                options.spacing =
+                    v.parse()
+                        .ok()
+                        .filter(|&n| (1..=16).contains(&n))
+                        .ok_or(format!(
+                            "--spacing {v:?} is not a number of cells from 1 to 16"
+                        ))?;
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(options)
+}
+
+/// A generated open 512×512 map: 1% single rocks.
+fn generated() -> NavGrid {
+    let mut rng = Lcg(11);
+    let costs = (0..512 * 512)
+        .map(|_| {
+            if rng.below(100) < 1 {
+                NavGrid::BLOCKED
+            } else {
+                1
+            }
+        })
+        .collect();
+    NavGrid::from_costs(512, 512, costs).expect("a 512x512 grid")
+}
+
+/// Each region cell's distance to the nearest wall or map edge, in cells
+/// (8-neighbour steps), from a breadth-first pass out of the walls.
+fn openness(grid: &NavGrid) -> Vec<u32> {
+    let (w, h) = (grid.width() as i64, grid.height() as i64);
+    let mut distance = vec![u32::MAX; grid.cell_count()];
+    let mut queue = VecDeque::new();
+    for (i, distance) in distance.iter_mut().enumerate() {
+        let cell = grid.cell(i);
+        let edge = cell.x == 0 || cell.y == 0 || cell.x + 1 == w as u32 || cell.y + 1 == h as u32;
+        if !grid.is_walkable(cell) || edge {
+            *distance = 0;
+            queue.push_back(i);
+        }
+    }
+    while let Some(i) = queue.pop_front() {
+        let (x, y) = ((i as i64) % w, (i as i64) / w);
+        for (dx, dy) in [
+            (-1, -1),
+            (0, -1),
+            (1, -1),
+            (-1, 0),
+            (1, 0),
+            (-1, 1),
+            (0, 1),
+            (1, 1),
+        ] {
+            let (nx, ny) = (x + dx, y + dy);
+            if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                continue;
+            }
+            let j = (ny * w + nx) as usize;
+            if distance[j] == u32::MAX {
+                distance[j] = distance[i] + 1;
+                queue.push_back(j);
+            }
+        }
+    }
+    distance
+}
+
+/// Four squads round `centre`, each ordered across to the opposite side,
+/// keeping its shape: east and west pass through each other head-on, north
+/// and south too, and all four cross at `centre` at once.
+struct Crowd {
+    centre: Cell,
+    spread: u32,
+    /// Each squad's move.
+    shifts: [(i64, i64); 4],
+    /// Start cell, goal cell and squad of each mover.
+    movers: Vec<(Cell, Cell, usize)>,
+}
+
+/// `count` movers in four squads, every other cell of the region packed
+/// breadth-first round points `spread` cells east, north, west and south
+/// of the most open cell of the region.
+fn crowd(grid: &NavGrid, region: &[Cell], count: usize, spacing: u32) -> Crowd {
+    let open = openness(grid);
+    let centre = *region
+        .iter()
+        .max_by_key(|c| {
+            (
+                open[grid.index(**c).unwrap_or(0)],
+                std::cmp::Reverse((c.y, c.x)),
+            )
+        })
+        .expect("a walkable cell");
+    let in_region: HashSet<Cell> = region.iter().copied().collect();
+    // Squads of n movers `spacing` cells apart are about √n·spacing cells
+    // across; the four squads stand clear of each other.
+    let per_squad = count.div_ceil(4);
+    let spread = ((per_squad as f32).sqrt() * spacing as f32 + 12.0).round() as u32;
+    let (cx, cy) = (centre.x as i64, centre.y as i64);
+    let offsets = [(1, 0), (0, 1), (-1, 0), (0, -1)];
+    let shifts = offsets.map(|(ox, oy)| (-2 * ox * spread as i64, -2 * oy * spread as i64));
+    let across = |c: Cell, (dx, dy): (i64, i64)| -> Option<Cell> {
+        let (x, y) = (c.x as i64 + dx, c.y as i64 + dy);
+        let cell = Cell::new(u32::try_from(x).ok()?, u32::try_from(y).ok()?);
+        in_region.contains(&cell).then_some(cell)
+    };
+    let mut taken = HashSet::new();
+    let mut movers = Vec::new();
+    for (squad, (ox, oy)) in offsets.into_iter().enumerate() {
+        let size = count / 4 + usize::from(squad < count % 4);
+        let want = (cx + ox * spread as i64, cy + oy * spread as i64);
+        let Some(start) = grid.nearest_walkable(want, grid.region(centre)) else {
+            continue;
+        };
+        let mut queue = VecDeque::from([start]);
+        let mut seen = HashSet::from([start]);
+        let mut placed = 0;
+        while let Some(cell) = queue.pop_front() {
+            if placed == size {
+                break;
+            }
+            if in_region.contains(&cell)
+                && let Some(goal) = across(cell, shifts[squad])
+                && taken.insert(cell)
+            {
+                movers.push((cell, goal, squad));
+                placed += 1;
+            }
+            let s = spacing as i64;
+            for (dx, dy) in [
+                (s, 0),
+                (0, s),
+                (-s, 0),
+                (0, -s),
+                (s, s),
+                (-s, s),
+                (s, -s),
+                (-s, -s),
+            ] {
+                let (x, y) = (cell.x as i64 + dx, cell.y as i64 + dy);
+                if x < 0 || y < 0 || x >= grid.width() as i64 || y >= grid.height() as i64 {
+                    continue;
+                }
+                let next = Cell::new(x as u32, y as u32);
+                // Squads do not spread further than their own size.
+                let far = (x - start.x as i64).abs().max((y - start.y as i64).abs());
+                if far as u32 <= spread && seen.insert(next) {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+    Crowd {
+        centre,
+        spread,
+        shifts,
+        movers,
+    }
+}
+
+/// The sets timed: the whole is their sum.
+const LAPS: [&str; 3] = ["steering", "avoidance", "move"];
+
+/// When the last timed set ended this frame, and how long each took, each
+/// frame.
+#[derive(Resource, Default)]
+struct Stopwatch {
+    mark: Option<Instant>,
+    laps: [Vec<f64>; 3],
+}
+
+fn start_clock(mut clock: ResMut<Stopwatch>) {
+    clock.mark = Some(Instant::now());
+}
+
+/// Ends lap `LAP` and starts the next.
+fn lap<const LAP: usize>(mut clock: ResMut<Stopwatch>) {
+    if let Some(mark) = clock.mark {
+        let now = Instant::now();
+        clock.laps[LAP].push((now - mark).as_secs_f64() * 1e3);
+        clock.mark = Some(now);
+    }
+}
+
+/// The largest penetration between two bodies this frame, as a fraction of
+/// the smaller radius: pairs found through buckets as wide as the largest
+/// body.
+fn worst_overlap(bodies: &[(Vec2, f32)]) -> (f32, usize, usize) {
+    let width = bodies.iter().map(|b| 2.0 * b.1).fold(1e-3, f32::max);
+    let key = |p: Vec2| ((p.x / width).floor() as i32, (p.y / width).floor() as i32);
+    let mut buckets: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
+    for (i, body) in bodies.iter().enumerate() {
+        buckets.entry(key(body.0)).or_default().push(i);
+    }
+    let mut worst = (0.0f32, 0, 0);
+    for (i, &(position, radius)) in bodies.iter().enumerate() {
+        let (bx, by) = key(position);
+        for y in by - 1..=by + 1 {
+            for x in bx - 1..=bx + 1 {
+                for &j in buckets.get(&(x, y)).into_iter().flatten() {
+                    if j <= i {
+                        continue;
+                    }
+                    let (other, other_radius) = bodies[j];
+                    let depth = radius + other_radius - position.distance(other);
+                    let fraction = depth / radius.min(other_radius).max(1e-6);
+                    if fraction > worst.0 {
+                        worst = (fraction, i, j);
+                    }
+                }
+            }
+        }
+    }
+    worst
+}
+
+/// Two movers as the worst overlap found them: where they stood and what
+/// they were doing.
+fn describe(app: &App, a: Entity, b: Entity) -> String {
+    let one = |unit: Entity| {
+        let at = app
+            .world()
+            .get::<Transform>(unit)
+            .map_or(Vec3::ZERO, |t| t.translation);
+        let motion = app.world().get::<Motion>(unit).copied().unwrap_or_default();
+        let doing = match app.world().get::<Steering>(unit) {
+            Some(Steering::Idle) => "standing",
+            Some(Steering::Instinct { .. }) => "on instinct",
+            Some(Steering::Following { .. }) => "following its path",
+            None => "gone",
+        };
+        format!(
+            "{unit} at ({:.2}, {:.2}) {doing}{}{}",
+            at.x,
+            at.y,
+            if motion.pushing_through() {
+                ", pushing through"
+            } else {
+                ""
+            },
+            if motion.waiting_turn() {
+                ", waiting its turn"
+            } else {
+                ""
+            },
+        )
+    };
+    format!("{} and {}", one(a), one(b))
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!(
+                "error: {message}\nusage: crowd [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F]"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    const GENERATED: &str = "generated 512x512, 1% rocks";
+    let loaded = if options.open {
+        Ok((generated(), GENERATED.to_string()))
+    } else {
+        support::load_grid(options.map, "maps/bg512/AR0011SR.map", GENERATED, generated)
+    };
+    let (grid, name) = match loaded {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let region = main_region_cells(&grid);
+    if region.is_empty() {
+        eprintln!("error: the map has no walkable cell");
+        return ExitCode::from(2);
+    }
+    let crowd = crowd(&grid, &region, options.movers, options.spacing);
+    println!(
+        "map: {name}; {} movers in 4 squads {} cells from {} (the most open cell), {}",
+        crowd.movers.len(),
+        crowd.spread,
+        crowd.centre,
+        if options.groups {
+            "one group move per squad"
+        } else {
+            "each ordered across by itself"
+        }
+    );
+
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            FRAME,
+        )))
+        .init_resource::<Stopwatch>()
+        .add_systems(
+            Update,
+            (
+                start_clock
+                    .after(FrontierSystems::Search)
+                    .before(FrontierSystems::Steering),
+                lap::<0>
+                    .after(FrontierSystems::Steering)
+                    .before(FrontierSystems::Avoidance),
+                lap::<1>
+                    .after(FrontierSystems::Avoidance)
+                    .before(FrontierSystems::Move),
+                lap::<2>
+                    .after(FrontierSystems::Move)
+                    .before(FrontierSystems::Last),
+            ),
+        );
+    app.world_mut().spawn((grid.clone(), Transform::default()));
+    let units: Vec<Entity> = crowd
+        .movers
+        .iter()
+        .map(|&(start, ..)| {
+            let position = Vec3::new(start.x as f32, start.y as f32, 0.0);
+            app.world_mut()
+                .spawn((
+                    Mover { speed: SPEED },
+                    Avoidance::default(),
+                    Transform::from_translation(position),
+                ))
+                .id()
+        })
+        .collect();
+    app.update();
+    *app.world_mut().resource_mut::<Stopwatch>() = Stopwatch::default();
+    let to_world = |c: Cell| Vec2::new(c.x as f32, c.y as f32);
+    if options.groups {
+        for (squad, &(dx, dy)) in crowd.shifts.iter().enumerate() {
+            let members: Vec<(Entity, Vec2)> = crowd
+                .movers
+                .iter()
+                .zip(&units)
+                .filter(|((.., s), _)| *s == squad)
+                .map(|((start, ..), &unit)| (unit, to_world(*start)))
+                .collect();
+            if members.is_empty() {
+                continue;
+            }
+            let mean = members.iter().map(|m| m.1).sum::<Vec2>() / members.len() as f32;
+            let goal = mean + Vec2::new(dx as f32, dy as f32);
+            app.world_mut()
+                .write_message(GroupMove::new(members.iter().map(|m| m.0), goal));
+        }
+    } else {
+        for (&(_, goal, _), &unit) in crowd.movers.iter().zip(&units) {
+            app.world_mut()
+                .entity_mut(unit)
+                .insert(PathRequest::new(to_world(goal)));
+        }
+    }
+
+    let radius = 0.45;
+    let mut max_overlap = 0.0f32;
+    let mut worst_frame = 0;
+    let mut worst_pair = String::new();
+    let mut frames = 0;
+    let mut arrived = 0;
+    let mut bodies = Vec::with_capacity(units.len());
+    while frames < options.frames {
+        app.update();
+        frames += 1;
+        bodies.clear();
+        bodies.extend(units.iter().map(|&unit| {
+            let at = app
+                .world()
+                .get::<Transform>(unit)
+                .map_or(Vec3::ZERO, |t| t.translation);
+            (at.truncate(), radius)
+        }));
+        let (overlap, a, b) = worst_overlap(&bodies);
+        if overlap > max_overlap {
+            max_overlap = overlap;
+            worst_frame = frames;
+            worst_pair = describe(&app, units[a], units[b]);
+        }
+        arrived = units
+            .iter()
+            .filter(|&&unit| app.world().get::<Arrived>(unit).is_some())
+            .count();
+        if frames % 300 == 0 {
+            println!(
+                "frame {frames}: {arrived} arrived, max overlap so far {max_overlap:.3} (frame {worst_frame})"
+            );
+        }
+        if arrived == units.len() {
+            break;
+        }
+    }
+    let stragglers: Vec<Entity> = units
+        .iter()
+        .copied()
+        .filter(|&unit| app.world().get::<Arrived>(unit).is_none())
+        .collect();
+    for pair in stragglers.chunks(2).take(5) {
+        println!(
+            "not arrived: {}",
+            describe(&app, pair[0], *pair.last().unwrap_or(&pair[0]))
+        );
+    }
+    let laps = std::mem::take(&mut app.world_mut().resource_mut::<Stopwatch>().laps);
+    // What the issue's figures cover: steering plus avoidance. The move
+    // (the walk on the grid and the separation of bodies) is shown apart.
+    let mut frame_ms: Vec<f64> = (0..laps[0].len())
+        .map(|frame| laps[0][frame] + laps[1][frame])
+        .collect();
+    frame_ms.sort_by(f64::total_cmp);
+    let medians: Vec<String> = LAPS
+        .iter()
+        .zip(&laps)
+        .map(|(name, lap)| {
+            let mut lap = lap.clone();
+            lap.sort_by(f64::total_cmp);
+            format!("{name} {:.3}", percentile(&lap, 50.0))
+        })
+        .collect();
+    println!(
+        "per frame: median ms {}, total {:.0} ms, worst frame {:.3} ms; worst overlap in frame {worst_frame}: {worst_pair}",
+        medians.join(", "),
+        frame_ms.iter().sum::<f64>(),
+        frame_ms.last().copied().unwrap_or_default()
+    );
+    println!(
+        "movers={} frames={frames} arrived={arrived} avoidance_p50_ms={:.3} avoidance_p99_ms={:.3} max_overlap={:.3}",
+        units.len(),
+        percentile(&frame_ms, 50.0),
+        percentile(&frame_ms, 99.0),
+        max_overlap
+    );
+    ExitCode::SUCCESS
+}

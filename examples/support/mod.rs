@@ -1,0 +1,85 @@
+//! What the headless benchmark examples (`stress`, `crowd`) share: finding
+//! and loading a MovingAI map, a fixed-seed generator, percentiles and the
+//! walkable cells of a map's largest region.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use bevy_frontier::core::{Cell, MovingAiMap};
+use bevy_frontier::prelude::*;
+
+/// The MovingAI folder: `$FRONTIER_MOVINGAI_DIR`, else `../shared/movingai`
+/// beside the crate.
+fn movingai_dir() -> PathBuf {
+    std::env::var_os("FRONTIER_MOVINGAI_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/movingai"))
+}
+
+/// The map at `path`, else the MovingAI map `default` (a path inside the
+/// MovingAI folder, such as `maps/random/random512-10-0.map`), else the
+/// grid `generate` makes (named `generated`). Returns the grid and its name.
+pub fn load_grid(
+    path: Option<PathBuf>,
+    default: &str,
+    generated: &str,
+    generate: impl FnOnce() -> NavGrid,
+) -> Result<(NavGrid, String), String> {
+    let path = path.or_else(|| {
+        let default = movingai_dir().join(default);
+        default.is_file().then_some(default)
+    });
+    match path {
+        Some(path) => {
+            let map = MovingAiMap::load(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((map.to_nav_grid(), path.display().to_string()))
+        }
+        None => Ok((generate(), generated.to_string())),
+    }
+}
+
+/// A fixed-seed generator so every run orders the same moves.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+/// The `p`th percentile of sorted samples (nearest rank).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+/// The walkable cells of the grid's largest region (ties: the higher
+/// label), in index order, so that every path between two of them exists.
+pub fn main_region_cells(grid: &NavGrid) -> Vec<Cell> {
+    let walkable: Vec<Cell> = (0..grid.cell_count())
+        .map(|i| grid.cell(i))
+        .filter(|&c| grid.is_walkable(c))
+        .collect();
+    let mut sizes = HashMap::<u32, usize>::new();
+    for &cell in &walkable {
+        *sizes
+            .entry(grid.region(cell).unwrap_or_default())
+            .or_default() += 1;
+    }
+    let main_region = sizes
+        .iter()
+        .max_by_key(|&(&region, &size)| (size, region))
+        .map_or(0, |(&region, _)| region);
+    walkable
+        .into_iter()
+        .filter(|&c| grid.region(c) == Some(main_region))
+        .collect()
+}
