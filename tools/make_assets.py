@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Makes the RTS example's assets: assets/maps/frontier.map (MovingAI format)
-and assets/tiles.png (the tileset). Standard library only, fixed seed, so the
-files come out the same on every run:
+"""Makes the RTS example's assets: assets/maps/frontier.map (MovingAI format),
+assets/tiles.png (the tileset) and the unit sprites assets/infantry.png and
+assets/vehicle.png (white, facing right; the game tints them with the team's
+colour and turns them the way the unit goes). Standard library only, fixed
+seed, so the files come out the same on every run:
 
     python3 tools/make_assets.py
 
@@ -119,6 +121,48 @@ def tile(rng, kind):
     return px
 
 
+def unit_sprite(size, vehicle):
+    """A unit seen from above, white (tinted with its team's colour in the
+    game), facing +x: a disc the size of its body with a dark rim; infantry
+    carry a dark wedge at the front, vehicles a turret and a barrel."""
+    half = size / 2
+    rim = max(1.5, size / 16)
+
+    def shade(x, y):
+        # Position relative to the centre, in pixels, y up.
+        dx, dy = x - half, half - y
+        r = (dx * dx + dy * dy) ** 0.5
+        if r > half - 0.5:
+            return None
+        if r > half - 0.5 - rim:
+            return (70, 70, 70)
+        if vehicle:
+            if abs(dy) < size * 0.07 and 0 < dx < half - 0.5:
+                return (40, 40, 40)
+            if r < size * 0.22:
+                return (200, 200, 200)
+            return (255, 255, 255)
+        # A wedge from the centre to the front.
+        if dx > 0 and abs(dy) < (half - dx) * 0.6 and dx > half * 0.25:
+            return (45, 45, 45)
+        return (255, 255, 255)
+
+    rows = []
+    for y in range(size):
+        row = []
+        for x in range(size):
+            # 4x4 samples a pixel: smooth edges.
+            samples = [shade(x + (i + 0.5) / 4, y + (j + 0.5) / 4) for i in range(4) for j in range(4)]
+            inside = [c for c in samples if c is not None]
+            if not inside:
+                row.append((0, 0, 0, 0))
+                continue
+            colour = tuple(sum(c[k] for c in inside) // len(inside) for k in range(3))
+            row.append(colour + (255 * len(inside) // len(samples),))
+        rows.append(row)
+    return rows
+
+
 def write_png(path, rows):
     height, width = len(rows), len(rows[0])
     raw = b"".join(b"\x00" + b"".join(struct.pack("BBBB", *p) for p in row) for row in rows)
@@ -141,6 +185,8 @@ def main():
     tiles = [tile(rng, k) for k in ("ground", "swamp", "rock", "trees", "water", "mud")]
     rows = [sum((t[y] for t in tiles), []) for y in range(TILE)]
     write_png(ROOT / "assets/tiles.png", rows)
+    write_png(ROOT / "assets/infantry.png", unit_sprite(32, vehicle=False))
+    write_png(ROOT / "assets/vehicle.png", unit_sprite(64, vehicle=True))
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ fn select(
     mouse: Res<ButtonInput<MouseButton>>,
     keys: Res<ButtonInput<KeyCode>>,
     cursor: Cursor,
-    units: Query<(Entity, &Transform), With<Unit>>,
+    units: Query<(Entity, &Transform, &Unit)>,
     mut selection: ResMut<Selection>,
     mut commands: Commands,
     mut gizmos: Gizmos,
@@ -81,23 +81,28 @@ fn select(
         return;
     }
     selection.drag_from = None;
-    let positions = units
-        .iter()
-        .map(|(unit, transform)| (unit, transform.translation.truncate()));
+    let positions = units.iter().map(|(unit, transform, kind)| {
+        (
+            unit,
+            transform.translation.truncate(),
+            kind.kind.size() as f32,
+        )
+    });
     let chosen: Vec<Entity> = if from.distance(cursor) < 4.0 {
+        // A click picks the unit whose body it lands on.
         positions
-            .filter(|(_, p)| p.distance(cursor) < TILE * 0.6)
+            .filter(|(_, p, size)| p.distance(cursor) < TILE * 0.5 * size)
             .min_by(|a, b| a.1.distance(cursor).total_cmp(&b.1.distance(cursor)))
-            .map(|(unit, _)| unit)
+            .map(|(unit, ..)| unit)
             .into_iter()
             .collect()
     } else {
         positions
-            .filter(|(_, p)| p.cmple(max).all() && p.cmpge(min).all())
-            .map(|(unit, _)| unit)
+            .filter(|(_, p, _)| p.cmple(max).all() && p.cmpge(min).all())
+            .map(|(unit, ..)| unit)
             .collect()
     };
-    for (unit, _) in &units {
+    for (unit, ..) in &units {
         commands.entity(unit).remove::<Selected>();
     }
     for unit in chosen {

@@ -1,4 +1,6 @@
-//! The RTS example scene: a bevy_ecs_tilemap map, 240 units, box selection,
+//! The RTS example scene: a bevy_ecs_tilemap map, 240 units (infantry one
+//! tile across, vehicles two, drawn at their size and turned the way they
+//! go; they walk round each other and take turns at passes), box selection,
 //! group and individual orders, walls and terrain edited live, a HUD and a
 //! debug overlay.
 //!
@@ -16,9 +18,10 @@
 //! - F1: debug overlay (paths, group paths, search frontiers); F2: regions
 //! - arrows or the window's edge: pan; wheel: zoom
 //!
-//! `--screenshot PATH --frames N` runs N frames with a scripted group order,
-//! saves a screenshot of the window to PATH and exits (it works under Xvfb
-//! with Mesa's software Vulkan driver).
+//! `--screenshot PATH --frames N` runs N frames of a scripted scene (two
+//! armies crossing the middle bridge from both ends, see `script`), saves a
+//! screenshot of the window to PATH and exits (it works under Xvfb with
+//! Mesa's software Vulkan driver).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -29,7 +32,6 @@ use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::time::TimeUpdateStrategy;
 use bevy_ecs_tilemap::prelude::*;
 use bevy_frontier::core::{Cell, MovingAiMap};
-use bevy_frontier::groups::SharedRoute;
 use bevy_frontier::prelude::*;
 
 mod hud;
@@ -38,8 +40,8 @@ mod map;
 mod units;
 
 use hud::OrderTimes;
-use map::{ROCK, TILE, Terrain};
-use units::{BLUE, RED, Unit};
+use map::{TILE, Terrain};
+use units::{BLUE, RED, Unit, YELLOW};
 
 /// The scene's own systems, after pathfinding and steering each frame.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -162,74 +164,63 @@ fn spawn_camera(mut commands: Commands, fit: Res<CameraFit>) {
     ));
 }
 
-/// What the screenshot script touches: the tiles, the overlay and the HUD's
-/// order times.
+/// What the screenshot script touches: the map, the camera, the overlay and
+/// the HUD's order times.
 #[derive(SystemParam)]
 struct Scene<'w, 's> {
     times: ResMut<'w, OrderTimes>,
-    terrain: Res<'w, Terrain>,
-    maps: Query<'w, 's, (&'static NavGrid, &'static GridLayout, &'static TileStorage)>,
-    tiles: Query<'w, 's, (&'static mut TileCost, &'static mut TileTextureIndex)>,
+    maps: Query<'w, 's, (&'static NavGrid, &'static GridLayout)>,
+    camera: Query<'w, 's, (&'static mut Transform, &'static mut Projection), With<Camera2d>>,
     gizmos: ResMut<'w, GizmoConfigStore>,
+    fit: Res<'w, CameraFit>,
 }
 
-/// `--screenshot`: a group order at frame 5, a wall dropped across its path
-/// at frame 60, the screenshot at the last frame, then exit.
+/// `--screenshot`: at frame 5 the red army (west of the middle bridge) and
+/// the yellow one (east of it) are each given a group move across the river
+/// over that bridge, so they meet on it, and each blue unit is ordered
+/// alone through the canyon in the east (infantry take the pass one tile
+/// wide, vehicles the long way round); the camera looks at the bridge. The
+/// screenshot is taken at the last frame, then the app exits.
 fn script(
     options: Res<Options>,
     mut frame: Local<u32>,
     mut scene: Scene,
     units: Query<(Entity, &Unit)>,
-    groups: Query<&SharedRoute>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) {
     *frame += 1;
-    let Ok((grid, layout, storage)) = scene.maps.single() else {
+    let Ok((_, layout)) = scene.maps.single() else {
         return;
     };
+    let at = |x: u32, y: u32| layout.cell_center(Cell::new(x, y));
     let last = options.frames;
     if *frame == 5 {
         scene.gizmos.config_mut::<FrontierGizmos>().0.enabled = true;
-        // The red army crosses the river; the blue one goes east, alone.
-        let goal = layout.cell_center(Cell::new(grid.width() * 3 / 4, grid.height() * 3 / 4));
-        let red: Vec<Entity> = units
-            .iter()
-            .filter(|(_, unit)| unit.color == RED)
-            .map(|(entity, _)| entity)
-            .collect();
-        commands.write_message(GroupMove::new(red.iter().copied(), goal));
-        let east = layout.cell_center(Cell::new(grid.width() * 3 / 5, grid.height() / 5));
-        let frame = scene.times.frame;
-        for (unit, team) in &units {
-            if team.color == BLUE {
-                commands.entity(unit).insert(PathRequest::new(east));
-                scene.times.pending.insert(unit, frame);
+        if let Ok((mut transform, mut projection)) = scene.camera.single_mut() {
+            transform.translation = at(63, 38).extend(transform.translation.z);
+            if let Projection::Orthographic(ortho) = &mut *projection {
+                ortho.scale = scene.fit.0 * 0.45;
             }
         }
-        scene
-            .times
-            .pending
-            .extend(red.into_iter().map(|unit| (unit, frame)));
-    }
-    if *frame == 60.min(last) {
-        // A wall across the red army's shared path where it crosses the
-        // river: its units re-plan live, round the wall.
-        let water = |x: u32, y: u32| scene.terrain.is_water(x, y);
-        let crossing = groups
-            .iter()
-            .flat_map(|group| group.shared_cells().iter().copied())
-            .find(|c| water(c.x, c.y + 1) || c.y > 0 && water(c.x, c.y - 1));
-        if let Some(crossing) = crossing {
-            for y in crossing.y.saturating_sub(3)..=crossing.y + 3 {
-                if let Some(tile) = storage.get(&TilePos::new(crossing.x, y))
-                    && let Ok((mut cost, mut image)) = scene.tiles.get_mut(tile)
-                    && cost.0 != NavGrid::BLOCKED
-                {
-                    *cost = TileCost::WALL;
-                    *image = TileTextureIndex(ROCK);
-                }
-            }
+        let team = |color: Color| -> Vec<Entity> {
+            units
+                .iter()
+                .filter(|(_, unit)| unit.color == color)
+                .map(|(entity, _)| entity)
+                .collect()
+        };
+        let frame = scene.times.frame;
+        for (army, goal) in [(team(RED), at(75, 33)), (team(YELLOW), at(44, 41))] {
+            commands.write_message(GroupMove::new(army.iter().copied(), goal));
+            scene
+                .times
+                .pending
+                .extend(army.into_iter().map(|unit| (unit, frame)));
+        }
+        for unit in team(BLUE) {
+            commands.entity(unit).insert(PathRequest::new(at(92, 36)));
+            scene.times.pending.insert(unit, frame);
         }
     }
     if *frame == last

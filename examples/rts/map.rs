@@ -56,12 +56,6 @@ impl Terrain {
             &TilemapAnchor::Center,
         )
     }
-
-    /// Whether water lies at tile `(x, y)`.
-    pub fn is_water(&self, x: u32, y: u32) -> bool {
-        let row = self.0.height().checked_sub(y + 1);
-        row.and_then(|row| self.0.terrain_at(Cell::new(x, row))) == Some(b'W')
-    }
 }
 
 /// Cost and tile image of a map character.
