@@ -41,7 +41,7 @@ use bevy_frontier::prelude::*;
 
 mod support;
 
-use support::{Lcg, main_region_cells, percentile};
+use support::{main_region_cells, percentile};
 
 /// Mover speed, cells per second.
 const SPEED: f32 = 4.0;
@@ -71,22 +71,8 @@ fn parse_options() -> Result<Options, String> {
         let mut value = || args.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
             "--map" => options.map = Some(PathBuf::from(value()?)),
-            "--movers" => {
-                let v = value()?;
-                options.movers = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or(format!("--movers {v:?} is not a positive number"))?;
-            }
-            "--frames" => {
-                let v = value()?;
-                options.frames = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or(format!("--frames {v:?} is not a positive number"))?;
-            }
+            "--movers" => options.movers = support::positive(&flag, &value()?)?,
+            "--frames" => options.frames = support::positive(&flag, &value()?)?,
             "--groups" => options.groups = true,
             "--open" => options.open = true,
             "--spacing" => {
@@ -103,21 +89,6 @@ fn parse_options() -> Result<Options, String> {
         }
     }
     Ok(options)
-}
-
-/// A generated open 512×512 map: 1% single rocks.
-fn generated() -> NavGrid {
-    let mut rng = Lcg(11);
-    let costs = (0..512 * 512)
-        .map(|_| {
-            if rng.below(100) < 1 {
-                NavGrid::BLOCKED
-            } else {
-                1
-            }
-        })
-        .collect();
-    NavGrid::from_costs(512, 512, costs).expect("a 512x512 grid")
 }
 
 /// Each region cell's distance to the nearest wall or map edge, in cells
@@ -355,9 +326,14 @@ fn main() -> ExitCode {
     };
     const GENERATED: &str = "generated 512x512, 1% rocks";
     let loaded = if options.open {
-        Ok((generated(), GENERATED.to_string()))
+        Ok((
+            support::scattered_walls(512, 512, 1, 11),
+            GENERATED.to_string(),
+        ))
     } else {
-        support::load_grid(options.map, "maps/bg512/AR0011SR.map", GENERATED, generated)
+        support::load_grid(options.map, "maps/bg512/AR0011SR.map", GENERATED, || {
+            support::scattered_walls(512, 512, 1, 11)
+        })
     };
     let (grid, name) = match loaded {
         Ok(loaded) => loaded,

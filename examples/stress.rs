@@ -66,23 +66,8 @@ fn parse_options() -> Result<Options, String> {
                     .parse()
                     .map_err(|_| format!("--units {v:?} is not a number"))?;
             }
-            "--budget" => {
-                let v = value()?;
-                options.budget = v
-                    .parse()
-                    .ok()
-                    .filter(|&b| b > 0)
-                    .ok_or(format!("--budget {v:?} is not a positive number"))?;
-            }
-            "--groups" => {
-                let v = value()?;
-                options.groups = Some(
-                    v.parse()
-                        .ok()
-                        .filter(|&g| g > 0)
-                        .ok_or(format!("--groups {v:?} is not a positive number"))?,
-                );
-            }
+            "--budget" => options.budget = support::positive(&flag, &value()?)?,
+            "--groups" => options.groups = Some(support::positive(&flag, &value()?)?),
             "--edits" => {
                 let v = value()?;
                 options.edits = v
@@ -102,19 +87,7 @@ fn load_grid(path: Option<PathBuf>) -> Result<(NavGrid, String), String> {
         path,
         "maps/random/random512-10-0.map",
         "generated 512x512, 10% walls",
-        || {
-            let mut rng = Lcg(7);
-            let costs = (0..512 * 512)
-                .map(|_| {
-                    if rng.below(100) < 10 {
-                        NavGrid::BLOCKED
-                    } else {
-                        1
-                    }
-                })
-                .collect();
-            NavGrid::from_costs(512, 512, costs).expect("a 512x512 grid")
-        },
+        || support::scattered_walls(512, 512, 10, 7),
     )
 }
 

@@ -52,6 +52,34 @@ impl Lcg {
     }
 }
 
+/// A map of `percent`% walls scattered by a fixed seed, for when the
+/// MovingAI data is not there.
+pub fn scattered_walls(width: u32, height: u32, percent: usize, seed: u64) -> NavGrid {
+    let mut rng = Lcg(seed);
+    let costs = (0..width * height)
+        .map(|_| {
+            if rng.below(100) < percent {
+                NavGrid::BLOCKED
+            } else {
+                1
+            }
+        })
+        .collect();
+    NavGrid::from_costs(width, height, costs).expect("a grid of a valid size")
+}
+
+/// Command-line value `value` of `flag` as a number above zero.
+pub fn positive<T: std::str::FromStr + PartialOrd + Default>(
+    flag: &str,
+    value: &str,
+) -> Result<T, String> {
+    value
+        .parse()
+        .ok()
+        .filter(|n| *n > T::default())
+        .ok_or(format!("{flag} {value:?} is not a positive number"))
+}
+
 /// The `p`th percentile of sorted samples (nearest rank).
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
