@@ -703,22 +703,15 @@ pub(crate) fn separate(
             // where the other could not move (a wall, a passage's mouth),
             // the pusher gives way for it, down to a squeeze that still
             // lets it press on.
-            let mut nudge = |k: usize, push: Vec2| -> f32 {
-                let Some(view) = &walk_views[k] else {
-                    return 0.0;
-                };
-                let position = &mut crowd.positions[k];
-                let before = *position;
-                walk_velocity(view, position, push, 1.0);
-                // Not into a passage without a claim on it.
-                let agent = &crowd.agents[k];
-                if !agent.crossing
-                    && let Some(map) = agent.map
-                {
-                    *position = passages.stop_outside(map, view, before, *position);
-                }
-                moved[k] |= *position != before;
-                (*position - before).dot(push.normalize_or_zero()).max(0.0)
+            let mut nudge = |k: usize, push: Vec2| {
+                nudge_body(
+                    walk_views[k].as_ref(),
+                    &mut crowd.positions[k],
+                    &crowd.agents[k],
+                    &passages,
+                    push,
+                    &mut moved[k],
+                )
             };
             let parted =
                 nudge(i, away * depth * mine / total) + nudge(j, -away * depth * theirs / total);
@@ -734,6 +727,39 @@ pub(crate) fn separate(
             break;
         }
     }
+    // Pushing through never ends in another body: where the crowd behind
+    // kept a pusher pressed on, it alone steps back to the squeeze.
+    for &(i, j) in &crowd.contacts {
+        let (i, j) = (i as usize, j as usize);
+        let (me, other) = (&crowd.agents[i], &crowd.agents[j]);
+        if me.pushing == other.pushing {
+            continue;
+        }
+        let offset = crowd.positions[i] - crowd.positions[j];
+        let distance = offset.length();
+        let excess = me.radius + other.radius - distance - SQUEEZE * (me.radius + other.radius);
+        if excess <= 1e-4 {
+            continue;
+        }
+        let away = if distance > 1e-4 {
+            offset / distance
+        } else {
+            parting_direction(me.entity, other.entity)
+        };
+        let (k, push) = if me.pushing {
+            (i, away * excess)
+        } else {
+            (j, -away * excess)
+        };
+        nudge_body(
+            walk_views[k].as_ref(),
+            &mut crowd.positions[k],
+            &crowd.agents[k],
+            &passages,
+            push,
+            &mut moved[k],
+        );
+    }
     for (i, agent) in crowd.agents.iter().enumerate() {
         if moved[i]
             && let Ok((_, mut transform, ..)) = bodies.get_mut(agent.entity)
@@ -741,6 +767,30 @@ pub(crate) fn separate(
             transform.translation = crowd.positions[i].extend(transform.translation.z);
         }
     }
+}
+
+/// Moves body `agent` at `position` by `push` on its map (`view`), never
+/// into a passage it has no claim on; how far it went along `push`.
+fn nudge_body(
+    view: Option<&MapView>,
+    position: &mut Vec2,
+    agent: &Agent,
+    passages: &Passages,
+    push: Vec2,
+    moved: &mut bool,
+) -> f32 {
+    let Some(view) = view else {
+        return 0.0;
+    };
+    let before = *position;
+    walk_velocity(view, position, push, 1.0);
+    if !agent.crossing
+        && let Some(map) = agent.map
+    {
+        *position = passages.stop_outside(map, view, before, *position);
+    }
+    *moved |= *position != before;
+    (*position - before).dot(push.normalize_or_zero()).max(0.0)
 }
 
 /// How far two bodies may stay pressed into each other after separation

@@ -496,9 +496,13 @@ fn prefer(
                         // Within a hair of a corner counts as there: in a
                         // crowd, others may keep a unit off the exact point
                         // (and it would block theirs).
+                        // Pushed near it, or past it towards the next one,
+                        // with the next one in sight: on to the next.
                         let reached = near <= REACHED * cell
                             || after.is_some_and(|after| {
-                                near <= SKIP_NEAR * cell && view.segment_clear(position, after)
+                                let past = (position - next).dot(after - next) > 0.0;
+                                (near <= SKIP_NEAR * cell || past)
+                                    && view.segment_clear(position, after)
                             });
                         if !reached || after.is_none() {
                             break;
@@ -683,6 +687,26 @@ fn move_units(
             motion.stalled = 0.0;
             if let Some(map) = motion.map {
                 motion.rest = Some(places.settle(unit, map, &view, position));
+            }
+        } else if motion.stalled >= give_up
+            && give_up.is_finite()
+            && let Steering::Following { route, map, .. } = &mut *steering
+            && route.len() == 1
+            && route
+                .next_waypoint()
+                .is_some_and(|end| position.distance(end) < NEAR_THE_END * cell)
+        {
+            // Blocked too long near its end (others stand between, or in
+            // the narrow way to it): close enough, it rests at the nearest
+            // free cell from where it stands.
+            motion.stalled = 0.0;
+            let place = places.settle(unit, *map, &view, position);
+            if place.distance(position) > 0.5 * cell {
+                *route = Route::new(vec![place]);
+            } else {
+                route.advance();
+                motion.rest = Some(place);
+                arrived = true;
             }
         } else if motion.stalled >= give_up && give_up.is_finite() {
             // Blocked too long: push through until headway. A unit pushed

@@ -12,11 +12,13 @@
 //! and every unit arrives within a bound (the liveness of taking turns).
 //!
 //! `FRONTIER_CROWD_SEEDS=N` runs more seeds than the CI's few and lists
-//! every failing one. Not yet all pass: of the first 300, 37 and 136 press
-//! two bodies 28% into each other for a frame, 49 and 238 leave one or two
-//! units jammed at the mouth of a bridge two cells wide among vehicles and
-//! infantry of the same side, and 166 has one unit jostled onto a bridge
-//! against the flow (open work in the issue on units as bodies).
+//! every failing one. Not yet all pass: of the first 300, 226 and 287
+//! leave three to six units jammed at the mouth of a bridge two cells wide
+//! (vehicles and infantry of the same side crowding the corner between the
+//! river and the bridge); 49, 200 and 214 leave one or two units a cell
+//! from their ends in a narrow spot among rocks, each in the other's way;
+//! and 136 presses two bodies 26% into each other for a frame (open work
+//! in the issue on units as bodies).
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
