@@ -674,15 +674,27 @@ pub(crate) fn separate(
         walk_views.push(view.filter(|_| crowd.positions[i].is_finite()));
     }
     let mut moved = vec![false; crowd.agents.len()];
+    let (agents, positions) = (&crowd.agents, &mut crowd.positions);
+    // Moves body `k` by `push`; how far it went along it.
+    let mut nudge = |positions: &mut [Vec2], k: usize, push: Vec2| {
+        nudge_body(
+            walk_views[k].as_ref(),
+            &mut positions[k],
+            &agents[k],
+            &passages,
+            push,
+            &mut moved[k],
+        )
+    };
     for _ in 0..SEPARATION_ROUNDS {
         let mut any = false;
         for &(i, j) in &crowd.contacts {
             let (i, j) = (i as usize, j as usize);
-            let (me, other) = (&crowd.agents[i], &crowd.agents[j]);
+            let (me, other) = (&agents[i], &agents[j]);
             if walk_views[i].is_none() || walk_views[j].is_none() {
                 continue;
             }
-            let offset = crowd.positions[i] - crowd.positions[j];
+            let offset = positions[i] - positions[j];
             let distance = offset.length();
             let depth = me.radius + other.radius - distance;
             if depth <= 1e-4 {
@@ -703,23 +715,13 @@ pub(crate) fn separate(
             // where the other could not move (a wall, a passage's mouth),
             // the pusher gives way for it, down to a squeeze that still
             // lets it press on.
-            let mut nudge = |k: usize, push: Vec2| {
-                nudge_body(
-                    walk_views[k].as_ref(),
-                    &mut crowd.positions[k],
-                    &crowd.agents[k],
-                    &passages,
-                    push,
-                    &mut moved[k],
-                )
-            };
-            let parted =
-                nudge(i, away * depth * mine / total) + nudge(j, -away * depth * theirs / total);
+            let parted = nudge(positions, i, away * depth * mine / total)
+                + nudge(positions, j, -away * depth * theirs / total);
             let left = depth - parted - SQUEEZE * (me.radius + other.radius);
             if left > 1e-4 && (me.pushing || other.pushing) {
-                let more = nudge(i, away * left);
+                let more = nudge(positions, i, away * left);
                 if left - more > 1e-4 {
-                    nudge(j, -away * (left - more));
+                    nudge(positions, j, -away * (left - more));
                 }
             }
         }
@@ -731,11 +733,11 @@ pub(crate) fn separate(
     // kept a pusher pressed on, it alone steps back to the squeeze.
     for &(i, j) in &crowd.contacts {
         let (i, j) = (i as usize, j as usize);
-        let (me, other) = (&crowd.agents[i], &crowd.agents[j]);
+        let (me, other) = (&agents[i], &agents[j]);
         if me.pushing == other.pushing {
             continue;
         }
-        let offset = crowd.positions[i] - crowd.positions[j];
+        let offset = positions[i] - positions[j];
         let distance = offset.length();
         let excess = me.radius + other.radius - distance - SQUEEZE * (me.radius + other.radius);
         if excess <= 1e-4 {
@@ -751,14 +753,7 @@ pub(crate) fn separate(
         } else {
             (j, -away * excess)
         };
-        nudge_body(
-            walk_views[k].as_ref(),
-            &mut crowd.positions[k],
-            &crowd.agents[k],
-            &passages,
-            push,
-            &mut moved[k],
-        );
+        nudge(positions, k, push);
     }
     for (i, agent) in crowd.agents.iter().enumerate() {
         if moved[i]
