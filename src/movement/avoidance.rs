@@ -43,10 +43,12 @@ pub struct AvoidanceSettings {
     /// planned alone from where every unit stood at the frame's start, so
     /// the result is the same whatever the number.
     pub threads: usize,
-    /// Seconds a moving unit may make no headway, blocked by others, before
-    /// it stops avoiding and pushes through until it makes headway again
-    /// (default 2). Two crowds meeting head-on in a passage one unit wide
-    /// cannot pass each other any other way.
+    /// Seconds a moving unit may make no headway (half a cell of ground
+    /// gained), blocked by others, before it pushes through until it makes
+    /// headway again (default 2): it leaves most of the avoiding to the
+    /// others, though never ends deep in another body. One blocked this
+    /// long within a few cells of its end rests at the nearest free cell
+    /// instead: close enough.
     pub give_up_after: f32,
     /// Seconds units waiting at one end of a one-lane passage (a bridge or
     /// gap one unit wide) let the other end keep sending units through

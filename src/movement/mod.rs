@@ -542,7 +542,8 @@ type Moving<'w, 's> = Query<
 /// walked arrives, and rests where it stands unless another rests there:
 /// then it walks on to the nearest free cell first. A unit that makes no
 /// headway for [`AvoidanceSettings::give_up_after`] pushes through the
-/// others (and asks for its path again) until it does.
+/// others (and asks for its path again if pushed out of sight of its next
+/// corner) until it does; near its end, it rests where it is instead.
 #[allow(clippy::too_many_arguments)]
 fn move_units(
     time: Res<Time>,
