@@ -640,14 +640,15 @@ fn move_units(
                 {
                     // The end: rest here, or walk on to the nearest free
                     // cell if another unit rests here.
-                    let end = position;
-                    let place = places.settle(unit, *map, &view, end);
-                    if place.distance(end) > 0.5 * cell {
-                        *route = Route::new(vec![place]);
-                    } else {
-                        motion.rest = Some(place);
-                        arrived = true;
-                    }
+                    arrived = rest_or_walk_on(
+                        &mut places,
+                        unit,
+                        *map,
+                        &view,
+                        position,
+                        route,
+                        &mut motion,
+                    );
                 }
             }
         }
@@ -701,14 +702,7 @@ fn move_units(
             // the narrow way to it): close enough, it rests at the nearest
             // free cell from where it stands.
             motion.stalled = 0.0;
-            let place = places.settle(unit, *map, &view, position);
-            if place.distance(position) > 0.5 * cell {
-                *route = Route::new(vec![place]);
-            } else {
-                route.advance();
-                motion.rest = Some(place);
-                arrived = true;
-            }
+            arrived = rest_or_walk_on(&mut places, unit, *map, &view, position, route, &mut motion);
         } else if motion.stalled >= give_up && give_up.is_finite() {
             // Blocked too long: push through until headway. A unit pushed
             // out of sight of its next corner also asks for a fresh path
@@ -733,6 +727,30 @@ fn move_units(
             arrivals.write(event);
             commands.trigger(event);
         }
+    }
+}
+
+/// A unit done walking at `position` (its route walked, or close enough):
+/// it rests at the nearest free cell if that is where it stands, and
+/// `true` is returned; else that cell becomes its route's one corner.
+fn rest_or_walk_on(
+    places: &mut RestingPlaces,
+    unit: Entity,
+    map: Entity,
+    view: &MapView,
+    position: Vec2,
+    route: &mut Route,
+    motion: &mut Motion,
+) -> bool {
+    let cell = view.layout.cell_size.abs().min_element();
+    let place = places.settle(unit, map, view, position);
+    if place.distance(position) > 0.5 * cell {
+        *route = Route::new(vec![place]);
+        false
+    } else {
+        *route = Route::new(Vec::new());
+        motion.rest = Some(place);
+        true
     }
 }
 

@@ -171,6 +171,14 @@ fn took_turns(seen: &Crossing) {
     assert_eq!(seen.turned_back, 0, "units turned back on the bridge");
 }
 
+/// Each side ordered as one group to the other bank.
+fn order_across(app: &mut App, west: &[Entity], east: &[Entity]) {
+    for (group, goal) in [(west, Vec2::new(65.0, 20.0)), (east, Vec2::new(15.0, 20.0))] {
+        app.world_mut()
+            .write_message(GroupMove::new(group.iter().copied(), goal));
+    }
+}
+
 #[test]
 fn two_groups_of_a_hundred_cross_a_one_cell_bridge_both_ways() {
     let mut app = crowd_app();
@@ -178,10 +186,7 @@ fn two_groups_of_a_hundred_cross_a_one_cell_bridge_both_ways() {
     let west = squad(&mut app, 6, 100);
     let east = squad(&mut app, 56, 100);
     app.update();
-    app.world_mut()
-        .write_message(GroupMove::new(west.iter().copied(), Vec2::new(65.0, 20.0)));
-    app.world_mut()
-        .write_message(GroupMove::new(east.iter().copied(), Vec2::new(15.0, 20.0)));
+    order_across(&mut app, &west, &east);
     let seen = cross(&mut app, map, &west, &east, 9_000);
     took_turns(&seen);
 }
@@ -227,10 +232,7 @@ fn infantry_and_vehicles_cross_a_two_cell_bridge_both_ways() {
         }
     }
     app.update();
-    app.world_mut()
-        .write_message(GroupMove::new(west.iter().copied(), Vec2::new(65.0, 20.0)));
-    app.world_mut()
-        .write_message(GroupMove::new(east.iter().copied(), Vec2::new(15.0, 20.0)));
+    order_across(&mut app, &west, &east);
     let seen = cross(&mut app, map, &west, &east, 9_000);
     took_turns(&seen);
 }
