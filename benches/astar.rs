@@ -3,7 +3,9 @@
 //! (octile moves, no corner cutting) and the same fixed-point costs, in the
 //! same run. `frontier` is the default search (jump point search on these
 //! uniform-cost maps); `frontier_astar` is the same search with jump points
-//! turned off, plain A*.
+//! turned off, plain A*. `random512-10-0-terrain` is random512-10-0 with a
+//! fifth of its open cells at cost 4 (`rough_terrain` in
+//! `examples/support`), where every search is a plain A*.
 //!
 //! ```text
 //! cargo bench --bench astar
@@ -20,6 +22,10 @@ use bevy_frontier::core::{
     Cell, MovingAiMap, NavGrid, Scenario, ScratchPool, Search, SearchConfig, find_path,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+#[allow(dead_code)]
+#[path = "../examples/support/mod.rs"]
+mod support;
 
 /// Every `STRIDE`-th scenario: a spread over all the difficulty buckets.
 const STRIDE: usize = 16;
@@ -78,16 +84,25 @@ fn bench(c: &mut Criterion) {
         eprintln!("no MovingAI data (set FRONTIER_MOVINGAI_DIR): nothing measured");
         return;
     };
-    for (map, scen) in [
+    for (map, scen, terrain) in [
         (
             "random/random512-10-0.map",
             "random/random512-10-0.map.scen",
+            false,
         ),
-        ("bg512/AR0011SR.map", "bg512/AR0011SR.map.scen"),
+        (
+            "random/random512-10-0.map",
+            "random/random512-10-0.map.scen",
+            true,
+        ),
+        ("bg512/AR0011SR.map", "bg512/AR0011SR.map.scen", false),
     ] {
-        let grid = MovingAiMap::load(dir.join("maps").join(map))
+        let mut grid = MovingAiMap::load(dir.join("maps").join(map))
             .unwrap()
             .to_nav_grid();
+        if terrain {
+            grid = support::rough_terrain(&grid, 20, 4, 12);
+        }
         let scenarios = Scenario::load_all(dir.join("scenarios").join(scen)).unwrap();
         let sample: Vec<&Scenario> = scenarios.iter().step_by(STRIDE).collect();
 
@@ -105,6 +120,11 @@ fn bench(c: &mut Criterion) {
         }
 
         let name = map.rsplit('/').next().unwrap().trim_end_matches(".map");
+        let name = if terrain {
+            format!("{name}-terrain")
+        } else {
+            name.to_string()
+        };
         let mut group = c.benchmark_group(name);
         group.throughput(Throughput::Elements(sample.len() as u64));
         group.sample_size(10);

@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--edits N]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -11,6 +11,10 @@
 //! region, the same on every run. The last line is
 //! `frames=F budget=B max_frame_expansions=E p50_frame_ms=X p99_frame_ms=Y max_frame_ms=M frames_to_last_path=L`
 //! where the frame times are those of the plugin's own systems.
+//!
+//! With `--terrain`, a fifth of the map's walkable cells (chosen by a fixed
+//! seed) cost 4 instead of 1: rough ground, where jump point search does
+//! not apply and every search is a plain A*.
 //!
 //! With `--edits N`, once every unit holds its path, N random cells are
 //! toggled between wall and ground, one a frame, and the last line adds
@@ -25,6 +29,16 @@
 //! `group_expansion_ratio=R`: the expansions of the group orders over those
 //! of the one-by-one orders. `frames_to_last_path` is then the frame the
 //! last unit got its route.
+//!
+//! With `--goals G` the units stand in G squads as with `--groups`, but
+//! each unit is ordered alone to its squad's goal (a shift-click on many
+//! units, an AI player's orders, a rally point), so requests to one goal
+//! share a search (`PathfindingSettings::share_goals`). The run is then
+//! repeated with every request searched on its own, and the last line adds
+//! `shared_goal_ratio=R`: the expansions of the first run over those of
+//! the second. (Units spread over the whole map do not share: a search
+//! backwards from the goal would flood most of the map to reach them all,
+//! more work than their own searches; that is the run without flags.)
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,7 +58,9 @@ struct Options {
     units: usize,
     budget: u32,
     groups: Option<usize>,
+    goals: Option<usize>,
     edits: usize,
+    terrain: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -53,7 +69,9 @@ fn parse_options() -> Result<Options, String> {
         units: 1000,
         budget: PathfindingSettings::default().nodes_per_frame,
         groups: None,
+        goals: None,
         edits: 0,
+        terrain: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -68,6 +86,8 @@ fn parse_options() -> Result<Options, String> {
             }
             "--budget" => options.budget = support::positive(&flag, &value()?)?,
             "--groups" => options.groups = Some(support::positive(&flag, &value()?)?),
+            "--goals" => options.goals = Some(support::positive(&flag, &value()?)?),
+            "--terrain" => options.terrain = true,
             "--edits" => {
                 let v = value()?;
                 options.edits = v
@@ -96,12 +116,12 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--edits N]"
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain]"
             );
             return ExitCode::from(2);
         }
     };
-    let (grid, name) = match load_grid(options.map) {
+    let (mut grid, name) = match load_grid(options.map) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("error: {message}");
@@ -109,6 +129,9 @@ fn main() -> ExitCode {
         }
     };
 
+    if options.terrain {
+        grid = support::rough_terrain(&grid, 20, 4, 12);
+    }
     // Starts and goals from the largest region, so every path exists.
     let cells = main_region_cells(&grid);
     if cells.is_empty() {
@@ -120,15 +143,21 @@ fn main() -> ExitCode {
         "map: {name}, units: {}, budget: {}",
         options.units, options.budget
     );
-    let orders = match options.groups {
+    if options.groups.is_some() && options.goals.is_some() {
+        eprintln!("error: --groups and --goals are different runs; give one");
+        return ExitCode::from(2);
+    }
+    let orders = match options.groups.or(options.goals) {
+        Some(squad_count) => squads(&grid, &cells, options.units, squad_count),
         None => solo_orders(&cells, options.units),
-        Some(groups) => squads(&grid, &cells, options.units, groups),
     };
-    let run = match run(
+    let share = Sharing::Goals;
+    let run = match run_orders(
         &grid,
         &orders,
         options.budget,
         options.groups.is_some(),
+        share,
         options.edits,
     ) {
         Ok(run) => run,
@@ -155,21 +184,26 @@ fn main() -> ExitCode {
             run.flagged
         );
     }
-    if options.groups.is_some() {
-        let alone = match run_alone(&grid, &orders, options.budget) {
+    // Both comparisons are against every unit searched on its own.
+    if options.goals.is_some() || options.groups.is_some() {
+        let alone = match run_orders(&grid, &orders, options.budget, false, Sharing::None, 0) {
             Ok(alone) => alone,
             Err(message) => {
                 eprintln!("error: {message}");
                 return ExitCode::FAILURE;
             }
         };
+        let ratio = run.expansions as f64 / alone.expansions.max(1) as f64;
+        let what = if options.goals.is_some() {
+            last += &format!(" shared_goal_ratio={ratio:.4}");
+            "shared goals"
+        } else {
+            last += &format!(" group_expansion_ratio={ratio:.4}");
+            "group orders"
+        };
         println!(
-            "group orders: {} expansions; the same units one by one: {} expansions in {} frames",
-            run.expansions, alone.expansions, alone.frames
-        );
-        last += &format!(
-            " group_expansion_ratio={:.4}",
-            run.expansions as f64 / alone.expansions.max(1) as f64
+            "{what}: {} expansions in {} frames; every unit searched alone: {} expansions in {} frames",
+            run.expansions, run.last_path, alone.expansions, alone.last_path
         );
     }
     println!("{last}");
@@ -196,6 +230,15 @@ fn solo_orders(cells: &[Cell], units: usize) -> Orders {
         orders.units.push((start, i));
     }
     orders
+}
+
+/// Whether requests with one goal share a search.
+#[derive(Clone, Copy, PartialEq)]
+enum Sharing {
+    /// The plugin's default: they do.
+    Goals,
+    /// Every request searched on its own: the baseline.
+    None,
 }
 
 /// `groups` squads: units packed breadth-first on walkable cells around a
@@ -245,7 +288,7 @@ struct Run {
     flagged: usize,
 }
 
-fn app_with(grid: &NavGrid, budget: u32) -> App {
+fn app_with(grid: &NavGrid, budget: u32, share: Sharing) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     // Fixed frame time: the same run every time.
@@ -255,6 +298,7 @@ fn app_with(grid: &NavGrid, budget: u32) -> App {
     app.insert_resource(PathfindingSettings {
         nodes_per_frame: budget,
         max_in_flight: 16,
+        share_goals: share == Sharing::Goals,
         ..default()
     });
     app.world_mut().spawn((grid.clone(), Transform::default()));
@@ -291,14 +335,15 @@ fn has_path(app: &App, unit: Entity) -> bool {
 
 /// Orders every unit at once (as squads with `grouped`) and runs frames
 /// until every unit has its path.
-fn run(
+fn run_orders(
     grid: &NavGrid,
     orders: &Orders,
     budget: u32,
     grouped: bool,
+    share: Sharing,
     edits: usize,
 ) -> Result<Run, String> {
-    let mut app = app_with(grid, budget);
+    let mut app = app_with(grid, budget, share);
     let units = spawn_units(&mut app, orders);
     app.update();
     if grouped {
@@ -388,9 +433,4 @@ fn edit_cells(app: &mut App, run: &mut Run, edits: usize) {
     }
     run.edit_ms.sort_by(f64::total_cmp);
     run.flagged = flagged.load(std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The same units ordered one by one to their squad's goal.
-fn run_alone(grid: &NavGrid, orders: &Orders, budget: u32) -> Result<Run, String> {
-    run(grid, orders, budget, false, 0)
 }

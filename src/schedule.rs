@@ -112,6 +112,14 @@ pub struct PathfindingSettings {
     /// where it has got to. Edits a search has not looked at never restart
     /// it (see [`Search::step`](crate::core::Search::step)).
     pub max_restarts: u32,
+    /// Units sent one by one to the same cell (same map and unit size)
+    /// share one search, run backwards from that cell until every start it
+    /// serves is settled: each still gets its own optimal path, answered as
+    /// soon as its start is settled, for a fraction of the work of a search
+    /// each. Requests that arrive while it runs join it, or are answered at
+    /// once when their start is already settled. `false`: a search per
+    /// request.
+    pub share_goals: bool,
 }
 
 impl PathfindingSettings {
@@ -131,6 +139,7 @@ impl Default for PathfindingSettings {
             jump_points: true,
             aging_frames: 120,
             max_restarts: 3,
+            share_goals: true,
         }
     }
 }

@@ -52,6 +52,29 @@ impl Lcg {
     }
 }
 
+/// Rough terrain on `grid`: `percent`% of its walkable cells, chosen by a
+/// fixed seed, cost `cost`. The terrain benchmark is
+/// random512-10-0 with `rough_terrain(grid, 20, 4, 12)`: a fifth of the
+/// open cells at cost 4.
+#[allow(dead_code)] // `stress` and the `astar` bench use it, `crowd` does not.
+pub fn rough_terrain(grid: &NavGrid, percent: usize, cost: u8, seed: u64) -> NavGrid {
+    let mut rng = Lcg(seed);
+    let costs = grid
+        .costs()
+        .iter()
+        .map(|&c| {
+            if c != NavGrid::BLOCKED && rng.below(100) < percent {
+                cost
+            } else {
+                c
+            }
+        })
+        .collect();
+    NavGrid::from_costs(grid.width(), grid.height(), costs)
+        .expect("the same size")
+        .with_neighborhood(grid.neighborhood())
+}
+
 /// A map of `percent`% walls scattered by a fixed seed, for when the
 /// MovingAI data is not there.
 pub fn scattered_walls(width: u32, height: u32, percent: usize, seed: u64) -> NavGrid {

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::moves::{COST_SCALE, MOVE_DELTAS, Moves, step_cost};
 use super::scratch::{self, Scratch, ScratchPool};
-use super::search::{Path, SearchError};
+use super::search::{KeyPacking, Path, SearchError, WEIGHT_SCALE, heuristic};
 use super::size_class::{MAX_UNIT_SIZE, SizeClass};
 
 /// Which way a flood's paths run.
@@ -29,6 +29,13 @@ pub enum FloodDirection {
 /// A Dijkstra search outward from one cell that stops when every target is
 /// settled, when the next cell would cost more than a limit, or when the
 /// source's region is exhausted.
+///
+/// A [`guided`](Flood::guided) flood is an A* search instead: it heads for
+/// the box round its targets (the octile distance to the box times the
+/// cheapest cost, a consistent heuristic), so it settles targets gathered
+/// in one part of the map without flooding the rest. Targets can be added
+/// while it runs ([`Flood::add_targets`]); the paths it has settled stay
+/// optimal.
 ///
 /// ```
 /// use bevy_frontier::core::{Cell, Flood, FloodDirection, NavGrid};
@@ -61,6 +68,15 @@ pub struct Flood {
     restarts: u32,
     finished: bool,
     grid_shape: (u32, u32, u64),
+    /// Whether the flood heads for its targets' box (A*).
+    guided: bool,
+    /// The box round every target, `[min x, min y, max x, max y]`.
+    bounds: Option<[u32; 4]>,
+    /// The heuristic's scale (the cheapest walkable cost in
+    /// `WEIGHT_SCALE` units; 0 unguided).
+    scale: u64,
+    /// How open-list keys are packed: f, then ties to the larger g.
+    keys: KeyPacking,
 }
 
 impl Flood {
@@ -138,9 +154,98 @@ impl Flood {
             restarts: 0,
             finished: false,
             grid_shape: (0, 0, 0),
+            guided: false,
+            bounds: None,
+            scale: 0,
+            keys: KeyPacking::default(),
         };
         flood.begin(grid);
         Ok(flood)
+    }
+
+    /// Makes the flood an A* search towards its targets (see [`Flood`]),
+    /// starting over on `grid`. With a cost limit, cells beyond it are
+    /// still not expanded, but the flood only ends when its targets are
+    /// settled or nothing is left to expand.
+    pub fn guided(mut self, grid: &NavGrid) -> Self {
+        self.guided = true;
+        self.begin(grid.size_class(self.size));
+        self
+    }
+
+    /// The heuristic's scale on `grid`.
+    fn scale_on(&self, grid: SizeClass<'_>) -> u64 {
+        if self.guided {
+            grid.min_walkable_cost() as u64 * WEIGHT_SCALE
+        } else {
+            0
+        }
+    }
+
+    /// The lower bound on the cost between `cell` and the targets' box.
+    fn h(&self, grid: SizeClass<'_>, cell: Cell) -> u64 {
+        if self.guided {
+            guided_h(grid, self.bounds, self.scale, cell)
+        } else {
+            0
+        }
+    }
+
+    /// The box round `cells` joined with `bounds`.
+    fn grow(bounds: Option<[u32; 4]>, cells: &[Cell]) -> Option<[u32; 4]> {
+        cells.iter().fold(bounds, |bounds, cell| {
+            let [min_x, min_y, max_x, max_y] = bounds.unwrap_or([cell.x, cell.y, cell.x, cell.y]);
+            Some([
+                min_x.min(cell.x),
+                min_y.min(cell.y),
+                max_x.max(cell.x),
+                max_y.max(cell.y),
+            ])
+        })
+    }
+
+    /// Adds targets to a flood that may be running or finished: it carries
+    /// on until they are settled too. A target already settled is ready at
+    /// once ([`Flood::is_settled`]). A guided flood whose targets' box
+    /// grows re-keys its open list for the new box (a smaller heuristic, still
+    /// consistent, so what it has settled stays optimal).
+    pub fn add_targets(&mut self, grid: &NavGrid, cells: impl IntoIterator<Item = Cell>) {
+        let grid = grid.size_class(self.size);
+        let added: Vec<Cell> = cells.into_iter().collect();
+        for &cell in &added {
+            self.targets.push(cell);
+            let Some(index) = grid.index(cell).filter(|_| grid.is_walkable(cell)) else {
+                continue;
+            };
+            if !self.scratch.nodes.is_closed(index, self.open_stamp) {
+                self.remaining.insert(index as u32);
+                self.finished = false;
+            }
+        }
+        let bounds = Self::grow(self.bounds, &added);
+        if bounds == self.bounds {
+            return;
+        }
+        self.bounds = bounds;
+        if self.guided {
+            let items = self.scratch.open.items().to_vec();
+            self.scratch.open.clear();
+            for index in items {
+                let g = self.scratch.nodes.g[index as usize];
+                let key = self
+                    .keys
+                    .key(g + self.h(grid, grid.cell(index as usize)), g);
+                self.scratch
+                    .open
+                    .push(key, index, &mut self.scratch.nodes.position[..]);
+            }
+        }
+    }
+
+    /// Whether `cell` is settled: its path ([`Flood::path`]) and cost are
+    /// final.
+    pub fn is_settled(&self, grid: &NavGrid, cell: Cell) -> bool {
+        self.settled_index(grid, cell).is_some()
     }
 
     /// (Re)starts the flood on `grid`; a source that is not walkable ends
@@ -148,6 +253,13 @@ impl Flood {
     fn begin(&mut self, grid: SizeClass<'_>) {
         self.grid_shape = (grid.width(), grid.height(), grid.version());
         self.open_stamp = self.scratch.begin(grid.cell_count());
+        self.bounds = Self::grow(None, &self.targets);
+        self.scale = self.scale_on(grid);
+        self.keys = if self.guided {
+            KeyPacking::new(grid, self.scale)
+        } else {
+            KeyPacking::default()
+        };
         self.remaining = self
             .targets
             .iter()
@@ -159,7 +271,10 @@ impl Flood {
             .index(self.source)
             .filter(|_| grid.is_walkable(self.source))
         {
-            Some(start) => self.scratch.open_source(start as u32, self.open_stamp, 0),
+            Some(start) => {
+                let key = self.keys.key(self.h(grid, self.source), 0);
+                self.scratch.open_source(start as u32, self.open_stamp, key)
+            }
             None => self.finished = true,
         }
     }
@@ -174,6 +289,8 @@ impl Flood {
         let changes = grid.changes_since(version);
         let affected = (width, height) != (grid.width(), grid.height())
             || home.is_none()
+            || self.scale != self.scale_on(grid)
+            || self.guided && grid.max_walkable_cost() > self.keys.max_cost
             || match &changes {
                 GridChanges::Everything => true,
                 GridChanges::Cells(cells) => cells.iter().any(|&cell| {
@@ -230,6 +347,12 @@ impl Flood {
         self.direction
     }
 
+    /// The grid version the flood is up to date with: its paths are those
+    /// of that version.
+    pub fn grid_version(&self) -> u64 {
+        self.grid_shape.2
+    }
+
     /// Cells expanded so far.
     pub fn expansions(&self) -> u64 {
         self.expansions
@@ -283,22 +406,35 @@ impl Flood {
             Neighborhood::Four => &MOVE_DELTAS[..4],
             Neighborhood::Eight => &MOVE_DELTAS[..],
         };
+        let guide = self.guided.then_some((self.bounds, self.scale));
+        let keys = self.keys;
+        let h = |cell: Cell| match guide {
+            Some((bounds, scale)) => guided_h(grid, bounds, scale, cell),
+            None => 0,
+        };
         let mut expanded = 0;
         while expanded < budget {
-            let Some((g, current)) = heap.peek() else {
+            let Some((_, current)) = heap.peek() else {
                 self.finished = true;
                 break;
             };
-            if g > self.max_cost {
+            let g = nodes.g[current as usize];
+            if g > self.max_cost && guide.is_none() {
                 self.finished = true;
                 break;
             }
             heap.pop(&mut nodes.position[..]);
             expanded += 1;
             scratch::close(&mut nodes.stamp, current, open);
-            if self.remaining.remove(&current) && self.remaining.is_empty() {
-                self.finished = true;
-                break;
+            // The last target ends the flood once its neighbours are open,
+            // so that targets added later resume from a whole frontier.
+            let last = self.remaining.remove(&current) && self.remaining.is_empty();
+            if g > self.max_cost {
+                if last {
+                    self.finished = true;
+                    break;
+                }
+                continue;
             }
             let here = grid.cell(current as usize);
             for (direction, &(dx, dy)) in moves.iter().enumerate() {
@@ -328,12 +464,17 @@ impl Flood {
                     continue;
                 }
                 nodes.open(index as u32, open, next_g, direction);
+                let key = keys.key(next_g + h(next), next_g);
                 if generation == open {
                     let position = nodes.position[index];
-                    heap.decrease_key(position, next_g, &mut nodes.position[..]);
+                    heap.decrease_key(position, key, &mut nodes.position[..]);
                 } else {
-                    heap.push(next_g, index as u32, &mut nodes.position[..]);
+                    heap.push(key, index as u32, &mut nodes.position[..]);
                 }
+            }
+            if last {
+                self.finished = true;
+                break;
             }
         }
         self.expansions += expanded as u64;
@@ -375,5 +516,20 @@ impl Flood {
             cells,
             cost: nodes.g[end] as f64 / COST_SCALE as f64,
         })
+    }
+}
+
+/// A guided flood's heuristic: the octile (or Manhattan) distance from
+/// `cell` to the box `bounds`, times `scale`.
+#[inline(always)]
+fn guided_h(grid: SizeClass<'_>, bounds: Option<[u32; 4]>, scale: u64, cell: Cell) -> u64 {
+    let Some([min_x, min_y, max_x, max_y]) = bounds else {
+        return 0;
+    };
+    let gap = |v: u32, low: u32, high: u32| low.saturating_sub(v).max(v.saturating_sub(high));
+    let (dx, dy) = (gap(cell.x, min_x, max_x), gap(cell.y, min_y, max_y));
+    match grid.neighborhood() {
+        Neighborhood::Eight => heuristic::<true>(dx, dy, scale),
+        Neighborhood::Four => heuristic::<false>(dx, dy, scale),
     }
 }

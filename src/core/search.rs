@@ -32,7 +32,7 @@ use super::size_class::{MAX_UNIT_SIZE, SizeClass};
 use super::walk_bits::WalkBits;
 
 /// Fixed-point scale of the heuristic weight.
-const WEIGHT_SCALE: u64 = 1 << 10;
+pub(crate) const WEIGHT_SCALE: u64 = 1 << 10;
 /// Scan steps (a 64-cell window read in a straight scan, or one diagonal
 /// step) a jump point search takes for the price of one expansion: about
 /// what a plain A* expansion costs in time, measured on the MovingAI maps.
@@ -153,20 +153,20 @@ pub struct Path {
 /// the larger g (the deeper node), which on open ground cuts expansions
 /// several-fold. One integer compare per heap level.
 #[derive(Clone, Copy, Debug, Default)]
-struct KeyPacking {
+pub(crate) struct KeyPacking {
     /// Bits below f (0 when f needs all 64, in which case ties are left
     /// to the heap's order).
     tie_bits: u32,
     /// Right shift that makes any g fit in `tie_bits`.
     g_shift: u32,
     /// The dearest walkable cost the bounds allow for.
-    max_cost: u8,
+    pub(crate) max_cost: u8,
 }
 
 impl KeyPacking {
     /// Bounds every f and g a search on `grid` can produce: a path enters
     /// each cell at most once, at most diagonally at the highest cost.
-    fn new(grid: SizeClass<'_>, heuristic_scale: u64) -> Self {
+    pub(crate) fn new(grid: SizeClass<'_>, heuristic_scale: u64) -> Self {
         let cells = grid.cell_count() as u128;
         let max_g = cells * grid.max_walkable_cost() as u128 * DIAGONAL as u128;
         let span = grid.width() as u128 + grid.height() as u128;
@@ -181,7 +181,7 @@ impl KeyPacking {
     }
 
     #[inline(always)]
-    fn key(self, f: u64, g: u64) -> u64 {
+    pub(crate) fn key(self, f: u64, g: u64) -> u64 {
         if self.tie_bits == 0 {
             return f;
         }
@@ -993,7 +993,7 @@ impl RowDivider {
 /// Octile (8 neighbours) or Manhattan (4) distance in fixed point, times
 /// `scale` (cheapest cell cost × weight, itself in `WEIGHT_SCALE` units).
 #[inline(always)]
-fn heuristic<const EIGHT: bool>(dx: u32, dy: u32, scale: u64) -> u64 {
+pub(crate) fn heuristic<const EIGHT: bool>(dx: u32, dy: u32, scale: u64) -> u64 {
     let distance = if EIGHT {
         octile(dx, dy)
     } else {

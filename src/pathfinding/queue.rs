@@ -14,7 +14,10 @@ use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH
 use super::index::changed_since;
 use super::request::{Footprint, PathRequest, PathTarget, Unreachable};
 use super::result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
-use crate::core::{Cell, NavGrid, ScratchPool, Search, SearchConfig, SearchStatus, SizeClass};
+use crate::core::{
+    Cell, Flood, FloodDirection, NavGrid, Neighborhood, Path, ScratchPool, Search, SearchConfig,
+    SearchStatus, SizeClass,
+};
 use crate::maps::{CellLookup, MapView, Maps};
 use crate::schedule::{FrameBudget, PathfindingSettings};
 
@@ -43,6 +46,9 @@ struct Job {
     /// The grid version `start` and `goal` were chosen on.
     grid_version: u64,
     frame_requested: u64,
+    /// Searched alone, never in a shared search (it left one that could
+    /// not serve it).
+    alone: bool,
 }
 
 impl Job {
@@ -62,14 +68,29 @@ impl Job {
     }
 }
 
-/// A job and its search, in flight or waiting (a search that lost its slot
-/// keeps its state and resumes where it was).
+/// Which jobs can share one search: `(map, unit size, goal cell)`.
+type ShareKey = (Entity, u8, Cell);
+
+/// Jobs and their search, in flight or waiting (a search that lost its
+/// slot keeps its state and resumes where it was). One job with a
+/// [`Search`] of its own, or jobs with one goal sharing a [`Flood`] run
+/// backwards from it.
 struct Flight {
-    job: Job,
+    /// At least one; all on the same map, of the same size and with the same
+    /// goal when `shared`.
+    jobs: Vec<Job>,
+    /// Whether the jobs share a search backwards from their goal.
+    shared: bool,
     /// Made when the flight first gets budget, so admitting many requests
     /// at once does not set up grid-sized scratch for searches that will
     /// not run this frame.
     search: Option<Search>,
+    /// A shared flight's search, made the same way.
+    flood: Option<Flood>,
+    /// Jobs a shared flight has answered, and the expansions it had spent
+    /// when it last answered one.
+    served: u64,
+    reported: u64,
     /// The map as it was when edits had restarted the search
     /// `max_restarts` times: it finishes on this copy.
     frozen: Option<Arc<NavGrid>>,
@@ -78,10 +99,35 @@ struct Flight {
 impl Flight {
     fn new(job: Job) -> Self {
         Self {
-            job,
+            jobs: vec![job],
+            shared: false,
             search: None,
+            flood: None,
+            served: 0,
+            reported: 0,
             frozen: None,
         }
+    }
+
+    /// The job that stands for the flight: its map, size and (shared) goal.
+    fn lead(&self) -> &Job {
+        &self.jobs[0]
+    }
+
+    /// The best rank of its jobs (see [`Job::rank`]).
+    fn rank(&self, aging_frames: u32) -> (i128, std::cmp::Reverse<u64>) {
+        self.jobs
+            .iter()
+            .map(|job| job.rank(aging_frames))
+            .max()
+            .unwrap_or((i128::MIN, std::cmp::Reverse(u64::MAX)))
+    }
+
+    /// What a flight with these jobs could share, if it can.
+    fn share_key(&self) -> Option<ShareKey> {
+        let job = self.lead();
+        let fresh = self.search.is_none() && !job.alone;
+        (self.shared || fresh && self.jobs.len() == 1).then_some((job.map, job.size, job.goal))
     }
 
     /// Drops the search's state, returning its scratch space to `pool`.
@@ -89,13 +135,16 @@ impl Flight {
         if let Some(search) = self.search.take() {
             pool.give(search.into_scratch());
         }
+        if let Some(flood) = self.flood.take() {
+            pool.give(flood.into_scratch());
+        }
         self.frozen = None;
     }
 
     /// Ends the flight, returning its scratch space to `pool`.
-    fn land(mut self, pool: &mut ScratchPool) -> Job {
+    fn land(mut self, pool: &mut ScratchPool) -> Vec<Job> {
         self.reset(pool);
-        self.job
+        self.jobs
     }
 }
 
@@ -121,6 +170,9 @@ pub struct PathfindingQueue {
     /// Copies of maps made this frame for searches that stop following
     /// edits, shared by all of them (emptied every frame).
     copies: HashMap<(Entity, u64), Arc<NavGrid>>,
+    /// Whether a request that could share a search has started waiting
+    /// since requests were last put together (`share_goals`).
+    unshared: bool,
 }
 
 impl PathfindingQueue {
@@ -147,20 +199,36 @@ impl PathfindingQueue {
     /// The searches in flight that have started: the requesting entity,
     /// the map and the search (for drawing frontiers, say).
     pub fn searches(&self) -> impl Iterator<Item = (Entity, Entity, &Search)> {
-        self.in_flight
-            .iter()
-            .filter_map(|flight| Some((flight.job.entity, flight.job.map, flight.search.as_ref()?)))
+        self.in_flight.iter().filter_map(|flight| {
+            let job = flight.lead();
+            Some((job.entity, job.map, flight.search.as_ref()?))
+        })
+    }
+
+    /// Searches shared by units with one goal, in flight: the jobs' map,
+    /// the number of requests still waiting on it, and its search (a
+    /// [`Flood`] run backwards from the goal).
+    pub fn shared_searches(&self) -> impl Iterator<Item = (Entity, usize, &Flood)> {
+        self.in_flight.iter().filter_map(|flight| {
+            Some((flight.lead().map, flight.jobs.len(), flight.flood.as_ref()?))
+        })
     }
 
     fn cancel(&mut self, entity: Entity) {
         if !self.live.remove(&entity) {
             return;
         }
-        if let Some(i) = self.waiting.iter().position(|f| f.job.entity == entity) {
-            self.waiting.swap_remove(i).land(&mut self.pool);
-        }
-        if let Some(i) = self.in_flight.iter().position(|f| f.job.entity == entity) {
-            self.in_flight.swap_remove(i).land(&mut self.pool);
+        for list in [&mut self.waiting, &mut self.in_flight] {
+            let Some(i) = list
+                .iter()
+                .position(|f| f.jobs.iter().any(|job| job.entity == entity))
+            else {
+                continue;
+            };
+            list[i].jobs.retain(|job| job.entity != entity);
+            if list[i].jobs.is_empty() {
+                list.swap_remove(i).land(&mut self.pool);
+            }
         }
     }
 }
@@ -491,6 +559,7 @@ pub(crate) fn collect_requests(
                 queue.next_ticket += 1;
                 queue.live.insert(entity);
                 let frame_requested = queue.frame;
+                queue.unshared = true;
                 queue.waiting.push(Flight::new(Job {
                     entity,
                     ticket,
@@ -504,6 +573,7 @@ pub(crate) fn collect_requests(
                     goal: target,
                     grid_version: view.grid.version(),
                     frame_requested,
+                    alone: false,
                 }));
             }
         }
@@ -513,7 +583,8 @@ pub(crate) fn collect_requests(
 
 /// `Search`: spends what is left of the frame's node budget on the best
 /// search in flight, then the next, admitting waiting requests as slots
-/// free up, and delivers what finishes.
+/// free up, and delivers what finishes. Requests with one goal share a
+/// search first (see [`PathfindingSettings::share_goals`]).
 pub(crate) fn run_searches(
     mut queue: ResMut<PathfindingQueue>,
     settings: Res<PathfindingSettings>,
@@ -524,59 +595,34 @@ pub(crate) fn run_searches(
 ) {
     let began = Instant::now();
     let queue = &mut *queue;
-    let frame = queue.frame;
     let aging = settings.aging_frames;
-    let settings_config = search_config(&settings);
     let slots = settings.max_in_flight.max(1);
     let max_restarts = settings.max_restarts;
 
+    if settings.share_goals && std::mem::take(&mut queue.unshared) {
+        share_goals(queue, &maps, settings.jump_points, &mut delivery);
+    }
     while budget.left() > 0 {
         admit(queue, slots, aging, max_restarts, &maps, &mut delivery);
         let Some(index) =
-            (0..queue.in_flight.len()).max_by_key(|&i| queue.in_flight[i].job.rank(aging))
+            (0..queue.in_flight.len()).max_by_key(|&i| queue.in_flight[i].rank(aging))
         else {
             break;
         };
         let flight = queue.in_flight.swap_remove(index);
-        let Some(mut flight) = refresh(queue, flight, max_restarts, &maps, &mut delivery) else {
+        let Some(flight) = refresh(queue, flight, max_restarts, &maps, &mut delivery) else {
             continue;
         };
-        let Some(view) = maps.get(flight.job.map) else {
+        let Some(view) = maps.get(flight.lead().map) else {
             continue;
         };
-        let view = view.for_size(flight.job.size);
-        let config = SearchConfig {
-            size: flight.job.size,
-            ..settings_config
-        };
-        // The live map, or the copy a search that edits kept restarting
-        // finishes on.
-        let grid = flight.frozen.as_deref().unwrap_or(view.grid);
-        let job = &flight.job;
-        // `plan` chose both cells on this grid version; a search is set up
-        // only now that it gets budget.
-        let search = flight.search.get_or_insert_with(|| {
-            Search::planned(&mut queue.pool, grid, job.start, job.goal, config)
-        });
-        let before = search.expansions();
-        let status = search.step(grid, budget.slice());
-        budget.spend(search.expansions() - before);
-        if status.is_finished() {
-            let version = grid.version();
-            if let Some(search) = flight.search.take() {
-                deliver_search(
-                    queue,
-                    flight.job,
-                    search,
-                    &view,
-                    version,
-                    frame,
-                    &mut delivery,
-                );
-            }
+        let view = view.for_size(flight.lead().size);
+        let flight = if flight.shared {
+            step_shared(queue, flight, &view, &settings, &mut budget, &mut delivery)
         } else {
-            queue.in_flight.push(flight);
-        }
+            step_solo(queue, flight, &view, &settings, &mut budget, &mut delivery)
+        };
+        queue.in_flight.extend(flight);
     }
     // Fill free slots so the queue count says what truly waits.
     admit(queue, slots, aging, max_restarts, &maps, &mut delivery);
@@ -591,6 +637,311 @@ pub(crate) fn run_searches(
     diagnostics.add_measurement(&SEARCH_MS, || stats.frame_time.as_secs_f64() * 1000.0);
     if let Some(mean) = stats.mean_frames_waited() {
         diagnostics.add_measurement(&FRAMES_TO_RESULT, || mean);
+    }
+}
+
+/// The grid a flight searches: the live map, or the copy a search that
+/// edits kept restarting finishes on.
+fn grid_of<'a>(frozen: &'a Option<Arc<NavGrid>>, view: &MapView<'a>) -> &'a NavGrid {
+    frozen.as_deref().unwrap_or(view.grid)
+}
+
+/// Runs a flight's own search on the budget; the flight back when it has
+/// not finished.
+fn step_solo(
+    queue: &mut PathfindingQueue,
+    mut flight: Flight,
+    view: &MapView,
+    settings: &PathfindingSettings,
+    budget: &mut FrameBudget,
+    delivery: &mut Delivery,
+) -> Option<Flight> {
+    let config = SearchConfig {
+        size: flight.lead().size,
+        ..search_config(settings)
+    };
+    let grid = grid_of(&flight.frozen, view);
+    let job = &flight.jobs[0];
+    // `plan` chose both cells on this grid version; a search is set up
+    // only now that it gets budget.
+    let search = flight
+        .search
+        .get_or_insert_with(|| Search::planned(&mut queue.pool, grid, job.start, job.goal, config));
+    let before = search.expansions();
+    let status = search.step(grid, budget.slice());
+    budget.spend(search.expansions() - before);
+    if !status.is_finished() {
+        return Some(flight);
+    }
+    let version = grid.version();
+    let search = flight.search.take()?;
+    let job = flight.jobs.swap_remove(0);
+    deliver_search(queue, job, search, view, version, delivery);
+    None
+}
+
+/// Runs a shared flight's search (a [`Flood`] from the goal towards every
+/// job's start) on the budget, and answers each job whose start it has
+/// settled. Jobs it cannot serve (it ended without reaching them, it went
+/// over the jobs' expansion caps, or the goal cannot be searched from)
+/// wait again, each for a search of its own. The flight back while it
+/// still serves a job.
+fn step_shared(
+    queue: &mut PathfindingQueue,
+    mut flight: Flight,
+    view: &MapView,
+    settings: &PathfindingSettings,
+    budget: &mut FrameBudget,
+    delivery: &mut Delivery,
+) -> Option<Flight> {
+    let grid = grid_of(&flight.frozen, view);
+    let lead = flight.lead();
+    if flight.flood.is_none() {
+        let starts = flight.jobs.iter().map(|job| job.start);
+        let flood = Flood::with_scratch(
+            queue.pool.take(),
+            grid,
+            lead.size,
+            lead.goal,
+            FloodDirection::ToSource,
+            starts,
+            None,
+        );
+        match flood {
+            Ok(flood) => flight.flood = Some(flood.guided(grid)),
+            Err(_) => {
+                split_alone(queue, flight);
+                return None;
+            }
+        }
+    }
+    let flood = flight.flood.as_mut()?;
+    let before = flood.expansions();
+    flood.step(grid, budget.slice());
+    budget.spend(flood.expansions() - before);
+    let version = grid.version();
+    let mut i = 0;
+    while i < flight.jobs.len() {
+        let start = flight.jobs[i].start;
+        let Some(path) = flood.path(grid, start) else {
+            i += 1;
+            continue;
+        };
+        let job = flight.jobs.swap_remove(i);
+        let expansions = flood.expansions() - flight.reported;
+        flight.reported = flood.expansions();
+        flight.served += 1;
+        let status = found_status(&job);
+        deliver(
+            queue, &job, status, path, expansions, view, version, delivery,
+        );
+    }
+    let cap = settings
+        .max_expansions_per_request
+        .map(|cap| cap as u64 * (flight.served + flight.jobs.len() as u64));
+    let over_cap = cap.is_some_and(|cap| flood.expansions() >= cap);
+    if flight.jobs.is_empty() {
+        flight.land(&mut queue.pool);
+        None
+    } else if flood.is_finished() || over_cap {
+        split_alone(queue, flight);
+        None
+    } else {
+        Some(flight)
+    }
+}
+
+/// Sends every job of `flight` back to wait for a search of its own.
+fn split_alone(queue: &mut PathfindingQueue, flight: Flight) {
+    for mut job in flight.land(&mut queue.pool) {
+        job.alone = true;
+        queue.waiting.push(Flight::new(job));
+    }
+}
+
+/// A box of cells, `[min x, min y, max x, max y]`.
+type Span = [u32; 4];
+
+/// Starts of one goal share a search only while they fit in a box this
+/// many cells wide, or a quarter of their distance from the goal if that
+/// is more: a squad, a base, a crowd at a rally point. Starts spread over
+/// the map would make the shared search flood most of it, far more work
+/// than a search each.
+const SHARE_SPAN: u32 = 16;
+
+/// Fewest requests that share a search on maps where each would otherwise
+/// be a jump point search (a shared search is a plain A*, which expands
+/// several times the nodes of a jump point search); elsewhere two do.
+const MIN_SHARED_ON_JUMPS: usize = 4;
+
+/// `span` grown to hold `cell`.
+fn span_with(span: Option<Span>, cell: Cell) -> Span {
+    let [min_x, min_y, max_x, max_y] = span.unwrap_or([cell.x, cell.y, cell.x, cell.y]);
+    [
+        min_x.min(cell.x),
+        min_y.min(cell.y),
+        max_x.max(cell.x),
+        max_y.max(cell.y),
+    ]
+}
+
+/// Whether starts within `span` are close enough together, for their
+/// distance from `goal`, to share a search (see [`SHARE_SPAN`]).
+fn shareable(span: Span, goal: Cell) -> bool {
+    let [min_x, min_y, max_x, max_y] = span;
+    let gap = |v: u32, low: u32, high: u32| low.saturating_sub(v).max(v.saturating_sub(high));
+    let distance = gap(goal.x, min_x, max_x).max(gap(goal.y, min_y, max_y));
+    (max_x - min_x).max(max_y - min_y) <= SHARE_SPAN.max(distance / 4)
+}
+
+/// Puts waiting requests with the same goal together when their starts lie
+/// close together ([`shareable`]): each joins a shared flight with its goal
+/// (in flight, which answers it at once when it has already settled its
+/// start, or waiting), or enough waiting requests with its goal become a
+/// shared flight. Waiting searches that have already started alone, and
+/// requests that left a shared flight, stay alone. Lists are walked in
+/// order, so the result never depends on hash order.
+fn share_goals(
+    queue: &mut PathfindingQueue,
+    maps: &Maps,
+    jump_points: bool,
+    delivery: &mut Delivery,
+) {
+    /// Requests that can share one search.
+    struct Cluster {
+        key: ShareKey,
+        span: Span,
+        /// The shared flight in flight they join.
+        in_flight: Option<usize>,
+        /// Requests in it.
+        jobs: usize,
+        /// Where its first waiting flight went in the new waiting list.
+        home: Option<usize>,
+    }
+    let PathfindingQueue {
+        in_flight,
+        pool,
+        waiting,
+        ..
+    } = &mut *queue;
+    let mut clusters: Vec<Cluster> = Vec::new();
+    let mut by_key: HashMap<ShareKey, Vec<usize>> = HashMap::new();
+    /// The cluster a flight with `key` and these starts joins (a new one
+    /// when none of its key has room for them).
+    fn join(
+        clusters: &mut Vec<Cluster>,
+        by_key: &mut HashMap<ShareKey, Vec<usize>>,
+        key: ShareKey,
+        flight: &Flight,
+    ) -> usize {
+        let list = by_key.entry(key).or_default();
+        let grown = |span: Option<Span>| {
+            flight
+                .jobs
+                .iter()
+                .fold(span, |span, job| Some(span_with(span, job.start)))
+        };
+        for &c in list.iter() {
+            let span = grown(Some(clusters[c].span)).expect("a span");
+            if shareable(span, key.2) {
+                clusters[c].span = span;
+                clusters[c].jobs += flight.jobs.len();
+                return c;
+            }
+        }
+        list.push(clusters.len());
+        clusters.push(Cluster {
+            key,
+            span: grown(None).expect("a flight has a job"),
+            in_flight: None,
+            jobs: flight.jobs.len(),
+            home: None,
+        });
+        clusters.len() - 1
+    }
+    for (i, flight) in in_flight.iter().enumerate() {
+        if let Some(key) = flight.share_key().filter(|_| flight.shared) {
+            let c = join(&mut clusters, &mut by_key, key, flight);
+            clusters[c].in_flight.get_or_insert(i);
+        }
+    }
+    let waiting = std::mem::take(waiting);
+    let cluster_of: Vec<Option<usize>> = waiting
+        .iter()
+        .map(|flight| {
+            let key = flight.share_key()?;
+            Some(join(&mut clusters, &mut by_key, key, flight))
+        })
+        .collect();
+    let fewest = |key: ShareKey| {
+        let jumps = jump_points
+            && maps.get(key.0).is_some_and(|view| {
+                let class = view.for_size(key.1).class();
+                class.neighborhood() == Neighborhood::Eight
+                    && class.min_walkable_cost() == class.max_walkable_cost()
+            });
+        if jumps { MIN_SHARED_ON_JUMPS } else { 2 }
+    };
+    let mut ready = Vec::new();
+    let mut kept: Vec<Flight> = Vec::with_capacity(waiting.len());
+    for (flight, cluster) in waiting.into_iter().zip(cluster_of) {
+        let Some(cluster) = cluster.map(|c| &mut clusters[c]) else {
+            kept.push(flight);
+            continue;
+        };
+        if cluster.in_flight.is_none() && cluster.jobs < fewest(cluster.key) {
+            kept.push(flight);
+            continue;
+        }
+        let home = match (cluster.in_flight, cluster.home) {
+            (Some(i), _) => &mut in_flight[i],
+            (None, Some(i)) => &mut kept[i],
+            (None, None) => {
+                cluster.home = Some(kept.len());
+                kept.push(flight);
+                kept.last_mut().expect("just pushed").shared = true;
+                continue;
+            }
+        };
+        home.shared = true;
+        let jobs = flight.land(pool);
+        let key = cluster.key;
+        let Some(view) = maps.get(key.0) else {
+            home.jobs.extend(jobs);
+            continue;
+        };
+        let view = view.for_size(key.1);
+        let grid = home.frozen.as_deref().unwrap_or(view.grid);
+        for job in jobs {
+            let Some(flood) = home.flood.as_mut() else {
+                home.jobs.push(job);
+                continue;
+            };
+            // Settled on another grid version (the flood has not caught up
+            // with edits, or the job was planned on a newer map than the
+            // flight's copy): the job waits for the flood to run again.
+            let current =
+                job.grid_version == grid.version() && flood.grid_version() == grid.version();
+            match flood.path(grid, job.start).filter(|_| current) {
+                Some(path) => {
+                    home.served += 1;
+                    ready.push((job, path, grid.version()));
+                }
+                None => {
+                    flood.add_targets(grid, [job.start]);
+                    home.jobs.push(job);
+                }
+            }
+        }
+    }
+    queue.waiting = kept;
+    for (job, path, version) in ready {
+        let Some(view) = maps.get(job.map) else {
+            continue;
+        };
+        let view = view.for_size(job.size);
+        let status = found_status(&job);
+        deliver(queue, &job, status, path, 0, &view, version, delivery);
     }
 }
 
@@ -610,7 +961,7 @@ fn search_config(settings: &PathfindingSettings) -> SearchConfig {
 /// kept state per slot; beyond that the lowest starts over), and resumes
 /// where it stopped when it gets a slot back. Ranks never change order
 /// over time ([`Job::rank`]), so it cannot throw out the request that
-/// evicted it.
+/// evicted it. A shared flight ranks as its best job.
 fn admit(
     queue: &mut PathfindingQueue,
     slots: usize,
@@ -620,22 +971,26 @@ fn admit(
     delivery: &mut Delivery,
 ) {
     loop {
-        let Some(best) = (0..queue.waiting.len()).max_by_key(|&i| queue.waiting[i].job.rank(aging))
+        let Some(best) = (0..queue.waiting.len()).max_by_key(|&i| queue.waiting[i].rank(aging))
         else {
             return;
         };
         if queue.in_flight.len() >= slots {
-            let best_rank = queue.waiting[best].job.rank(aging);
+            let best_rank = queue.waiting[best].rank(aging);
             let Some(worst) =
-                (0..queue.in_flight.len()).min_by_key(|&i| queue.in_flight[i].job.rank(aging))
+                (0..queue.in_flight.len()).min_by_key(|&i| queue.in_flight[i].rank(aging))
             else {
                 return;
             };
-            if queue.in_flight[worst].job.rank(aging) >= best_rank {
+            if queue.in_flight[worst].rank(aging) >= best_rank {
                 return;
             }
             let mut evicted = queue.in_flight.swap_remove(worst);
-            let parked = queue.waiting.iter().filter(|f| f.search.is_some()).count();
+            let parked = queue
+                .waiting
+                .iter()
+                .filter(|f| f.search.is_some() || f.flood.is_some())
+                .count();
             if parked >= slots {
                 evicted.reset(&mut queue.pool);
             }
@@ -649,14 +1004,16 @@ fn admit(
     }
 }
 
-/// Checks a job against its map as it is now, before it runs. A job on a
-/// removed map is answered `MapRemoved`. After edits, its cells are chosen
-/// again from where the unit stood: the same cells keep the search (which
-/// itself carries on or starts over, see `Search::step`), other cells start
-/// a new one, and a job that needs no search any more is answered. A search
-/// that edits made start over `max_restarts` times is moved onto a copy of
-/// the map as it is now, and finishes there. `None` when the job was
-/// answered.
+/// Checks a flight against its map as it is now, before it runs. Jobs on
+/// a removed map are answered `MapRemoved`. After edits, each job's cells
+/// are chosen again from where its unit stood: the same cells keep the
+/// search (which itself carries on or starts over, see `Search::step`),
+/// other cells start a new one (a job of a shared flight whose goal moved
+/// waits for a search of its own; one whose start moved becomes a new
+/// target of the shared search), and a job that needs no search any more
+/// is answered. A search that edits made start over `max_restarts` times
+/// is moved onto a copy of the map as it is now, and finishes there.
+/// `None` when no job is left in the flight.
 fn refresh(
     queue: &mut PathfindingQueue,
     mut flight: Flight,
@@ -665,62 +1022,82 @@ fn refresh(
     delivery: &mut Delivery,
 ) -> Option<Flight> {
     let frame = queue.frame;
-    let Some(view) = maps.get(flight.job.map) else {
-        let job = flight.land(&mut queue.pool);
-        answer_invalid(queue, &job, InvalidReason::MapRemoved, frame, delivery);
+    let Some(view) = maps.get(flight.lead().map) else {
+        for job in flight.land(&mut queue.pool) {
+            answer_invalid(queue, &job, InvalidReason::MapRemoved, delivery);
+        }
         return None;
     };
-    let view = view.for_size(flight.job.size);
+    let view = view.for_size(flight.lead().size);
     let grid = view.grid;
-    if flight.frozen.is_some() || flight.job.grid_version == grid.version() {
+    let version = grid.version();
+    if flight.frozen.is_some() || flight.jobs.iter().all(|job| job.grid_version == version) {
         return Some(flight);
     }
-    let job = &mut flight.job;
-    match plan(
-        &mut queue.nearest,
-        job.map,
-        view.class(),
-        job.origin,
-        job.requested_goal,
-        job.policy,
-    ) {
-        Plan::Answer(status, cells) => {
-            let job = flight.land(&mut queue.pool);
-            queue.live.remove(&job.entity);
-            let waited = (frame - job.frame_requested) as u32;
-            let result = path_result(
-                status,
-                job.map,
-                &view,
-                cells,
-                0.0,
-                0,
-                grid.version(),
-                waited,
-            );
-            delivery.send(job.entity, result);
-            None
+    let goal = flight.lead().goal;
+    let mut kept = Vec::with_capacity(flight.jobs.len());
+    for mut job in std::mem::take(&mut flight.jobs) {
+        if job.grid_version == version {
+            kept.push(job);
+            continue;
         }
-        Plan::Search { start, goal } => {
-            job.grid_version = grid.version();
-            if (start, goal) != (job.start, job.goal) {
-                job.start = start;
-                job.goal = goal;
-                flight.reset(&mut queue.pool);
-            } else if flight
-                .search
-                .as_ref()
-                .is_some_and(|search| search.restarts() >= max_restarts)
-            {
-                let copy = queue
-                    .copies
-                    .entry((flight.job.map, grid.version()))
-                    .or_insert_with(|| Arc::new(grid.clone()));
-                flight.frozen = Some(copy.clone());
+        match plan(
+            &mut queue.nearest,
+            job.map,
+            view.class(),
+            job.origin,
+            job.requested_goal,
+            job.policy,
+        ) {
+            Plan::Answer(status, cells) => {
+                queue.live.remove(&job.entity);
+                let waited = (frame - job.frame_requested) as u32;
+                let result = path_result(status, job.map, &view, cells, 0.0, 0, version, waited);
+                delivery.send(job.entity, result);
             }
-            Some(flight)
+            Plan::Search {
+                start,
+                goal: target,
+            } => {
+                job.grid_version = version;
+                let moved = (start, target) != (job.start, job.goal);
+                job.start = start;
+                job.goal = target;
+                if !flight.shared {
+                    if moved {
+                        flight.reset(&mut queue.pool);
+                    }
+                    kept.push(job);
+                } else if target != goal {
+                    queue.unshared = true;
+                    queue.waiting.push(Flight::new(job));
+                } else {
+                    if let Some(flood) = flight.flood.as_mut().filter(|_| moved) {
+                        flood.add_targets(grid, [start]);
+                    }
+                    kept.push(job);
+                }
+            }
         }
     }
+    flight.jobs = kept;
+    if flight.jobs.is_empty() {
+        flight.land(&mut queue.pool);
+        return None;
+    }
+    let restarts = match (&flight.search, &flight.flood) {
+        (Some(search), _) => search.restarts(),
+        (None, Some(flood)) => flood.restarts(),
+        (None, None) => 0,
+    };
+    if restarts >= max_restarts && (flight.search.is_some() || flight.flood.is_some()) {
+        let copy = queue
+            .copies
+            .entry((flight.lead().map, version))
+            .or_insert_with(|| Arc::new(grid.clone()));
+        flight.frozen = Some(copy.clone());
+    }
+    Some(flight)
 }
 
 /// Answers a job that cannot be searched.
@@ -728,13 +1105,21 @@ fn answer_invalid(
     queue: &mut PathfindingQueue,
     job: &Job,
     reason: InvalidReason,
-    frame: u64,
     delivery: &mut Delivery,
 ) {
     queue.live.remove(&job.entity);
-    let waited = (frame - job.frame_requested) as u32;
+    let waited = (queue.frame - job.frame_requested) as u32;
     let result = PathResult::without_path(PathStatus::Invalid(reason), Some(job.map), waited);
     delivery.send(job.entity, result);
+}
+
+/// The status of a path found to a job's goal.
+fn found_status(job: &Job) -> PathStatus {
+    if job.goal != job.requested_goal {
+        PathStatus::NearestReachable
+    } else {
+        PathStatus::Complete
+    }
 }
 
 /// Delivers a finished search, found on grid version `version`.
@@ -744,32 +1129,48 @@ fn deliver_search(
     mut search: Search,
     view: &MapView,
     version: u64,
-    frame: u64,
     delivery: &mut Delivery,
 ) {
-    queue.live.remove(&job.entity);
-    let redirected = job.goal != job.requested_goal;
     let status = match search.status() {
-        SearchStatus::Found if redirected => PathStatus::NearestReachable,
-        SearchStatus::Found => PathStatus::Complete,
+        SearchStatus::Found => found_status(&job),
         SearchStatus::Partial => PathStatus::Partial,
         SearchStatus::Unreachable | SearchStatus::Running => PathStatus::Unreachable,
     };
     let path = search.take_path().unwrap_or_default();
+    let expansions = search.expansions();
+    queue.pool.give(search.into_scratch());
+    deliver(
+        queue, &job, status, path, expansions, view, version, delivery,
+    );
+}
+
+/// Delivers `path` for `job`, found on grid version `version` with
+/// `expansions` expansions.
+#[allow(clippy::too_many_arguments)]
+fn deliver(
+    queue: &mut PathfindingQueue,
+    job: &Job,
+    status: PathStatus,
+    path: Path,
+    expansions: u64,
+    view: &MapView,
+    version: u64,
+    delivery: &mut Delivery,
+) {
+    queue.live.remove(&job.entity);
     let mut result = path_result(
         status,
         job.map,
         view,
         path.cells,
         path.cost,
-        search.expansions(),
+        expansions,
         version,
-        (frame - job.frame_requested) as u32,
+        (queue.frame - job.frame_requested) as u32,
     );
     // Found on a copy of the map: edits made since that the path crosses
     // flag it at once.
     result.invalidated =
         version != view.grid.version() && changed_since(view.class(), version, &result.cells);
-    queue.pool.give(search.into_scratch());
     delivery.send(job.entity, result);
 }

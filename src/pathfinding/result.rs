@@ -117,7 +117,12 @@ pub struct PathResult {
     pub size: u8,
     /// The path's cost (an orthogonal step on plain ground costs 1).
     pub cost: f32,
-    /// Nodes expanded to find it, over every frame it took.
+    /// Nodes expanded to find it, over every frame it took. For a path
+    /// from a search shared by units with one goal
+    /// ([`PathfindingSettings::share_goals`](crate::schedule::PathfindingSettings::share_goals)):
+    /// the expansions since that search last answered a unit, so the sum
+    /// over its units is the search's whole work (0 for a unit answered at
+    /// once from cells it had already settled).
     pub expansions: u64,
     /// Frames from the request to this result (0: answered in the frame
     /// the request was seen).

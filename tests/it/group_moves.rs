@@ -169,6 +169,11 @@ fn a_group_of_100_costs_at_most_15_percent_of_100_requests() {
     let goal = Cell::new(145, 145);
     let run = |grouped: bool| {
         let mut app = timed_app(4096);
+        // Each request its own search: the separate orders of the
+        // comparison.
+        app.world_mut()
+            .resource_mut::<PathfindingSettings>()
+            .share_goals = false;
         spawn_map(&mut app, grid.clone());
         let units = squad(&mut app, &grid, Cell::new(17, 17), 100, 2.0);
         app.update();

@@ -25,6 +25,7 @@ mod plugin_map_changes;
 mod plugin_order;
 mod plugin_settings;
 mod search_vs_dijkstra;
+mod shared_goals;
 mod sliced_search;
 #[cfg(feature = "tilemap")]
 mod tilemap_sync;

@@ -2,7 +2,8 @@
 //! spawned and despawned, requests by cell and by world position, with
 //! priorities and both unreachable policies, replaced, removed and
 //! despawned, single cells and rectangles edited near and far from the
-//! searches, group orders naming despawned, duplicated and non-mover
+//! searches, rally points (units close together sent one by one to one
+//! goal, which share a search), group orders naming despawned, duplicated and non-mover
 //! entities, and settings changed down to one slot, a budget of one node
 //! and ageing of one frame), checked after every frame:
 //!
@@ -155,6 +156,7 @@ impl Model {
             max_restarts: self.rng.below(4),
             jump_points: self.rng.below(3) > 0,
             max_expansions_per_request: (self.rng.below(6) == 0).then_some(300),
+            share_goals: self.rng.below(4) > 0,
             heuristic_weight: if self.rng.below(10) == 0 {
                 f32::NAN
             } else {
@@ -178,13 +180,45 @@ impl Model {
         }
     }
 
-    /// Edits near the running searches: beside their start cells.
+    /// A rally point: a few units standing close together, each sent alone
+    /// to one goal in the same frame (they share a search).
+    fn rally(&mut self, app: &mut App, m: usize) {
+        let goal = self.cell(m);
+        let at = self.cell(m);
+        let map = self.maps[m].entity;
+        let offset = app.world().get::<Transform>(map).unwrap().translation;
+        for _ in 0..2 + self.rng.below(7) {
+            let cell = Vec3::new(
+                (at.x + self.rng.below(4)) as f32,
+                (at.y + self.rng.below(4)) as f32,
+                0.0,
+            );
+            let request = PathRequest::new(goal).on_map(map);
+            let mut unit = app
+                .world_mut()
+                .spawn((Transform::from_translation(offset + cell), request));
+            if self.rng.below(2) == 0 {
+                unit.insert(Mover { speed: 3.0 });
+            }
+            if self.rng.below(5) == 0 {
+                unit.insert(Footprint(2));
+            }
+            self.units.push(unit.id());
+        }
+    }
+
+    /// Edits near the running searches: beside their start cells (the
+    /// goal of a shared search).
     fn edit_near_searches(&mut self, app: &mut App) {
-        let starts: Vec<(Entity, Cell)> = app
-            .world()
-            .resource::<PathfindingQueue>()
+        let queue = app.world().resource::<PathfindingQueue>();
+        let starts: Vec<(Entity, Cell)> = queue
             .searches()
             .map(|(_, map, search)| (map, search.start()))
+            .chain(
+                queue
+                    .shared_searches()
+                    .map(|(map, _, flood)| (map, flood.source())),
+            )
             .collect();
         let Some((map, start)) = self.pick(&starts) else {
             return;
@@ -279,6 +313,7 @@ impl Model {
                 let settings = self.settings();
                 app.insert_resource(settings);
             }
+            19 => self.rally(app, m),
             18 => {
                 if self.maps.len() == 1 {
                     self.spawn_map(app, Vec2::new(200.0, -50.0));
@@ -362,9 +397,11 @@ impl Model {
             return;
         };
         let grid = world.get::<NavGrid>(map.entity).unwrap();
-        // The anchor of a footprint centred at `at`.
+        // The anchor of a footprint centred at `at`, in f64 as the plugin
+        // computes it: in f32, a unit resting against a wall at y = 0.49999997
+        // would round into the wall's cell.
         let cell_of = |at: Vec2, size: u8| {
-            let back = (size as f32 - 1.0) / 2.0;
+            let (at, back) = (at.as_dvec2(), (size as f64 - 1.0) / 2.0);
             let (x, y) = ((at.x - back + 0.5).floor(), (at.y - back + 0.5).floor());
             (x >= 0.0 && y >= 0.0)
                 .then(|| Cell::new(x as u32, y as u32))

@@ -1,0 +1,316 @@
+//! Units sent one by one to one goal share one search run backwards from
+//! it: each still gets the path its own search would give, for a fraction
+//! of the work; late requests join it or are answered from it at once.
+
+use bevy::prelude::*;
+use bevy_frontier::core::{Cell, Flood, FloodDirection, Neighborhood, Path};
+use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
+use bevy_frontier::prelude::*;
+
+use crate::common::{Rng, app, assert_valid_path, random_grid, random_walkable, result, spawn_map};
+use crate::search_vs_dijkstra::{close, dijkstra};
+
+/// A guided flood run backwards from a goal, in slices, with targets added
+/// while it runs, settles every reachable start at exactly the cost of
+/// the cheapest path from it to the goal.
+#[test]
+fn guided_flood_gives_every_start_its_cheapest_path() {
+    let mut rng = Rng::new(12);
+    let mut compared = 0;
+    for round in 0..300 {
+        let (width, height) = (2 + rng.below(30), 2 + rng.below(30));
+        let neighborhood = if round % 2 == 0 {
+            Neighborhood::Eight
+        } else {
+            Neighborhood::Four
+        };
+        let grid = random_grid(
+            &mut rng,
+            width,
+            height,
+            [0, 20, 35][round % 3],
+            1 + (round % 5) as u8,
+        )
+        .with_neighborhood(neighborhood);
+        let Some(goal) = random_walkable(&mut rng, &grid) else {
+            continue;
+        };
+        let mut starts: Vec<Cell> = (0..1 + rng.below(6))
+            .filter_map(|_| random_walkable(&mut rng, &grid))
+            .collect();
+        let mut flood = Flood::new(&grid, goal, FloodDirection::ToSource, starts.clone(), None)
+            .expect("walkable goal");
+        // Plain Dijkstra every other pair of rounds, A* towards the
+        // targets' box otherwise.
+        if round % 4 < 2 {
+            flood = flood.guided(&grid);
+        }
+        let mut steps = 0;
+        loop {
+            let done = flood.step(&grid, 1 + rng.below(40));
+            steps += 1;
+            // Late requests join: some while it runs, some after it ended.
+            if steps % 3 == 0 && starts.len() < 14 {
+                let late: Vec<Cell> = (0..1 + rng.below(3))
+                    .filter_map(|_| random_walkable(&mut rng, &grid))
+                    .collect();
+                flood.add_targets(&grid, late.iter().copied());
+                starts.extend(late);
+                continue;
+            }
+            if done {
+                break;
+            }
+        }
+        for &start in &starts {
+            match dijkstra(&grid, start, goal) {
+                Some(best) => {
+                    let path: Path = flood
+                        .path(&grid, start)
+                        .expect("a reachable start is settled");
+                    assert_valid_path(&grid, &path, start, goal);
+                    assert!(
+                        close(path.cost, best),
+                        "round {round}: {start} -> {goal} costs {} but the cheapest is {best}",
+                        path.cost
+                    );
+                    compared += 1;
+                }
+                None => assert!(flood.path(&grid, start).is_none()),
+            }
+        }
+    }
+    assert!(compared > 1000, "only {compared} starts compared");
+}
+
+/// A 64×64 map with scattered walls and terrain costs 1 to 4 (no jump
+/// points), and units packed in one corner.
+fn terrain_scene(seed: u64) -> (NavGrid, Vec<Cell>, Cell) {
+    let mut rng = Rng::new(seed);
+    let mut grid = random_grid(&mut rng, 64, 64, 12, 4);
+    let mut starts = Vec::new();
+    for y in 2..9 {
+        for x in 2..8 {
+            let cell = Cell::new(x, y);
+            grid.set_cost(cell, 1).unwrap();
+            starts.push(cell);
+        }
+    }
+    let goal = Cell::new(58, 55);
+    grid.set_cost(goal, 1).unwrap();
+    (grid, starts, goal)
+}
+
+fn app_with(share_goals: bool, budget: u32) -> App {
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        share_goals,
+        nodes_per_frame: budget,
+        ..default()
+    });
+    app
+}
+
+/// Spawns a unit per start, each with its own request to `goal`.
+fn send(app: &mut App, starts: &[Cell], goal: Cell) -> Vec<Entity> {
+    starts
+        .iter()
+        .map(|&start| {
+            let position = Vec3::new(start.x as f32, start.y as f32, 0.0);
+            app.world_mut()
+                .spawn((
+                    Transform::from_translation(position),
+                    PathRequest::new(Vec2::new(goal.x as f32, goal.y as f32)),
+                ))
+                .id()
+        })
+        .collect()
+}
+
+/// Runs frames until every unit has a result; returns the expansions spent.
+fn answer_all(app: &mut App, units: &[Entity]) -> u64 {
+    let mut spent = 0;
+    for _ in 0..5_000 {
+        app.update();
+        spent += app.world().resource::<PathfindingStats>().frame_expansions;
+        if units.iter().all(|&u| result(app, u).is_some()) {
+            return spent;
+        }
+    }
+    panic!("not every unit answered");
+}
+
+#[test]
+fn one_goal_many_units_share_one_search_with_optimal_paths() {
+    let (grid, starts, goal) = terrain_scene(3);
+    let mut spent = [0; 2];
+    let mut costs = [vec![], vec![]];
+    for (i, share) in [true, false].into_iter().enumerate() {
+        let mut app = app_with(share, 4096);
+        spawn_map(&mut app, grid.clone());
+        app.update();
+        let units = send(&mut app, &starts, goal);
+        spent[i] = answer_all(&mut app, &units);
+        for (&unit, &start) in units.iter().zip(&starts) {
+            let answer = result(&app, unit).unwrap();
+            assert_eq!(answer.status, PathStatus::Complete);
+            let best = dijkstra(&grid, start, goal).expect("reachable");
+            let path = Path {
+                cells: answer.cells.clone(),
+                cost: best,
+            };
+            assert_valid_path(&grid, &path, start, goal);
+            assert!(
+                (answer.cost as f64 - best).abs() < 1e-4 * best,
+                "{start}: {} vs the cheapest {best}",
+                answer.cost
+            );
+            costs[i].push(answer.cost);
+        }
+    }
+    assert_eq!(costs[0], costs[1], "shared and own searches cost alike");
+    assert!(
+        spent[0] * 5 < spent[1],
+        "the shared search spent {} expansions, {} searches {}",
+        spent[0],
+        starts.len(),
+        spent[1]
+    );
+}
+
+#[test]
+fn late_requests_join_the_shared_search_or_are_answered_at_once() {
+    let (grid, starts, goal) = terrain_scene(5);
+    let mut app = app_with(true, 60);
+    spawn_map(&mut app, grid.clone());
+    app.update();
+    let first = send(&mut app, &starts[..30], goal);
+    // Run until the shared search has reached the squad: some answered,
+    // not all.
+    let answered = |app: &App| first.iter().filter(|&&u| result(app, u).is_some()).count();
+    for _ in 0..2_000 {
+        app.update();
+        if answered(&app) > 0 {
+            break;
+        }
+    }
+    let done = answered(&app);
+    assert!(done > 0 && done < first.len(), "{done} answered at once");
+    let queue = app.world().resource::<PathfindingQueue>();
+    assert_eq!(
+        queue.shared_searches().count(),
+        1,
+        "one search for the squad"
+    );
+    // A second unit on the cell of one answered (settled), and one on the
+    // cell of one still waiting (not settled yet).
+    let (settled, unsettled): (Vec<_>, Vec<_>) =
+        (0..first.len()).partition(|&i| result(&app, first[i]).is_some());
+    let late_starts = [starts[settled[0]], starts[unsettled[0]]];
+    let late = send(&mut app, &late_starts, goal);
+    app.update();
+    let at_once = result(&app, late[0]).expect("a settled start is answered in its own frame");
+    assert_eq!(at_once.frames_waited, 0);
+    assert_eq!(at_once.expansions, 0, "answered from the shared search");
+    assert!(result(&app, late[1]).is_none() || result(&app, first[unsettled[0]]).is_some());
+    let queue = app.world().resource::<PathfindingQueue>();
+    assert!(
+        queue.shared_searches().all(|(_, waiting, _)| waiting > 1),
+        "the late unit joined the squad's search"
+    );
+    assert_eq!(
+        queue.in_flight(),
+        queue.shared_searches().count(),
+        "no search of its own"
+    );
+    let mut all = first.clone();
+    all.extend(&late);
+    answer_all(&mut app, &all);
+    for (&unit, &start) in all.iter().zip(starts[..30].iter().chain(&late_starts)) {
+        let answer = result(&app, unit).unwrap();
+        let best = dijkstra(&grid, start, goal).unwrap();
+        assert!((answer.cost as f64 - best).abs() < 1e-4 * best, "{start}");
+    }
+}
+
+#[test]
+fn an_unreachable_goal_shared_gives_each_unit_the_nearest_reachable_cell() {
+    let (mut grid, starts, _) = terrain_scene(7);
+    // A walled pocket round the goal.
+    let goal = Cell::new(40, 40);
+    for (x, y) in [
+        (39, 39),
+        (40, 39),
+        (41, 39),
+        (39, 40),
+        (41, 40),
+        (39, 41),
+        (40, 41),
+        (41, 41),
+    ] {
+        grid.set_cost(Cell::new(x, y), NavGrid::BLOCKED).unwrap();
+    }
+    grid.set_cost(goal, 1).unwrap();
+    let mut app = app_with(true, 4096);
+    spawn_map(&mut app, grid.clone());
+    app.update();
+    let units = send(&mut app, &starts[..12], goal);
+    answer_all(&mut app, &units);
+    let ends: Vec<Cell> = units
+        .iter()
+        .map(|&u| {
+            let answer = result(&app, u).unwrap();
+            assert_eq!(answer.status, PathStatus::NearestReachable);
+            *answer.cells.last().unwrap()
+        })
+        .collect();
+    assert!(
+        ends.windows(2).all(|w| w[0] == w[1]),
+        "one nearest cell for all"
+    );
+    for (&unit, &start) in units.iter().zip(&starts) {
+        let answer = result(&app, unit).unwrap();
+        let best = dijkstra(&grid, start, ends[0]).unwrap();
+        assert!((answer.cost as f64 - best).abs() < 1e-4 * best, "{start}");
+    }
+}
+
+#[test]
+fn edits_and_caps_never_leave_a_shared_request_unanswered() {
+    let (grid, starts, goal) = terrain_scene(9);
+    let mut app = app_with(true, 120);
+    app.insert_resource(PathfindingSettings {
+        share_goals: true,
+        nodes_per_frame: 120,
+        max_expansions_per_request: Some(40),
+        ..default()
+    });
+    let map = spawn_map(&mut app, grid.clone());
+    app.update();
+    let units = send(&mut app, &starts, goal);
+    let mut rng = Rng::new(1);
+    for _ in 0..30 {
+        let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+        let cell = Cell::new(10 + rng.below(50), 10 + rng.below(50));
+        let cost = if grid.is_walkable(cell) {
+            NavGrid::BLOCKED
+        } else {
+            2
+        };
+        if cell != goal {
+            grid.set_cost(cell, cost).unwrap();
+        }
+        app.update();
+    }
+    answer_all(&mut app, &units);
+    for &unit in &units {
+        let status = result(&app, unit).unwrap().status;
+        assert!(
+            matches!(
+                status,
+                PathStatus::Complete | PathStatus::Partial | PathStatus::NearestReachable
+            ),
+            "{status:?}"
+        );
+    }
+}
