@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--threads T]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -11,6 +11,14 @@
 //! region, the same on every run. The last line is
 //! `frames=F budget=B max_frame_expansions=E p50_frame_ms=X p99_frame_ms=Y max_frame_ms=M frames_to_last_path=L`
 //! where the frame times are those of the plugin's own systems.
+//!
+//! With `--threads T`, searches run in T lanes on T threads
+//! (`PathfindingSettings::search_lanes` and `threads`, with a compute task
+//! pool of T threads), and the last line adds `threads=T`. Threads run in
+//! parallel only with the `multi_threaded` feature
+//! (`cargo run --release --features multi_threaded --example stress -- --threads 2 --budget 8192`).
+//! Give the budget to match: at twice the budget, two threads spend the
+//! time of one if the two cores split it evenly.
 //!
 //! With `--terrain`, a fifth of the map's walkable cells (chosen by a fixed
 //! seed) cost 4 instead of 1: rough ground, where jump point search does
@@ -61,6 +69,7 @@ struct Options {
     goals: Option<usize>,
     edits: usize,
     terrain: bool,
+    threads: Option<usize>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -72,6 +81,7 @@ fn parse_options() -> Result<Options, String> {
         goals: None,
         edits: 0,
         terrain: false,
+        threads: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -88,6 +98,7 @@ fn parse_options() -> Result<Options, String> {
             "--groups" => options.groups = Some(support::positive(&flag, &value()?)?),
             "--goals" => options.goals = Some(support::positive(&flag, &value()?)?),
             "--terrain" => options.terrain = true,
+            "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
             "--edits" => {
                 let v = value()?;
                 options.edits = v
@@ -116,7 +127,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain]"
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--threads T]"
             );
             return ExitCode::from(2);
         }
@@ -152,6 +163,7 @@ fn main() -> ExitCode {
         None => solo_orders(&cells, options.units),
     };
     let share = Sharing::Goals;
+    let threads = options.threads.unwrap_or(1);
     let run = match run_orders(
         &grid,
         &orders,
@@ -159,6 +171,7 @@ fn main() -> ExitCode {
         options.groups.is_some(),
         share,
         options.edits,
+        threads,
     ) {
         Ok(run) => run,
         Err(message) => {
@@ -176,6 +189,9 @@ fn main() -> ExitCode {
         run.frame_ms.last().copied().unwrap_or_default(),
         run.last_path
     );
+    if let Some(threads) = options.threads {
+        last += &format!(" threads={threads}");
+    }
     if options.edits > 0 {
         last += &format!(
             " edit_p50_ms={:.4} edit_max_ms={:.4} edit_flagged={}",
@@ -186,7 +202,15 @@ fn main() -> ExitCode {
     }
     // Both comparisons are against every unit searched on its own.
     if options.goals.is_some() || options.groups.is_some() {
-        let alone = match run_orders(&grid, &orders, options.budget, false, Sharing::None, 0) {
+        let alone = match run_orders(
+            &grid,
+            &orders,
+            options.budget,
+            false,
+            Sharing::None,
+            0,
+            threads,
+        ) {
             Ok(alone) => alone,
             Err(message) => {
                 eprintln!("error: {message}");
@@ -288,9 +312,18 @@ struct Run {
     flagged: usize,
 }
 
-fn app_with(grid: &NavGrid, budget: u32, share: Sharing) -> App {
+fn app_with(grid: &NavGrid, budget: u32, share: Sharing, threads: usize) -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
+    // Bevy gives the compute pool what the I/O and async pools leave: one
+    // thread on a 2-core machine. Searches in T lanes want T.
+    let mut pools = TaskPoolOptions::default();
+    pools.compute.min_threads = threads;
+    app.add_plugins((
+        MinimalPlugins.set(TaskPoolPlugin {
+            task_pool_options: pools,
+        }),
+        FrontierPlugins::default(),
+    ));
     // Fixed frame time: the same run every time.
     app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
         std::time::Duration::from_millis(16),
@@ -299,6 +332,8 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing) -> App {
         nodes_per_frame: budget,
         max_in_flight: 16,
         share_goals: share == Sharing::Goals,
+        search_lanes: threads,
+        threads,
         ..default()
     });
     app.world_mut().spawn((grid.clone(), Transform::default()));
@@ -342,8 +377,9 @@ fn run_orders(
     grouped: bool,
     share: Sharing,
     edits: usize,
+    threads: usize,
 ) -> Result<Run, String> {
-    let mut app = app_with(grid, budget, share);
+    let mut app = app_with(grid, budget, share, threads);
     let units = spawn_units(&mut app, orders);
     app.update();
     if grouped {

@@ -120,6 +120,19 @@ pub struct PathfindingSettings {
     /// once when their start is already settled. `false`: a search per
     /// request.
     pub share_goals: bool,
+    /// Searches run side by side: the budget of each round is split equally
+    /// among up to this many lanes, the searches in flight (best first) are
+    /// dealt into them in turn, and within a lane the best runs first and
+    /// hands what it leaves to the next. With 1 (the default) the best
+    /// search in flight always runs first and takes everything it needs, so
+    /// results come strictly by priority; with more, lanes run in parallel
+    /// on [`threads`](Self::threads) threads, and a lower-ranked search can
+    /// finish first. Results depend on the lanes, never on the threads.
+    pub search_lanes: usize,
+    /// Threads of Bevy's compute task pool the lanes run on: 0 (the
+    /// default) for all the pool has plus the frame's own thread. The same
+    /// results in the same frames for every number.
+    pub threads: usize,
 }
 
 impl PathfindingSettings {
@@ -140,6 +153,8 @@ impl Default for PathfindingSettings {
             aging_frames: 120,
             max_restarts: 3,
             share_goals: true,
+            search_lanes: 1,
+            threads: 0,
         }
     }
 }
@@ -184,6 +199,19 @@ impl FrameBudget {
             Some(_) if left > 0 => {
                 self.clock.get_or_insert_with(Instant::now);
                 left.min(PathfindingSettings::TIME_CHECK_INTERVAL)
+            }
+            _ => left,
+        }
+    }
+
+    /// The most a round of `parts` pieces of work side by side may spend:
+    /// everything left, or a slice per piece when a time cap is set.
+    pub(crate) fn slice_of(&mut self, parts: u32) -> u32 {
+        let left = self.left();
+        match self.time_cap {
+            Some(_) if left > 0 => {
+                self.clock.get_or_insert_with(Instant::now);
+                left.min(PathfindingSettings::TIME_CHECK_INTERVAL.saturating_mul(parts.max(1)))
             }
             _ => left,
         }
@@ -299,6 +327,15 @@ impl Plugin for FrontierSchedulePlugin {
             )
             .add_systems(self.schedule, refill_budget.in_set(FrontierSystems::Orders));
     }
+}
+
+/// The threads work is spread over: `setting`, or with 0 all the compute
+/// task pool has and the frame's own thread, which works on the tasks too
+/// while it waits for them.
+pub(crate) fn threads_for(setting: usize) -> usize {
+    let pool =
+        bevy::tasks::ComputeTaskPool::get_or_init(bevy::tasks::TaskPool::default).thread_num();
+    if setting == 0 { pool + 1 } else { setting }
 }
 
 #[cfg(test)]

@@ -293,7 +293,7 @@ pub(crate) fn avoid(
     // The awake, then the woken; each unit is planned alone from the
     // frame's start, so the threads and the chunks it is split into do not
     // change what comes out.
-    let threads = threads_for(settings.threads);
+    let threads = crate::schedule::threads_for(settings.threads);
     // Taken bucket by bucket, so that units planned one after the other
     // look at the same neighbours (kind to the cache).
     let awake: Vec<usize> = crowd
@@ -347,14 +347,6 @@ pub(crate) fn avoid(
             motion.queued = true;
         }
     }
-}
-
-/// The threads avoidance plans on: `setting`, or with 0 all the compute
-/// task pool has and the frame's own thread, which works on the tasks too
-/// while it waits for them.
-fn threads_for(setting: usize) -> usize {
-    let pool = ComputeTaskPool::get_or_init(TaskPool::default).thread_num();
-    if setting == 0 { pool + 1 } else { setting }
 }
 
 /// Units planned in one task, at least.

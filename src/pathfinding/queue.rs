@@ -9,6 +9,7 @@ use bevy::diagnostic::Diagnostics;
 use bevy::ecs::entity::EntityHashSet;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
+use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
 use super::index::changed_since;
@@ -602,26 +603,39 @@ pub(crate) fn run_searches(
     if settings.share_goals && std::mem::take(&mut queue.unshared) {
         share_goals(queue, &maps, settings.jump_points, &mut delivery);
     }
+    let lanes = settings.search_lanes.max(1);
     while budget.left() > 0 {
         admit(queue, slots, aging, max_restarts, &maps, &mut delivery);
+        if queue.in_flight.is_empty() {
+            break;
+        }
+        if lanes > 1 {
+            if !run_lanes(queue, lanes, &settings, &mut budget, &maps, &mut delivery) {
+                break;
+            }
+            continue;
+        }
         let Some(index) =
             (0..queue.in_flight.len()).max_by_key(|&i| queue.in_flight[i].rank(aging))
         else {
             break;
         };
         let flight = queue.in_flight.swap_remove(index);
-        let Some(flight) = refresh(queue, flight, max_restarts, &maps, &mut delivery) else {
+        let mut flight = refresh(queue, flight, max_restarts, &maps, &mut delivery);
+        let Some(view) = flight.as_ref().and_then(|f| maps.get(f.lead().map)) else {
             continue;
         };
-        let Some(view) = maps.get(flight.lead().map) else {
+        let view = view.for_size(flight.as_ref().expect("checked").lead().size);
+        let live = view.grid;
+        let frozen = flight.as_ref().and_then(|f| f.frozen.clone());
+        let grid = frozen.as_deref().unwrap_or(live);
+        if !prepare(queue, &mut flight, grid, &settings) {
             continue;
-        };
-        let view = view.for_size(flight.lead().size);
-        let flight = if flight.shared {
-            step_shared(queue, flight, &view, &settings, &mut budget, &mut delivery)
-        } else {
-            step_solo(queue, flight, &view, &settings, &mut budget, &mut delivery)
-        };
+        }
+        let mut flight = flight.expect("prepared");
+        let spent = advance(&mut flight, grid, budget.slice());
+        budget.spend(spent);
+        let flight = finish(queue, flight, &view, &settings, &mut delivery);
         queue.in_flight.extend(flight);
     }
     // Fill free slots so the queue count says what truly waits.
@@ -646,80 +660,98 @@ fn grid_of<'a>(frozen: &'a Option<Arc<NavGrid>>, view: &MapView<'a>) -> &'a NavG
     frozen.as_deref().unwrap_or(view.grid)
 }
 
-/// Runs a flight's own search on the budget; the flight back when it has
-/// not finished.
-fn step_solo(
+/// Sets up a flight's search (its own [`Search`], or a shared [`Flood`]
+/// from the goal towards every job's start) when it first gets budget.
+/// `false` when the flight dissolved instead: a shared flight whose goal
+/// cannot be searched from sends its jobs back to wait alone.
+fn prepare(
     queue: &mut PathfindingQueue,
-    mut flight: Flight,
-    view: &MapView,
+    flight: &mut Option<Flight>,
+    grid: &NavGrid,
     settings: &PathfindingSettings,
-    budget: &mut FrameBudget,
-    delivery: &mut Delivery,
-) -> Option<Flight> {
-    let config = SearchConfig {
-        size: flight.lead().size,
-        ..search_config(settings)
+) -> bool {
+    let Some(f) = flight.as_mut() else {
+        return false;
     };
-    let grid = grid_of(&flight.frozen, view);
-    let job = &flight.jobs[0];
-    // `plan` chose both cells on this grid version; a search is set up
-    // only now that it gets budget.
-    let search = flight
-        .search
-        .get_or_insert_with(|| Search::planned(&mut queue.pool, grid, job.start, job.goal, config));
-    let before = search.expansions();
-    let status = search.step(grid, budget.slice());
-    budget.spend(search.expansions() - before);
-    if !status.is_finished() {
-        return Some(flight);
+    let lead = &f.jobs[0];
+    if !f.shared {
+        let config = SearchConfig {
+            size: lead.size,
+            ..search_config(settings)
+        };
+        // `plan` chose both cells on this grid version.
+        f.search.get_or_insert_with(|| {
+            Search::planned(&mut queue.pool, grid, lead.start, lead.goal, config)
+        });
+        return true;
     }
-    let version = grid.version();
-    let search = flight.search.take()?;
-    let job = flight.jobs.swap_remove(0);
-    deliver_search(queue, job, search, view, version, delivery);
-    None
-}
-
-/// Runs a shared flight's search (a [`Flood`] from the goal towards every
-/// job's start) on the budget, and answers each job whose start it has
-/// settled. Jobs it cannot serve (it ended without reaching them, it went
-/// over the jobs' expansion caps, or the goal cannot be searched from)
-/// wait again, each for a search of its own. The flight back while it
-/// still serves a job.
-fn step_shared(
-    queue: &mut PathfindingQueue,
-    mut flight: Flight,
-    view: &MapView,
-    settings: &PathfindingSettings,
-    budget: &mut FrameBudget,
-    delivery: &mut Delivery,
-) -> Option<Flight> {
-    let grid = grid_of(&flight.frozen, view);
-    let lead = flight.lead();
-    if flight.flood.is_none() {
-        let starts = flight.jobs.iter().map(|job| job.start);
-        let flood = Flood::with_scratch(
-            queue.pool.take(),
-            grid,
-            lead.size,
-            lead.goal,
-            FloodDirection::ToSource,
-            starts,
-            None,
-        );
-        match flood {
-            Ok(flood) => flight.flood = Some(flood.guided(grid)),
-            Err(_) => {
-                split_alone(queue, flight);
-                return None;
-            }
+    if f.flood.is_some() {
+        return true;
+    }
+    let starts = f.jobs.iter().map(|job| job.start);
+    let flood = Flood::with_scratch(
+        queue.pool.take(),
+        grid,
+        lead.size,
+        lead.goal,
+        FloodDirection::ToSource,
+        starts,
+        None,
+    );
+    match flood {
+        Ok(flood) => {
+            f.flood = Some(flood.guided(grid));
+            true
+        }
+        Err(_) => {
+            split_alone(queue, flight.take().expect("checked"));
+            false
         }
     }
-    let flood = flight.flood.as_mut()?;
-    let before = flood.expansions();
-    flood.step(grid, budget.slice());
-    budget.spend(flood.expansions() - before);
+}
+
+/// Runs a prepared flight's search for at most `budget` expansions on
+/// `grid`; returns the expansions spent. Touches nothing but the flight, so
+/// flights can advance side by side on several threads.
+fn advance(flight: &mut Flight, grid: &NavGrid, budget: u32) -> u64 {
+    if let Some(search) = flight.search.as_mut() {
+        let before = search.expansions();
+        search.step(grid, budget);
+        search.expansions() - before
+    } else if let Some(flood) = flight.flood.as_mut() {
+        let before = flood.expansions();
+        flood.step(grid, budget);
+        flood.expansions() - before
+    } else {
+        0
+    }
+}
+
+/// Delivers what an advanced flight has found: its own search's result
+/// once it has finished, or a shared flight's answer to every job whose
+/// start it has settled. Jobs a shared flight cannot serve (it ended
+/// without reaching them, or went over the jobs' summed expansion caps)
+/// wait again, each for a search of its own. The flight back while it
+/// still has a job to serve.
+fn finish(
+    queue: &mut PathfindingQueue,
+    mut flight: Flight,
+    view: &MapView,
+    settings: &PathfindingSettings,
+    delivery: &mut Delivery,
+) -> Option<Flight> {
+    let grid = grid_of(&flight.frozen, view);
     let version = grid.version();
+    if !flight.shared {
+        if !flight.search.as_ref()?.status().is_finished() {
+            return Some(flight);
+        }
+        let search = flight.search.take()?;
+        let job = flight.jobs.swap_remove(0);
+        deliver_search(queue, job, search, view, version, delivery);
+        return None;
+    }
+    let flood = flight.flood.as_ref()?;
     let mut i = 0;
     while i < flight.jobs.len() {
         let start = flight.jobs[i].start;
@@ -749,6 +781,120 @@ fn step_shared(
     } else {
         Some(flight)
     }
+}
+
+/// The flights of one lane, best first, each with the live map it is on.
+type Lane<'a> = Vec<(&'a mut Flight, &'a NavGrid)>;
+
+/// One round of searches side by side (`PathfindingSettings::search_lanes`
+/// above 1). The flights in flight, best first, are dealt in turn into as
+/// many lanes as there are flights, up to `lanes`; the round's budget is
+/// split equally among the lanes; within a lane the best flight runs first
+/// and hands what it leaves to the next. Lanes run on up to
+/// `PathfindingSettings::threads` threads of the compute task pool, and a
+/// lane's work depends only on its share, so every thread count gives the
+/// same results in the same frames. Returns whether the round spent or
+/// answered anything.
+fn run_lanes(
+    queue: &mut PathfindingQueue,
+    lanes: usize,
+    settings: &PathfindingSettings,
+    budget: &mut FrameBudget,
+    maps: &Maps,
+    delivery: &mut Delivery,
+) -> bool {
+    let aging = settings.aging_frames;
+    let delivered = delivery.stats.delivered;
+    let mut flights = std::mem::take(&mut queue.in_flight);
+    flights.sort_by_key(|flight| std::cmp::Reverse(flight.rank(aging)));
+    // Checked against the map and set up one by one, best first.
+    let mut ready: Vec<(Flight, MapView)> = Vec::with_capacity(flights.len());
+    for flight in flights {
+        let mut flight = refresh(queue, flight, settings.max_restarts, maps, delivery);
+        let Some(view) = flight.as_ref().and_then(|f| maps.get(f.lead().map)) else {
+            continue;
+        };
+        let view = view.for_size(flight.as_ref().expect("checked").lead().size);
+        let frozen = flight.as_ref().and_then(|f| f.frozen.clone());
+        if prepare(
+            queue,
+            &mut flight,
+            frozen.as_deref().unwrap_or(view.grid),
+            settings,
+        ) {
+            ready.push((flight.expect("prepared"), view));
+        }
+    }
+    let lane_count = lanes.min(ready.len());
+    if lane_count == 0 {
+        return delivery.stats.delivered > delivered;
+    }
+    let total = budget.slice_of(lane_count as u32);
+    let share = |lane: usize| {
+        (total / lane_count as u32) + u32::from(lane < (total % lane_count as u32) as usize)
+    };
+    let mut dealt: Vec<Vec<(&mut Flight, &NavGrid)>> =
+        (0..lane_count).map(|_| Vec::new()).collect();
+    for (i, (flight, view)) in ready.iter_mut().enumerate() {
+        dealt[i % lane_count].push((flight, view.grid));
+    }
+    let run_lane = |lane: &mut Lane, mut left: u32| {
+        let mut spent = 0;
+        for (flight, live) in lane.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            let frozen = flight.frozen.clone();
+            let grid = frozen.as_deref().unwrap_or(live);
+            let used = advance(flight, grid, left);
+            spent += used;
+            left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
+        }
+        spent
+    };
+    let threads = crate::schedule::threads_for(settings.threads).min(lane_count);
+    let spent: u64 = if threads <= 1 {
+        dealt
+            .iter_mut()
+            .enumerate()
+            .map(|(lane, flights)| run_lane(flights, share(lane)))
+            .sum()
+    } else {
+        let mut groups: Vec<Vec<(usize, &mut Lane)>> = (0..threads).map(|_| Vec::new()).collect();
+        for (lane, flights) in dealt.iter_mut().enumerate() {
+            groups[lane % threads].push((lane, flights));
+        }
+        let pool = ComputeTaskPool::get_or_init(TaskPool::default);
+        let run_group = |group: Vec<(usize, &mut Lane)>| {
+            group
+                .into_iter()
+                .map(|(lane, flights)| run_lane(flights, share(lane)))
+                .sum::<u64>()
+        };
+        let run_group = &run_group;
+        // The frame's thread takes the first group itself while the pool's
+        // threads take the others (it would otherwise only wait for them).
+        let mut here = 0;
+        let there: u64 = pool
+            .scope(|scope| {
+                let mut groups = groups.into_iter();
+                let first = groups.next();
+                for group in groups {
+                    scope.spawn(async move { run_group(group) });
+                }
+                here = first.map_or(0, run_group);
+            })
+            .into_iter()
+            .sum();
+        here + there
+    };
+    drop(dealt);
+    budget.spend(spent);
+    for (flight, view) in ready {
+        let flight = finish(queue, flight, &view, settings, delivery);
+        queue.in_flight.extend(flight);
+    }
+    spent > 0 || delivery.stats.delivered > delivered
 }
 
 /// Sends every job of `flight` back to wait for a search of its own.

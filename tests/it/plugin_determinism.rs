@@ -1,7 +1,9 @@
 //! Two identical apps fed the same requests in the same frames give the
-//! same results in the same frames.
+//! same results in the same frames, and so does any number of threads
+//! running the searches side by side.
 
 use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::core::Cell;
 use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
@@ -12,11 +14,17 @@ use crate::common::{Rng, app, random_grid, random_walkable, spawn_map, spawn_uni
 type Answer = (u32, PathStatus, Vec<Cell>, u64);
 
 /// Per frame: expansions spent and every result so far.
-fn run(seed: u64) -> Vec<(u64, Vec<Answer>)> {
+fn run(seed: u64, lanes: usize, threads: usize) -> Vec<(u64, Vec<Answer>)> {
     let mut app = app();
+    // Frames of a fixed length: group members walk the same way each run.
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(
+        std::time::Duration::from_millis(20),
+    ));
     app.insert_resource(PathfindingSettings {
         nodes_per_frame: 300,
-        max_in_flight: 3,
+        max_in_flight: 3 * lanes,
+        search_lanes: lanes,
+        threads,
         ..default()
     });
     let mut rng = Rng::new(seed);
@@ -37,6 +45,26 @@ fn run(seed: u64) -> Vec<(u64, Vec<Answer>)> {
                     PathRequest::new(goal).with_priority(priority),
                 ));
             }
+        }
+        // A rally point: units standing together sent one by one to one
+        // goal (a shared search), and a group move (floods).
+        if frame % 29 == 3 && frame < 120 {
+            let at = random_walkable(&mut rng, &grid).unwrap();
+            let goal = random_walkable(&mut rng, &grid).unwrap();
+            for _ in 0..5 {
+                units.push(spawn_unit(&mut app, at, PathRequest::new(goal)));
+            }
+            let members: Vec<Entity> = (0..6)
+                .map(|_| {
+                    let at = random_walkable(&mut rng, &grid).unwrap();
+                    let position = Vec3::new(at.x as f32, at.y as f32, 0.0);
+                    app.world_mut()
+                        .spawn((Mover { speed: 4.0 }, Transform::from_translation(position)))
+                        .id()
+                })
+                .collect();
+            let goal = random_walkable(&mut rng, &grid).unwrap();
+            app.world_mut().write_message(GroupMove::new(members, goal));
         }
         if frame % 11 == 5 {
             let cell = Cell::new(rng.below(64), rng.below(64));
@@ -65,13 +93,26 @@ fn run(seed: u64) -> Vec<(u64, Vec<Answer>)> {
 
 #[test]
 fn identical_apps_give_identical_results_frame_by_frame() {
-    let first = run(42);
-    let second = run(42);
+    let first = run(42, 1, 1);
+    let second = run(42, 1, 1);
     let answered = first.last().unwrap().1.len();
     assert!(answered > 50, "only {answered} results to compare");
     let busy = first.iter().filter(|(spent, _)| *spent == 300).count();
     assert!(busy > 20, "only {busy} frames used the whole budget");
     for (frame, (a, b)) in first.iter().zip(&second).enumerate() {
         assert_eq!(a, b, "frame {frame} differs");
+    }
+}
+
+#[test]
+fn any_number_of_threads_gives_identical_results_frame_by_frame() {
+    let one = run(7, 3, 1);
+    let answered = one.last().unwrap().1.len();
+    assert!(answered > 50, "only {answered} results to compare");
+    for threads in [2, 3, 4] {
+        let many = run(7, 3, threads);
+        for (frame, (a, b)) in one.iter().zip(&many).enumerate() {
+            assert_eq!(a, b, "frame {frame} differs with {threads} threads");
+        }
     }
 }
