@@ -120,14 +120,16 @@ pub struct PathfindingSettings {
     /// once when their start is already settled. `false`: a search per
     /// request.
     pub share_goals: bool,
-    /// Searches run side by side: the budget of each round is split equally
-    /// among up to this many lanes, the searches in flight (best first) are
-    /// dealt into them in turn, and within a lane the best runs first and
-    /// hands what it leaves to the next. With 1 (the default) the best
-    /// search in flight always runs first and takes everything it needs, so
-    /// results come strictly by priority; with more, lanes run in parallel
-    /// on [`threads`](Self::threads) threads, and a lower-ranked search can
-    /// finish first. Results depend on the lanes, never on the threads.
+    /// Searches and group floods run side by side: the budget of each
+    /// round is split equally among up to this many lanes, the group floods
+    /// (in order of the groups' orders), then the searches in flight (best
+    /// first), are dealt into them in turn, and within a lane the first
+    /// runs first and hands what it leaves to the next. With 1 (the
+    /// default) the best search in flight always runs first and takes
+    /// everything it needs, so results come strictly by priority; with
+    /// more, lanes run in parallel on [`threads`](Self::threads) threads,
+    /// and a lower-ranked search can finish first. Results depend on the
+    /// lanes, never on the threads.
     pub search_lanes: usize,
     /// Threads of Bevy's compute task pool the lanes run on: 0 (the
     /// default) for all the pool has plus the frame's own thread. The same
@@ -327,6 +329,84 @@ impl Plugin for FrontierSchedulePlugin {
             )
             .add_systems(self.schedule, refill_budget.in_set(FrontierSystems::Orders));
     }
+}
+
+/// Runs budgeted work side by side: `items` (best first) are dealt in turn
+/// into as many lanes as there are items, up to `lanes`; `total` is split
+/// equally among the lanes (the first lanes get the remainder); within a
+/// lane the first item runs first with the lane's share and hands what it
+/// leaves to the next. `work(item, most)` spends at most `most` expansions
+/// and returns what it spent. Lanes run on up to `threads` threads
+/// ([`threads_for`]) of the compute task pool, the frame's own thread
+/// taking the first group, and nothing a lane does depends on the thread
+/// it runs on, so every thread count gives the same results. Returns the
+/// expansions spent.
+pub(crate) fn run_side_by_side<T: Send>(
+    items: &mut [T],
+    lanes: usize,
+    threads: usize,
+    total: u32,
+    work: impl Fn(&mut T, u32) -> u64 + Sync,
+) -> u64 {
+    let lane_count = lanes.min(items.len());
+    if lane_count == 0 {
+        return 0;
+    }
+    let share = |lane: usize| {
+        (total / lane_count as u32) + u32::from(lane < (total % lane_count as u32) as usize)
+    };
+    let mut dealt: Vec<Vec<&mut T>> = (0..lane_count).map(|_| Vec::new()).collect();
+    for (i, item) in items.iter_mut().enumerate() {
+        dealt[i % lane_count].push(item);
+    }
+    let run_lane = |lane: &mut Vec<&mut T>, mut left: u32| {
+        let mut spent = 0;
+        for item in lane.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            let used = work(item, left);
+            spent += used;
+            left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
+        }
+        spent
+    };
+    let threads = threads_for(threads).min(lane_count);
+    if threads <= 1 {
+        return dealt
+            .iter_mut()
+            .enumerate()
+            .map(|(lane, items)| run_lane(items, share(lane)))
+            .sum();
+    }
+    let mut groups: Vec<Vec<(usize, &mut Vec<&mut T>)>> =
+        (0..threads).map(|_| Vec::new()).collect();
+    for (lane, items) in dealt.iter_mut().enumerate() {
+        groups[lane % threads].push((lane, items));
+    }
+    let pool = bevy::tasks::ComputeTaskPool::get_or_init(bevy::tasks::TaskPool::default);
+    let run_group = |group: Vec<(usize, &mut Vec<&mut T>)>| {
+        group
+            .into_iter()
+            .map(|(lane, items)| run_lane(items, share(lane)))
+            .sum::<u64>()
+    };
+    let run_group = &run_group;
+    // The frame's thread takes the first group itself while the pool's
+    // threads take the others (it would otherwise only wait for them).
+    let mut here = 0;
+    let there: u64 = pool
+        .scope(|scope| {
+            let mut groups = groups.into_iter();
+            let first = groups.next();
+            for group in groups {
+                scope.spawn(async move { run_group(group) });
+            }
+            here = first.map_or(0, run_group);
+        })
+        .into_iter()
+        .sum();
+    here + there
 }
 
 /// The threads work is spread over: `setting`, or with 0 all the compute

@@ -37,7 +37,7 @@ use crate::movement::{
 use crate::pathfinding::{
     Footprint, PathRequest, PathResult, PathTarget, PathfindingStats, locate,
 };
-use crate::schedule::{FrameBudget, FrontierSystems, PathfindingSettings};
+use crate::schedule::{FrameBudget, FrontierSystems, PathfindingSettings, run_side_by_side};
 
 /// Group moves: [`GroupMove`] orders become one shared path, heads and
 /// tails from two budgeted floods, and routes handed out a few dozen a
@@ -615,8 +615,13 @@ pub(crate) fn splice_groups(
     let mut splicing = order
         .iter()
         .any(|(_, group, _, _, _)| matches!(group.stage, Stage::Splicing(_)));
-    for (entity, mut group, members, result, mut request) in order {
-        let group = &mut *group;
+    // With several search lanes, the floods of splicing groups run side by
+    // side after this loop instead of one after the other in it.
+    let lanes = settings.search_lanes.max(1);
+    let mut side_by_side = vec![false; order.len()];
+    for (index, (entity, group, members, result, request)) in order.iter_mut().enumerate() {
+        let (entity, members, result) = (*entity, *members, *result);
+        let group = &mut **group;
         if matches!(group.stage, Stage::Done) {
             continue;
         }
@@ -653,7 +658,7 @@ pub(crate) fn splice_groups(
             }
             if result.invalidated {
                 // An edit made the shared path illegal or dearer.
-                replan(entity, group, &mut request, &mut commands, &mut scratch.0);
+                replan(entity, group, request, &mut commands, &mut scratch.0);
                 continue;
             }
             // Floods start only with budget to run on, and only one group
@@ -677,13 +682,17 @@ pub(crate) fn splice_groups(
         if result.is_some_and(|result| result.invalidated) {
             // An edit cut the shared path: find it again on the new grid
             // (members walk on by instinct).
-            replan(entity, group, &mut request, &mut commands, &mut scratch.0);
+            replan(entity, group, request, &mut commands, &mut scratch.0);
             continue;
         }
         if splice.head.restarts() + splice.tail.restarts() > settings.max_restarts {
             // Edits keep hitting the floods: every unit goes alone instead
             // (each search is bounded in its own restarts).
             disband(group, members, &units, &mut commands, &mut scratch.0);
+            continue;
+        }
+        if lanes > 1 {
+            side_by_side[index] = true;
             continue;
         }
         for flood in [&mut splice.head, &mut splice.tail] {
@@ -693,17 +702,87 @@ pub(crate) fn splice_groups(
             budget.spend(used);
             group.flood_expansions += used;
         }
-        if splice.head.is_finished() && splice.tail.is_finished() {
-            let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) else {
-                continue;
-            };
-            let handout = prepare_routes(group, &splice, &view);
-            scratch_back(*splice, &mut scratch.0);
+        if end_splice(group, &view, &mut scratch.0) {
             splicing = false;
-            group.stage = Stage::HandingOut(handout);
+        }
+    }
+    if side_by_side.contains(&true) {
+        // Rounds until the budget or the floods run out: the floods still
+        // running, in the groups' order, share each round's budget in lanes.
+        loop {
+            let mut floods = Vec::new();
+            for (index, ((_, group, ..), _)) in order
+                .iter_mut()
+                .zip(&side_by_side)
+                .enumerate()
+                .filter(|(_, (_, chosen))| **chosen)
+            {
+                let group = &mut **group;
+                let (Some(view), Stage::Splicing(splice)) = (maps.get(group.map), &mut group.stage)
+                else {
+                    continue;
+                };
+                let grid = view.for_size(group.size).grid;
+                let Splice { head, tail, .. } = &mut **splice;
+                for flood in [head, tail] {
+                    if !flood.is_finished() {
+                        floods.push((flood, grid, 0u64, index));
+                    }
+                }
+            }
+            let total = budget.slice_of(lanes.min(floods.len()) as u32);
+            if floods.is_empty() || total == 0 {
+                break;
+            }
+            let spent =
+                run_side_by_side(&mut floods, lanes, settings.threads, total, |item, most| {
+                    let (flood, grid, used, _) = item;
+                    let before = flood.expansions();
+                    flood.step(grid, most);
+                    *used += flood.expansions() - before;
+                    flood.expansions() - before
+                });
+            budget.spend(spent);
+            let used: Vec<(usize, u64)> = floods
+                .into_iter()
+                .map(|(_, _, used, index)| (index, used))
+                .collect();
+            for (index, used) in used {
+                order[index].1.flood_expansions += used;
+            }
+            if spent == 0 {
+                break;
+            }
+        }
+        for ((_, group, ..), _) in order
+            .iter_mut()
+            .zip(&side_by_side)
+            .filter(|(_, chosen)| **chosen)
+        {
+            let group = &mut **group;
+            if let Some(view) = maps.get(group.map) {
+                end_splice(group, &view.for_size(group.size), &mut scratch.0);
+            }
         }
     }
     stats.frame_time += began.elapsed();
+}
+
+/// Once both floods of a splicing group have ended, prepares the members'
+/// routes for handing out and returns the floods' scratch; whether they
+/// had ended.
+fn end_splice(group: &mut SharedRoute, view: &MapView, pool: &mut ScratchPool) -> bool {
+    match &group.stage {
+        Stage::Splicing(splice) if splice.head.is_finished() && splice.tail.is_finished() => {}
+        _ => return false,
+    }
+    let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Done) else {
+        return false;
+    };
+    let handout = prepare_routes(group, &splice, view);
+    scratch_back(*splice, pool);
+    group.stage = Stage::HandingOut(handout);
+    true
 }
 
 fn scratch_back(splice: Splice, pool: &mut ScratchPool) {

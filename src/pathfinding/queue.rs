@@ -9,7 +9,6 @@ use bevy::diagnostic::Diagnostics;
 use bevy::ecs::entity::EntityHashSet;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
-use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
 use super::index::changed_since;
@@ -20,7 +19,7 @@ use crate::core::{
     SearchStatus, SizeClass,
 };
 use crate::maps::{CellLookup, MapView, Maps};
-use crate::schedule::{FrameBudget, PathfindingSettings};
+use crate::schedule::{FrameBudget, PathfindingSettings, run_side_by_side};
 
 /// A request resolved to cells, waiting for or holding a search.
 #[derive(Clone, Debug)]
@@ -139,6 +138,8 @@ impl Flight {
         if let Some(flood) = self.flood.take() {
             pool.give(flood.into_scratch());
         }
+        // A new flood counts its expansions from zero again.
+        self.reported = 0;
         self.frozen = None;
     }
 
@@ -783,18 +784,12 @@ fn finish(
     }
 }
 
-/// The flights of one lane, best first, each with the live map it is on.
-type Lane<'a> = Vec<(&'a mut Flight, &'a NavGrid)>;
-
 /// One round of searches side by side (`PathfindingSettings::search_lanes`
-/// above 1). The flights in flight, best first, are dealt in turn into as
-/// many lanes as there are flights, up to `lanes`; the round's budget is
-/// split equally among the lanes; within a lane the best flight runs first
-/// and hands what it leaves to the next. Lanes run on up to
-/// `PathfindingSettings::threads` threads of the compute task pool, and a
-/// lane's work depends only on its share, so every thread count gives the
-/// same results in the same frames. Returns whether the round spent or
-/// answered anything.
+/// above 1): the flights in flight, best first, are checked against their
+/// maps and set up one by one, then advanced in lanes by
+/// [`run_side_by_side`] (so every thread count gives the same results in
+/// the same frames) and delivered in the same order. Returns whether the
+/// round spent or answered anything.
 fn run_lanes(
     queue: &mut PathfindingQueue,
     lanes: usize,
@@ -830,65 +825,16 @@ fn run_lanes(
         return delivery.stats.delivered > delivered;
     }
     let total = budget.slice_of(lane_count as u32);
-    let share = |lane: usize| {
-        (total / lane_count as u32) + u32::from(lane < (total % lane_count as u32) as usize)
-    };
-    let mut dealt: Vec<Vec<(&mut Flight, &NavGrid)>> =
-        (0..lane_count).map(|_| Vec::new()).collect();
-    for (i, (flight, view)) in ready.iter_mut().enumerate() {
-        dealt[i % lane_count].push((flight, view.grid));
-    }
-    let run_lane = |lane: &mut Lane, mut left: u32| {
-        let mut spent = 0;
-        for (flight, live) in lane.iter_mut() {
-            if left == 0 {
-                break;
-            }
-            let frozen = flight.frozen.clone();
-            let grid = frozen.as_deref().unwrap_or(live);
-            let used = advance(flight, grid, left);
-            spent += used;
-            left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
-        }
-        spent
-    };
-    let threads = crate::schedule::threads_for(settings.threads).min(lane_count);
-    let spent: u64 = if threads <= 1 {
-        dealt
-            .iter_mut()
-            .enumerate()
-            .map(|(lane, flights)| run_lane(flights, share(lane)))
-            .sum()
-    } else {
-        let mut groups: Vec<Vec<(usize, &mut Lane)>> = (0..threads).map(|_| Vec::new()).collect();
-        for (lane, flights) in dealt.iter_mut().enumerate() {
-            groups[lane % threads].push((lane, flights));
-        }
-        let pool = ComputeTaskPool::get_or_init(TaskPool::default);
-        let run_group = |group: Vec<(usize, &mut Lane)>| {
-            group
-                .into_iter()
-                .map(|(lane, flights)| run_lane(flights, share(lane)))
-                .sum::<u64>()
-        };
-        let run_group = &run_group;
-        // The frame's thread takes the first group itself while the pool's
-        // threads take the others (it would otherwise only wait for them).
-        let mut here = 0;
-        let there: u64 = pool
-            .scope(|scope| {
-                let mut groups = groups.into_iter();
-                let first = groups.next();
-                for group in groups {
-                    scope.spawn(async move { run_group(group) });
-                }
-                here = first.map_or(0, run_group);
-            })
-            .into_iter()
-            .sum();
-        here + there
-    };
-    drop(dealt);
+    let mut items: Vec<(&mut Flight, &NavGrid)> = ready
+        .iter_mut()
+        .map(|(flight, view)| (flight, view.grid))
+        .collect();
+    let spent = run_side_by_side(&mut items, lanes, settings.threads, total, |item, most| {
+        let (flight, live) = item;
+        let frozen = flight.frozen.clone();
+        advance(flight, frozen.as_deref().unwrap_or(live), most)
+    });
+    drop(items);
     budget.spend(spent);
     for (flight, view) in ready {
         let flight = finish(queue, flight, &view, settings, delivery);

@@ -375,3 +375,43 @@ fn edits_far_from_a_group_do_not_hold_up_its_routes() {
     assert_eq!(routed_after(true), Some(quiet));
     assert!(quiet.1 > 20, "most units follow the shared path: {quiet:?}");
 }
+
+/// With searches and floods in lanes, two groups ordered at once, on a
+/// budget too small for their floods in one frame, are both spliced (not
+/// sent alone) and every unit arrives at a slot of its own.
+#[test]
+fn groups_spliced_side_by_side_all_arrive_at_slots_of_their_own() {
+    let mut app = timed_app(200);
+    {
+        let mut settings = app.world_mut().resource_mut::<PathfindingSettings>();
+        settings.search_lanes = 3;
+        settings.threads = 2;
+    }
+    let grid = field();
+    let map = spawn_map(&mut app, grid.clone());
+    let west = squad(&mut app, &grid, Cell::new(10, 30), 20, 6.0);
+    let east = squad(&mut app, &grid, Cell::new(70, 20), 20, 6.0);
+    app.update();
+    order_group(&mut app, &west, Cell::new(70, 40));
+    order_group(&mut app, &east, Cell::new(10, 20));
+    let mut spliced = HashSet::new();
+    for _ in 0..400 {
+        app.update();
+        let mut groups = app.world_mut().query::<(Entity, &SharedRoute)>();
+        for (entity, group) in groups.iter(app.world()) {
+            if group.is_spliced() && group.flood_expansions() > 0 {
+                spliced.insert(entity);
+            }
+        }
+        if spliced.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(spliced.len(), 2, "both groups get their routes from floods");
+    let mut units = west.clone();
+    units.extend(&east);
+    run_until_arrived(&mut app, map, &units, 3_000);
+    settle(&mut app, &units, 600);
+    let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
+    assert_eq!(ends.len(), units.len(), "two units share an end cell");
+}

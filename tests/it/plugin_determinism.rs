@@ -13,8 +13,13 @@ use crate::common::{Rng, app, random_grid, random_walkable, spawn_map, spawn_uni
 /// One unit's result: its index, status, cells and expansions.
 type Answer = (u32, PathStatus, Vec<Cell>, u64);
 
-/// Per frame: expansions spent and every result so far.
-fn run(seed: u64, lanes: usize, threads: usize) -> Vec<(u64, Vec<Answer>)> {
+/// Per frame: expansions spent, every result so far and where the group
+/// members stand (the bits of their coordinates).
+type Frame = (u64, Vec<Answer>, Vec<(u32, u32)>);
+
+/// Every frame of a scripted game: orders, rally points, group moves and
+/// map edits.
+fn run(seed: u64, lanes: usize, threads: usize) -> Vec<Frame> {
     let mut app = app();
     // Frames of a fixed length: group members walk the same way each run.
     app.insert_resource(TimeUpdateStrategy::ManualDuration(
@@ -31,6 +36,7 @@ fn run(seed: u64, lanes: usize, threads: usize) -> Vec<(u64, Vec<Answer>)> {
     let grid = random_grid(&mut rng, 64, 64, 30, 4);
     let map = spawn_map(&mut app, grid.clone());
     let mut units = Vec::new();
+    let mut grouped = Vec::new();
     let mut log = Vec::new();
     for frame in 0..400 {
         // New orders in some frames, a wall toggled in others.
@@ -64,6 +70,7 @@ fn run(seed: u64, lanes: usize, threads: usize) -> Vec<(u64, Vec<Answer>)> {
                 })
                 .collect();
             let goal = random_walkable(&mut rng, &grid).unwrap();
+            grouped.extend(&members);
             app.world_mut().write_message(GroupMove::new(members, goal));
         }
         if frame % 11 == 5 {
@@ -86,7 +93,14 @@ fn run(seed: u64, lanes: usize, threads: usize) -> Vec<(u64, Vec<Answer>)> {
                 Some((i as u32, r.status, r.cells.clone(), r.expansions))
             })
             .collect();
-        log.push((spent, results));
+        let standing = grouped
+            .iter()
+            .map(|&u| {
+                let at = app.world().get::<Transform>(u).unwrap().translation;
+                (at.x.to_bits(), at.y.to_bits())
+            })
+            .collect();
+        log.push((spent, results, standing));
     }
     log
 }
@@ -97,7 +111,7 @@ fn identical_apps_give_identical_results_frame_by_frame() {
     let second = run(42, 1, 1);
     let answered = first.last().unwrap().1.len();
     assert!(answered > 50, "only {answered} results to compare");
-    let busy = first.iter().filter(|(spent, _)| *spent == 300).count();
+    let busy = first.iter().filter(|(spent, ..)| *spent == 300).count();
     assert!(busy > 20, "only {busy} frames used the whole budget");
     for (frame, (a, b)) in first.iter().zip(&second).enumerate() {
         assert_eq!(a, b, "frame {frame} differs");

@@ -314,3 +314,80 @@ fn edits_and_caps_never_leave_a_shared_request_unanswered() {
         );
     }
 }
+
+/// A shared search that loses its slot to an urgent request, and its state
+/// with it, starts over and still answers every unit optimally, each
+/// answer counting only expansions really spent, even when the search
+/// started over needs far fewer expansions than the first (the map was
+/// cleared meanwhile).
+#[test]
+fn a_shared_search_thrown_out_of_its_slot_starts_over_and_answers_all() {
+    let (mut grid, starts, goal) = terrain_scene(7);
+    let (far, other) = (Cell::new(58, 8), Cell::new(8, 58));
+    grid.set_cost(far, 1).unwrap();
+    grid.set_cost(other, 1).unwrap();
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 60,
+        max_in_flight: 1,
+        ..default()
+    });
+    let map = spawn_map(&mut app, grid.clone());
+    app.update();
+    let order = |app: &mut App, start: Cell, goal: Cell, priority: i32| {
+        let position = Vec3::new(start.x as f32, start.y as f32, 0.0);
+        let goal = Vec2::new(goal.x as f32, goal.y as f32);
+        app.world_mut()
+            .spawn((
+                Transform::from_translation(position),
+                PathRequest::new(goal).with_priority(priority),
+            ))
+            .id()
+    };
+    // A slow search holds the only slot, then the squad takes it (the
+    // slow one keeps its state, parked), then an urgent request takes it
+    // from the squad: with a search already parked, the squad's is dropped.
+    let slow = order(&mut app, starts[0], far, 0);
+    app.update();
+    let squad: Vec<Entity> = starts[2..22]
+        .iter()
+        .map(|&start| order(&mut app, start, goal, 5))
+        .collect();
+    let answered = |app: &App| squad.iter().filter(|&&u| result(app, u).is_some()).count();
+    let mut spent = 0;
+    for _ in 0..2_000 {
+        app.update();
+        spent += app.world().resource::<PathfindingStats>().frame_expansions;
+        if answered(&app) > 0 {
+            break;
+        }
+    }
+    assert!(
+        answered(&app) < squad.len(),
+        "the squad is still being served"
+    );
+    let before: Vec<bool> = squad.iter().map(|&u| result(&app, u).is_some()).collect();
+    let urgent = order(&mut app, starts[22], other, 10);
+    // The whole map becomes open ground of the cheapest cost.
+    let open = NavGrid::new(64, 64).unwrap();
+    *app.world_mut().get_mut::<NavGrid>(map).unwrap() = open.clone();
+    let mut all = squad.clone();
+    all.extend([slow, urgent]);
+    spent += answer_all(&mut app, &all);
+    let mut counted = 0u64;
+    for ((&unit, &start), before) in squad.iter().zip(&starts[2..22]).zip(before) {
+        let answer = result(&app, unit).unwrap();
+        assert!(
+            answer.expansions <= spent,
+            "{start}: {} expansions counted, {spent} spent in all",
+            answer.expansions
+        );
+        counted = counted.saturating_add(answer.expansions);
+        let best = dijkstra(if before { &grid } else { &open }, start, goal).unwrap();
+        assert!((answer.cost as f64 - best).abs() < 1e-4 * best, "{start}");
+    }
+    assert!(
+        counted <= spent,
+        "the squad's answers count {counted} expansions, the frames spent {spent}"
+    );
+}
