@@ -331,9 +331,13 @@ fn main() -> ExitCode {
             GENERATED.to_string(),
         ))
     } else {
-        support::load_grid(options.map, "maps/bg512/AR0011SR.map", GENERATED, || {
-            support::scattered_walls(512, 512, 1, 11)
-        })
+        support::load_grid(
+            options.map,
+            "maps/bg512/AR0011SR.map",
+            GENERATED,
+            || support::scattered_walls(512, 512, 1, 11),
+            1,
+        )
     };
     let (grid, name) = match loaded {
         Ok(loaded) => loaded,

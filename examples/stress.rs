@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--threads T]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--threads T]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -23,6 +23,17 @@
 //! With `--terrain`, a fifth of the map's walkable cells (chosen by a fixed
 //! seed) cost 4 instead of 1: rough ground, where jump point search does
 //! not apply and every search is a plain A*.
+//!
+//! With `--swamp C`, the map's swamp cells (`S`) cost C instead of 1 (the
+//! RTS scene's `assets/maps/frontier.map` gives them 4).
+//!
+//! On maps with terrain costs, units first get a quick provisional path
+//! (`PathfindingSettings::refine`) unless `--refine off` is given. With
+//! `--terrain`, `--swamp` or `--refine`, the last line adds
+//! `frames_to_first_path=F`, the most frames any unit waited from its
+//! order to its first path (provisional or not), and a line before it gives
+//! the mean and worst frames to the first and to the final path;
+//! `frames_to_last_path` is always the frame of the last final path.
 //!
 //! With `--edits N`, once every unit holds its path, N random cells are
 //! toggled between wall and ground, one a frame, and the last line adds
@@ -70,6 +81,8 @@ struct Options {
     edits: usize,
     terrain: bool,
     threads: Option<usize>,
+    swamp: u8,
+    refine: Option<bool>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -82,6 +95,8 @@ fn parse_options() -> Result<Options, String> {
         edits: 0,
         terrain: false,
         threads: None,
+        swamp: 1,
+        refine: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -99,6 +114,21 @@ fn parse_options() -> Result<Options, String> {
             "--goals" => options.goals = Some(support::positive(&flag, &value()?)?),
             "--terrain" => options.terrain = true,
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
+            "--swamp" => {
+                let v = value()?;
+                options.swamp = v
+                    .parse()
+                    .ok()
+                    .filter(|&c| c > 0)
+                    .ok_or(format!("--swamp {v:?} is not a cost from 1 to 255"))?;
+            }
+            "--refine" => {
+                options.refine = Some(match value()?.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    v => return Err(format!("--refine {v:?} is neither on nor off")),
+                })
+            }
             "--edits" => {
                 let v = value()?;
                 options.edits = v
@@ -113,12 +143,13 @@ fn parse_options() -> Result<Options, String> {
 
 /// The map to load: `--map`, else random512-10-0, else a generated
 /// 512×512 map with 10% random walls.
-fn load_grid(path: Option<PathBuf>) -> Result<(NavGrid, String), String> {
+fn load_grid(path: Option<PathBuf>, swamp: u8) -> Result<(NavGrid, String), String> {
     support::load_grid(
         path,
         "maps/random/random512-10-0.map",
         "generated 512x512, 10% walls",
         || support::scattered_walls(512, 512, 10, 7),
+        swamp,
     )
 }
 
@@ -127,12 +158,12 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--threads T]"
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--threads T]"
             );
             return ExitCode::from(2);
         }
     };
-    let (mut grid, name) = match load_grid(options.map) {
+    let (mut grid, name) = match load_grid(options.map, options.swamp) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("error: {message}");
@@ -164,6 +195,9 @@ fn main() -> ExitCode {
     };
     let share = Sharing::Goals;
     let threads = options.threads.unwrap_or(1);
+    let refine = options
+        .refine
+        .unwrap_or(PathfindingSettings::default().refine);
     let run = match run_orders(
         &grid,
         &orders,
@@ -172,6 +206,7 @@ fn main() -> ExitCode {
         share,
         options.edits,
         threads,
+        refine,
     ) {
         Ok(run) => run,
         Err(message) => {
@@ -192,6 +227,20 @@ fn main() -> ExitCode {
     if let Some(threads) = options.threads {
         last += &format!(" threads={threads}");
     }
+    if options.terrain || options.swamp > 1 || options.refine.is_some() {
+        let worst = run.first_path.iter().max().copied().unwrap_or_default();
+        last += &format!(" frames_to_first_path={worst}");
+        let mean = |frames: &[u32]| {
+            frames.iter().map(|&f| f as f64).sum::<f64>() / frames.len().max(1) as f64
+        };
+        println!(
+            "refinement {}: first path mean {:.1} worst {worst} frames; final path mean {:.1} worst {} frames",
+            if refine { "on" } else { "off" },
+            mean(&run.first_path),
+            mean(&run.final_path),
+            run.final_path.iter().max().copied().unwrap_or_default(),
+        );
+    }
     if options.edits > 0 {
         last += &format!(
             " edit_p50_ms={:.4} edit_max_ms={:.4} edit_flagged={}",
@@ -210,6 +259,7 @@ fn main() -> ExitCode {
             Sharing::None,
             0,
             threads,
+            refine,
         ) {
             Ok(alone) => alone,
             Err(message) => {
@@ -310,9 +360,13 @@ struct Run {
     edit_ms: Vec<f64>,
     /// Paths the edits flagged.
     flagged: usize,
+    /// Per unit, frames from the order to its first path (a provisional
+    /// one, with refinement) and to its final one.
+    first_path: Vec<u32>,
+    final_path: Vec<u32>,
 }
 
-fn app_with(grid: &NavGrid, budget: u32, share: Sharing, threads: usize) -> App {
+fn app_with(grid: &NavGrid, budget: u32, share: Sharing, threads: usize, refine: bool) -> App {
     let mut app = App::new();
     // Bevy gives the compute pool what the I/O and async pools leave: one
     // thread on a 2-core machine. Searches in T lanes want T.
@@ -334,6 +388,7 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, threads: usize) -> App 
         share_goals: share == Sharing::Goals,
         search_lanes: threads,
         threads,
+        refine,
         ..default()
     });
     app.world_mut().spawn((grid.clone(), Transform::default()));
@@ -358,18 +413,23 @@ fn goal_of(orders: &Orders, unit: usize) -> Vec2 {
     Vec2::new(goal.x as f32, goal.y as f32)
 }
 
-/// Whether a unit has what it walks by: a route, or an answer of its own.
-fn has_path(app: &App, unit: Entity) -> bool {
-    app.world().get::<PathResult>(unit).is_some()
-        || matches!(
-            app.world().get::<Steering>(unit),
-            Some(Steering::Following { .. })
-        )
-        || app.world().get::<Arrived>(unit).is_some()
+/// Whether a unit has what it walks by: a route, or an answer of its own
+/// (`final_only`: not a provisional one).
+fn has_path(app: &App, unit: Entity, final_only: bool) -> bool {
+    match app.world().get::<PathResult>(unit) {
+        Some(result) => !final_only || result.status != PathStatus::Provisional,
+        None => {
+            matches!(
+                app.world().get::<Steering>(unit),
+                Some(Steering::Following { .. })
+            ) || app.world().get::<Arrived>(unit).is_some()
+        }
+    }
 }
 
 /// Orders every unit at once (as squads with `grouped`) and runs frames
 /// until every unit has its path.
+#[allow(clippy::too_many_arguments)]
 fn run_orders(
     grid: &NavGrid,
     orders: &Orders,
@@ -378,8 +438,9 @@ fn run_orders(
     share: Sharing,
     edits: usize,
     threads: usize,
+    refine: bool,
 ) -> Result<Run, String> {
-    let mut app = app_with(grid, budget, share, threads);
+    let mut app = app_with(grid, budget, share, threads, refine);
     let units = spawn_units(&mut app, orders);
     app.update();
     if grouped {
@@ -409,8 +470,11 @@ fn run_orders(
         expansions: 0,
         edit_ms: Vec::new(),
         flagged: 0,
+        first_path: Vec::new(),
+        final_path: Vec::new(),
     };
     let mut waiting = units.clone();
+    let mut unseen = units.clone();
     while !waiting.is_empty() {
         app.update();
         run.frames += 1;
@@ -419,9 +483,17 @@ fn run_orders(
         run.max_expansions = run.max_expansions.max(stats.frame_expansions);
         run.expansions += stats.frame_expansions;
         let before = waiting.len();
-        waiting.retain(|&unit| !has_path(&app, unit));
+        waiting.retain(|&unit| !has_path(&app, unit, true));
         if waiting.len() < before {
             run.last_path = run.frames;
+        }
+        for _ in waiting.len()..before {
+            run.final_path.push(run.frames);
+        }
+        let before = unseen.len();
+        unseen.retain(|&unit| !has_path(&app, unit, false));
+        for _ in unseen.len()..before {
+            run.first_path.push(run.frames);
         }
         if run.frames > 1_000_000 {
             return Err(format!("{} units still without a path", waiting.len()));

@@ -120,6 +120,20 @@ pub struct PathfindingSettings {
     /// once when their start is already settled. `false`: a search per
     /// request.
     pub share_goals: bool,
+    /// On maps with terrain costs (walkable cells that cost more than
+    /// others), a request first gets a quick path found as if every
+    /// walkable cell cost the cheapest (a weighted A*, heading almost
+    /// straight for the goal), on up to half the frame's budget, delivered
+    /// with
+    /// [`PathStatus::Provisional`](crate::pathfinding::PathStatus::Provisional)
+    /// as soon as it is found, so the unit starts along a sensible route;
+    /// the search with real costs runs on what the quick searches leave of
+    /// the budget and its result replaces the quick one. A `Mover` switches
+    /// to the new path where it can see it ahead. Units in a shared search
+    /// (see [`share_goals`](Self::share_goals)) get their real path
+    /// directly. On by default; a request can opt out with
+    /// [`PathRequest::refine`](crate::pathfinding::PathRequest::refine).
+    pub refine: bool,
     /// Searches and group floods run side by side: the budget of each
     /// round is split equally among up to this many lanes, the group floods
     /// (in order of the groups' orders), then the searches in flight (best
@@ -155,6 +169,7 @@ impl Default for PathfindingSettings {
             aging_frames: 120,
             max_restarts: 3,
             share_goals: true,
+            refine: true,
             search_lanes: 1,
             threads: 0,
         }

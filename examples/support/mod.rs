@@ -19,11 +19,14 @@ fn movingai_dir() -> PathBuf {
 /// The map at `path`, else the MovingAI map `default` (a path inside the
 /// MovingAI folder, such as `maps/random/random512-10-0.map`), else the
 /// grid `generate` makes (named `generated`). Returns the grid and its name.
+/// Swamp cells (`S`) cost `swamp` (1 is the benchmark's rule; the RTS
+/// scene gives them 4).
 pub fn load_grid(
     path: Option<PathBuf>,
     default: &str,
     generated: &str,
     generate: impl FnOnce() -> NavGrid,
+    swamp: u8,
 ) -> Result<(NavGrid, String), String> {
     let path = path.or_else(|| {
         let default = movingai_dir().join(default);
@@ -32,7 +35,11 @@ pub fn load_grid(
     match path {
         Some(path) => {
             let map = MovingAiMap::load(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok((map.to_nav_grid(), path.display().to_string()))
+            let grid = map.to_nav_grid_with(|terrain| match terrain {
+                b'S' => swamp,
+                other => bevy_frontier::core::movingai::benchmark_cost(other),
+            });
+            Ok((grid, path.display().to_string()))
         }
         None => Ok((generate(), generated.to_string())),
     }

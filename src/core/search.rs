@@ -64,6 +64,13 @@ pub struct SearchConfig {
     /// whole footprint fits, paying the dearest cell under it (see
     /// [`NavGrid::size_class`]).
     pub size: u8,
+    /// Search as if every walkable anchor cost the cheapest cost on the
+    /// grid: a quick path that takes no account of terrain (with the move
+    /// rules unchanged, so it is legal), for a unit to start on while the
+    /// search with real costs runs. On an 8-neighbour grid it can be a jump
+    /// point search whatever the costs. The path's
+    /// [`cost`](Path::cost) is still what walking it really costs.
+    pub ignore_costs: bool,
 }
 
 impl Default for SearchConfig {
@@ -73,6 +80,7 @@ impl Default for SearchConfig {
             max_expansions: None,
             jump_points: true,
             size: 1,
+            ignore_costs: false,
         }
     }
 }
@@ -384,7 +392,7 @@ impl Search {
     fn uses_jumps(&self, grid: SizeClass<'_>) -> bool {
         self.config.jump_points
             && grid.neighborhood() == Neighborhood::Eight
-            && grid.min_walkable_cost() == grid.max_walkable_cost()
+            && (self.config.ignore_costs || grid.min_walkable_cost() == grid.max_walkable_cost())
             && grid.walk_bits().is_some()
             && self.config.heuristic_weight <= 1.0
     }
@@ -641,10 +649,16 @@ impl Search {
         .map(|index| grid.cell(index as usize))
         .collect();
         cells.reverse();
-        Path {
-            cells,
-            cost: nodes.g[end as usize] as f64 / COST_SCALE as f64,
-        }
+        let cost = if self.config.ignore_costs {
+            // What the path really costs, not what the search counted.
+            cells
+                .windows(2)
+                .filter_map(|step| grid.step_cost(step[0], step[1]))
+                .sum()
+        } else {
+            nodes.g[end as usize] as f64 / COST_SCALE as f64
+        };
+        Path { cells, cost }
     }
 
     /// [`Nodes::walk_back`](scratch::Nodes::walk_back) for a jump point
@@ -681,15 +695,18 @@ impl Search {
         if let Some(bits) = grid.walk_bits().filter(|_| self.jumps) {
             return self.expand_jumps(grid, bits, budget);
         }
-        match grid.neighborhood() {
-            Neighborhood::Eight => self.expand_with::<true>(grid, budget),
-            Neighborhood::Four => self.expand_with::<false>(grid, budget),
+        match (grid.neighborhood(), self.config.ignore_costs) {
+            (Neighborhood::Eight, false) => self.expand_with::<true, false>(grid, budget),
+            (Neighborhood::Four, false) => self.expand_with::<false, false>(grid, budget),
+            (Neighborhood::Eight, true) => self.expand_with::<true, true>(grid, budget),
+            (Neighborhood::Four, true) => self.expand_with::<false, true>(grid, budget),
         }
     }
 
-    /// [`Search::expand`] for one move set, so the neighbour loop and the
-    /// heuristic compile without a branch on it.
-    fn expand_with<const EIGHT: bool>(
+    /// [`Search::expand`] for one move set, with real costs or with every
+    /// walkable anchor at the cheapest (`FLAT`), so the neighbour loop and
+    /// the heuristic compile without a branch on either.
+    fn expand_with<const EIGHT: bool, const FLAT: bool>(
         &mut self,
         grid: SizeClass<'_>,
         budget: u32,
@@ -703,6 +720,7 @@ impl Search {
         let (goal_x, goal_y) = (self.goal.x, self.goal.y);
         let reopen = self.config.heuristic_weight > 1.0;
         let scale = self.heuristic_scale;
+        let flat = grid.min_walkable_cost();
         let mut frontier = Frontier::new(self, costs.len());
         let (open, closed) = (frontier.open, frontier.open + 1);
         let mut expanded = 0;
@@ -738,6 +756,7 @@ impl Search {
                 if cost == NavGrid::BLOCKED {
                     continue;
                 }
+                let cost = if FLAT { flat } else { cost };
                 if direction < 4 {
                     walkable[direction] = true;
                 }

@@ -500,11 +500,24 @@ impl<'a> SizeClass<'a> {
     /// passes through fits, and where it passes exactly through a corner,
     /// both anchors beside that corner do.
     pub fn line_of_sight(&self, from: Cell, to: Cell) -> bool {
-        if !self.is_walkable(from) || !self.is_walkable(to) {
+        self.line_of_sight_within(from, to, u8::MAX)
+    }
+
+    /// [`SizeClass::line_of_sight`] over anchors that cost at most
+    /// `max_cost`: a straight line that crosses no dearer ground, so
+    /// string pulling a path over a map with terrain costs never cuts
+    /// through a swamp the path went round.
+    pub fn line_of_sight_within(&self, from: Cell, to: Cell, max_cost: u8) -> bool {
+        let walkable = |x: i64, y: i64| {
+            x >= 0
+                && y >= 0
+                && self
+                    .cost(Cell::new(x as u32, y as u32))
+                    .is_some_and(|cost| cost != NavGrid::BLOCKED && cost <= max_cost)
+        };
+        if !walkable(from.x as i64, from.y as i64) || !walkable(to.x as i64, to.y as i64) {
             return false;
         }
-        let walkable =
-            |x: i64, y: i64| x >= 0 && y >= 0 && self.is_walkable(Cell::new(x as u32, y as u32));
         let (dx, dy) = (to.x as i64 - from.x as i64, to.y as i64 - from.y as i64);
         let (step_x, step_y) = (dx.signum(), dy.signum());
         let (nx, ny) = (dx.abs(), dy.abs());

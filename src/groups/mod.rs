@@ -552,9 +552,11 @@ impl ClassOrder<'_> {
             },
             PathRequest {
                 start: centre.map(|c| centre_cell(c, view.size())),
+                // The floods splice onto the optimal path, not a quick one.
                 ..PathRequest::new(centre_cell(goal, view.size()))
                     .on_map(map)
                     .with_priority(order.priority)
+                    .without_refinement()
             },
         ));
         true

@@ -435,13 +435,24 @@ impl MapView<'_> {
     /// not in substeps (but for a segment starting in a wall, which may
     /// leave it any way).
     pub fn segment_clear(&self, from: Vec2, to: Vec2) -> bool {
+        self.segment_clear_within(from, to, u8::MAX)
+    }
+
+    /// [`MapView::segment_clear`] over cells that cost at most `max_cost`
+    /// after the first (where the unit already stands): a straight line
+    /// that crosses no dearer ground.
+    pub fn segment_clear_within(&self, from: Vec2, to: Vec2, max_cost: u8) -> bool {
         let (Some(p), Some(q)) = (self.grid_point(from), self.grid_point(to)) else {
             return false;
         };
         let (Some(mut cell), Some(last)) = (self.grid_cell(p), self.grid_cell(q)) else {
             return false;
         };
-        let fits = |cell: Cell| self.class.is_walkable(cell);
+        let fits = |cell: Cell| {
+            self.class
+                .cost(cell)
+                .is_some_and(|cost| cost != NavGrid::BLOCKED && cost <= max_cost)
+        };
         let delta = q - p;
         let step = |d: f64| {
             if d > 0.0 {
@@ -468,7 +479,7 @@ impl MapView<'_> {
             let cell = Cell::new(u32::try_from(x).ok()?, u32::try_from(y).ok()?);
             self.grid.in_bounds(cell).then_some(cell)
         };
-        if !fits(cell) {
+        if !self.class.is_walkable(cell) {
             // Leaving a wall (one went up under the unit) any way: what
             // that allows depends on the steps, so take them.
             let mut probe = from;

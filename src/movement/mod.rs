@@ -32,7 +32,9 @@ pub use route::{Route, SharedWaypoints};
 
 use crate::core::Cell;
 use crate::maps::{MapView, Maps, ViewCache};
-use crate::pathfinding::{Footprint, PathRequest, PathResult, PathTarget, PathfindingPlugin};
+use crate::pathfinding::{
+    Footprint, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
+};
 use crate::schedule::FrontierSystems;
 use rest::RestingPlaces;
 
@@ -280,21 +282,49 @@ fn stop_on_cancel(
     }
 }
 
+/// On a mover walking a [`PathStatus::Provisional`] path: the optimal path
+/// that replaces it is taken up when it comes.
+///
+/// [`PathStatus::Provisional`]: crate::pathfinding::PathStatus::Provisional
+#[derive(Component)]
+pub(crate) struct OnProvisionalPath;
+
+/// A unit waiting for its path takes it when it comes; one walking a
+/// provisional path switches to the real one where it can see it ahead,
+/// and keeps to the provisional one rather than turn back for it.
 #[allow(clippy::type_complexity)]
 fn adopt_paths(
     mut units: Query<
-        (&Transform, &mut PathRequest, &PathResult, &mut Steering),
+        (
+            Entity,
+            &Transform,
+            &mut PathRequest,
+            &PathResult,
+            &mut Steering,
+            Has<OnProvisionalPath>,
+        ),
         (With<Mover>, Changed<PathResult>),
     >,
     maps: MapsBesideUnits,
+    mut commands: Commands,
 ) {
-    for (transform, mut request, result, mut steering) in &mut units {
-        // Only a unit waiting for its path takes it.
-        let Steering::Instinct { goal, map } = *steering else {
-            continue;
+    for (unit, transform, mut request, result, mut steering, on_provisional) in &mut units {
+        let provisional = result.status == PathStatus::Provisional;
+        let (goal, map, walking) = match &*steering {
+            Steering::Instinct { goal, map } => (*goal, *map, None),
+            // The real path for the provisional one being walked.
+            Steering::Following { route, goal, map } if on_provisional && !provisional => {
+                (*goal, *map, route.next_waypoint())
+            }
+            _ => continue,
         };
+        if walking.is_some() || !provisional {
+            commands.entity(unit).remove::<OnProvisionalPath>();
+        }
         if !result.status.has_path() {
-            *steering = Steering::Idle;
+            if walking.is_none() {
+                *steering = Steering::Idle;
+            }
             continue;
         }
         let Some(view) = result.map.and_then(|map| maps.get(map)) else {
@@ -305,14 +335,23 @@ fn adopt_paths(
         let Some(cell) = view.cell_at(here) else {
             continue;
         };
-        match join_path(&view, here, cell, &result.cells) {
-            Some(waypoints) => {
+        match (join_path(&view, here, cell, &result.cells), walking) {
+            // Ahead, or at least not back the way the unit is going.
+            (Some(waypoints), Some(next))
+                if (waypoints[0] - here).dot(next - here) < 0.0
+                    && waypoints[0].distance(here) > 0.5 => {}
+            (Some(waypoints), _) => {
                 let route = Route::new(waypoints);
                 *steering = Steering::Following { route, goal, map };
+                if provisional {
+                    commands.entity(unit).insert(OnProvisionalPath);
+                }
             }
+            // Out of sight of a unit on its provisional path: it keeps to it.
+            (None, Some(_)) => {}
             // Nothing in sight (instinct took the unit round a corner, or
             // the request named a start elsewhere): plan again from here.
-            None => {
+            (None, None) => {
                 request.start = None;
                 request.set_changed();
             }
@@ -333,9 +372,19 @@ pub(crate) fn join_path(
 ) -> Option<Vec<Vec2>> {
     let class = view.class();
     let in_wall = !class.is_walkable(cell);
+    // The dearest ground the path has crossed up to each cell: a unit
+    // joins it over no dearer ground (not across a swamp it goes round).
+    let here_cost = class.cost(cell).unwrap_or(0);
+    let dearest: Vec<u8> = cells
+        .iter()
+        .scan(here_cost, |most, &c| {
+            *most = (*most).max(class.cost(c).unwrap_or(0));
+            Some(*most)
+        })
+        .collect();
     let join = (0..cells.len())
         .rev()
-        .find(|&i| in_wall && i == 0 || class.line_of_sight(cell, cells[i]))?;
+        .find(|&i| in_wall && i == 0 || class.line_of_sight_within(cell, cells[i], dearest[i]))?;
     let mut waypoints = smooth(view, &cells[join..]);
     // The waypoint is in sight of the unit's cell centre; from where the
     // unit stands, near the cell's edge, the way may clip a corner: then
@@ -351,14 +400,24 @@ pub(crate) fn join_path(
 }
 
 /// String pulling: from each kept waypoint, the furthest later one in
-/// sight, so open ground is crossed in straight lines, not 45° zig-zags.
+/// sight over ground no dearer than the path's between them, so open
+/// ground is crossed in straight lines, not 45° zig-zags, and terrain the
+/// path goes round stays gone round.
 pub(crate) fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
+    let class = view.class();
+    let cost = |cell: Cell| class.cost(cell).unwrap_or(0);
     let mut kept = Vec::new();
     let mut at = 0;
     while at < cells.len() {
         kept.push(view.cell_to_world(cells[at]));
         let mut next = at + 1;
-        while next + 1 < cells.len() && view.class().line_of_sight(cells[at], cells[next + 1]) {
+        // Over ground no dearer than the cells the straight line replaces.
+        let mut dearest = cost(cells[at]).max(cells.get(next).map_or(0, |&c| cost(c)));
+        while next + 1 < cells.len() {
+            dearest = dearest.max(cost(cells[next + 1]));
+            if !class.line_of_sight_within(cells[at], cells[next + 1], dearest) {
+                break;
+            }
             next += 1;
         }
         at = next;
@@ -498,11 +557,20 @@ fn prefer(
                         // (and it would block theirs).
                         // Pushed near it, or past it towards the next one,
                         // with the next one in sight: on to the next.
+                        // The way on to the one after may cross no ground
+                        // dearer than the two corners' (the route went
+                        // round what is dearer).
+                        let cost = |at: Vec2| {
+                            view.cell_at(at)
+                                .and_then(|c| view.class().cost(c))
+                                .unwrap_or(0)
+                        };
                         let reached = near <= REACHED * cell
                             || after.is_some_and(|after| {
                                 let past = (position - next).dot(after - next) > 0.0;
+                                let dearest = cost(next).max(cost(after));
                                 (near <= SKIP_NEAR * cell || past)
-                                    && view.segment_clear(position, after)
+                                    && view.segment_clear_within(position, after, dearest)
                             });
                         if !reached || after.is_none() {
                             break;

@@ -67,6 +67,12 @@ pub struct PathRequest {
     pub priority: i32,
     /// What to do when the goal cannot be reached.
     pub on_unreachable: Unreachable,
+    /// Whether a quick path that ignores terrain costs may come first
+    /// ([`PathStatus::Provisional`](super::PathStatus::Provisional)), on
+    /// maps with terrain costs: when
+    /// [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)
+    /// says so (`true`, the default), or never (`false`).
+    pub refine: bool,
 }
 
 impl PathRequest {
@@ -78,6 +84,7 @@ impl PathRequest {
             map: None,
             priority: 0,
             on_unreachable: Unreachable::GoNearest,
+            refine: true,
         }
     }
 
@@ -96,6 +103,12 @@ impl PathRequest {
     /// With priority `priority` (higher first).
     pub fn with_priority(mut self, priority: i32) -> Self {
         self.priority = priority;
+        self
+    }
+
+    /// Without a quick provisional path first: only the optimal one.
+    pub fn without_refinement(mut self) -> Self {
+        self.refine = false;
         self
     }
 

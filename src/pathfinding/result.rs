@@ -74,6 +74,12 @@ impl fmt::Display for InvalidReason {
 pub enum PathStatus {
     /// An optimal path to the goal.
     Complete,
+    /// A quick path to the goal found without regard to terrain costs
+    /// (see [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)),
+    /// for the unit to start along: the search with real costs goes on,
+    /// and its result replaces this one (the component changes and
+    /// [`PathReady`] fires again). `cost` is what walking it really costs.
+    Provisional,
     /// The goal was unreachable (or a wall); the path leads to the reachable
     /// cell nearest to it.
     NearestReachable,
@@ -91,7 +97,10 @@ impl PathStatus {
     pub fn has_path(self) -> bool {
         matches!(
             self,
-            PathStatus::Complete | PathStatus::NearestReachable | PathStatus::Partial
+            PathStatus::Complete
+                | PathStatus::Provisional
+                | PathStatus::NearestReachable
+                | PathStatus::Partial
         )
     }
 }

@@ -24,6 +24,7 @@ mod plugin_lifecycle;
 mod plugin_map_changes;
 mod plugin_order;
 mod plugin_settings;
+mod refinement;
 mod search_vs_dijkstra;
 mod shared_goals;
 mod sliced_search;

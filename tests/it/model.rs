@@ -144,6 +144,9 @@ impl Model {
         if self.rng.below(3) == 0 {
             request = request.fail_if_unreachable();
         }
+        if self.rng.below(6) == 0 {
+            request = request.without_refinement();
+        }
         request.with_priority(self.rng.below(5) as i32 - 2)
     }
 
@@ -162,6 +165,7 @@ impl Model {
             } else {
                 1.0
             },
+            refine: self.rng.below(4) > 0,
             ..default()
         }
     }
@@ -540,9 +544,11 @@ fn unanswered(app: &mut App) -> Vec<(Entity, Tick)> {
     requests
         .iter(world)
         .filter(|(_, request, result)| {
-            result
-                .as_ref()
-                .is_none_or(|r| !r.last_changed().is_newer_than(request.last_changed(), now))
+            result.as_ref().is_none_or(|r| {
+                // A quick path is not the answer: the real one follows.
+                r.status == PathStatus::Provisional
+                    || !r.last_changed().is_newer_than(request.last_changed(), now)
+            })
         })
         .map(|(unit, request, _)| (unit, request.last_changed()))
         .collect()

@@ -127,13 +127,17 @@ fn send(app: &mut App, starts: &[Cell], goal: Cell) -> Vec<Entity> {
         .collect()
 }
 
-/// Runs frames until every unit has a result; returns the expansions spent.
+/// Runs frames until every unit has a result (not a provisional one);
+/// returns the expansions spent.
 fn answer_all(app: &mut App, units: &[Entity]) -> u64 {
     let mut spent = 0;
     for _ in 0..5_000 {
         app.update();
         spent += app.world().resource::<PathfindingStats>().frame_expansions;
-        if units.iter().all(|&u| result(app, u).is_some()) {
+        if units
+            .iter()
+            .all(|&u| result(app, u).is_some_and(|r| r.status != PathStatus::Provisional))
+        {
             return spent;
         }
     }

@@ -1,0 +1,270 @@
+//! Refinement on maps with terrain costs: a quick path that ignores the
+//! costs comes first, marked provisional, and the optimal path replaces it;
+//! a unit walking the quick path switches to the real one without turning
+//! back.
+
+use std::sync::{Arc, Mutex};
+
+use bevy::prelude::*;
+use bevy_frontier::core::{Cell, Path};
+use bevy_frontier::movement::Steering;
+use bevy_frontier::prelude::*;
+
+use crate::common::{
+    Rng, app, assert_valid_path, position, random_grid, random_walkable, result, spawn_map,
+    spawn_mover, spawn_unit, timed_app,
+};
+use crate::search_vs_dijkstra::dijkstra;
+
+/// Every `PathReady` in order: unit, status and the frame it came in.
+type Log = Arc<Mutex<Vec<(Entity, PathStatus, u32)>>>;
+
+/// Records every `PathReady` with the frame it came in (the app's frame
+/// count, kept in `frame`).
+fn listen(app: &mut App) -> (Log, Arc<Mutex<u32>>) {
+    let log: Log = Arc::default();
+    let frame = Arc::new(Mutex::new(0));
+    let (sink, now) = (log.clone(), frame.clone());
+    app.add_observer(move |ready: On<PathReady>| {
+        sink.lock()
+            .unwrap()
+            .push((ready.entity, ready.status, *now.lock().unwrap()));
+    });
+    (log, frame)
+}
+
+/// The answers `unit` got, in order, with their frames.
+fn answers(log: &Log, unit: Entity) -> Vec<(PathStatus, u32)> {
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter(|(u, ..)| *u == unit)
+        .map(|&(_, status, frame)| (status, frame))
+        .collect()
+}
+
+/// Runs frames until every unit has an answer that is not provisional.
+fn run_until_final(app: &mut App, frame: &Arc<Mutex<u32>>, units: &[Entity]) {
+    for _ in 0..10_000 {
+        *frame.lock().unwrap() += 1;
+        app.update();
+        if units
+            .iter()
+            .all(|&u| result(app, u).is_some_and(|r| r.status != PathStatus::Provisional))
+        {
+            return;
+        }
+    }
+    panic!("not every unit got its real path");
+}
+
+#[test]
+fn a_quick_path_comes_first_and_the_optimal_one_replaces_it() {
+    let mut rng = Rng::new(12);
+    let grid = random_grid(&mut rng, 96, 96, 15, 4);
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 300,
+        ..default()
+    });
+    let (log, frame) = listen(&mut app);
+    spawn_map(&mut app, grid.clone());
+    app.update();
+    let mut units = Vec::new();
+    while units.len() < 40 {
+        let start = random_walkable(&mut rng, &grid).unwrap();
+        let goal = random_walkable(&mut rng, &grid).unwrap();
+        if dijkstra(&grid, start, goal).is_some() && start != goal {
+            let unit = spawn_unit(&mut app, start, PathRequest::new(goal));
+            units.push((unit, start, goal));
+        }
+    }
+    let entities: Vec<Entity> = units.iter().map(|u| u.0).collect();
+    let mut seen_quick = Vec::new();
+    for _ in 0..10_000 {
+        *frame.lock().unwrap() += 1;
+        app.update();
+        for &(unit, start, goal) in &units {
+            let Some(answer) = result(&app, unit) else {
+                continue;
+            };
+            if answer.status == PathStatus::Provisional && !seen_quick.contains(&unit) {
+                seen_quick.push(unit);
+                // A legal path from the start to the goal, its cost what
+                // walking it costs, never below the optimum.
+                let path = Path {
+                    cells: answer.cells.clone(),
+                    cost: answer.cost as f64,
+                };
+                let best = dijkstra(&grid, start, goal).unwrap();
+                assert!(answer.cost as f64 >= best - 1e-3 * best);
+                assert_valid_path_loose(&grid, &path, start, goal);
+            }
+        }
+        if entities
+            .iter()
+            .all(|&u| result(&app, u).is_some_and(|r| r.status != PathStatus::Provisional))
+        {
+            break;
+        }
+    }
+    let (mut first_sum, mut final_sum) = (0, 0);
+    for &(unit, start, goal) in &units {
+        let got = answers(&log, unit);
+        let (last, last_frame) = *got.last().unwrap();
+        assert_eq!(last, PathStatus::Complete, "{start} -> {goal}: {got:?}");
+        assert!(
+            got.len() == 1 || got.len() == 2 && got[0].0 == PathStatus::Provisional,
+            "{start} -> {goal}: {got:?}"
+        );
+        let answer = result(&app, unit).unwrap();
+        let best = dijkstra(&grid, start, goal).unwrap();
+        assert!(
+            (answer.cost as f64 - best).abs() < 1e-4 * best,
+            "{start} -> {goal}: cost {} but Dijkstra {best}",
+            answer.cost
+        );
+        first_sum += got[0].1;
+        final_sum += last_frame;
+    }
+    assert!(
+        seen_quick.len() >= 30,
+        "only {} units got a quick path first",
+        seen_quick.len()
+    );
+    assert!(
+        first_sum * 3 < final_sum,
+        "first paths after {first_sum} frames in all, final ones after {final_sum}"
+    );
+}
+
+/// [`assert_valid_path`] with the cost compared in f32, as `PathResult`
+/// stores it.
+fn assert_valid_path_loose(grid: &NavGrid, path: &Path, start: Cell, end: Cell) {
+    let exact: f64 = path
+        .cells
+        .windows(2)
+        .map(|step| grid.step_cost(step[0], step[1]).expect("a legal step"))
+        .sum();
+    assert!((exact - path.cost).abs() <= 1e-4 * exact.max(1.0));
+    let path = Path {
+        cells: path.cells.clone(),
+        cost: exact,
+    };
+    assert_valid_path(grid, &path, start, end);
+}
+
+#[test]
+fn no_quick_path_on_uniform_maps_or_when_turned_off() {
+    let mut rng = Rng::new(3);
+    let terrain = random_grid(&mut rng, 64, 64, 15, 4);
+    let uniform = random_grid(&mut rng, 64, 64, 15, 1);
+    let run = |grid: &NavGrid, refine: bool, per_request: bool| {
+        let mut app = app();
+        app.insert_resource(PathfindingSettings {
+            nodes_per_frame: 100,
+            refine,
+            ..default()
+        });
+        let (log, frame) = listen(&mut app);
+        spawn_map(&mut app, grid.clone());
+        app.update();
+        let mut rng = Rng::new(9);
+        let units: Vec<Entity> = (0..10)
+            .map(|_| {
+                let start = random_walkable(&mut rng, grid).unwrap();
+                let goal = random_walkable(&mut rng, grid).unwrap();
+                let request = PathRequest::new(goal);
+                let request = if per_request {
+                    request
+                } else {
+                    request.without_refinement()
+                };
+                spawn_unit(&mut app, start, request)
+            })
+            .collect();
+        run_until_final(&mut app, &frame, &units);
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, status, _)| *status == PathStatus::Provisional)
+            .count()
+    };
+    assert!(run(&terrain, true, true) > 0, "terrain: quick paths first");
+    assert_eq!(run(&uniform, true, true), 0, "uniform map");
+    assert_eq!(run(&terrain, false, true), 0, "turned off for all");
+    assert_eq!(run(&terrain, true, false), 0, "turned off per request");
+}
+
+/// An open field with a swamp (cost 6) between the unit and its goal: the
+/// quick path goes straight through, the optimal one round. The unit sets
+/// off along the quick path, switches to the real one before the swamp
+/// without ever turning back, never sets foot in the swamp, and arrives.
+#[test]
+fn a_unit_switches_to_the_real_path_without_turning_back() {
+    let mut grid = NavGrid::new(60, 40).unwrap();
+    grid.fill_rect(Cell::new(20, 5), Cell::new(40, 34), 6)
+        .unwrap();
+    let mut app = timed_app(20);
+    let (log, frame) = listen(&mut app);
+    spawn_map(&mut app, grid.clone());
+    let unit = spawn_mover(&mut app, Cell::new(5, 20), 3.0);
+    app.update();
+    let goal = Cell::new(55, 20);
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::new(goal));
+    let mut heading: Option<Vec2> = None;
+    let mut was = position(&app, unit);
+    let mut walked_quick = 0.0;
+    for _ in 0..2_000 {
+        *frame.lock().unwrap() += 1;
+        app.update();
+        let at = position(&app, unit);
+        let step = at - was;
+        if result(&app, unit).is_some_and(|r| r.status == PathStatus::Provisional) {
+            walked_quick += step.length();
+        }
+        if step.length() > 1e-4 {
+            let direction = step.normalize();
+            if let Some(before) = heading {
+                assert!(
+                    before.dot(direction) > 0.0,
+                    "turned back at {at}: {before} then {direction}"
+                );
+            }
+            heading = Some(direction);
+        }
+        // How deep inside the swamp's cells the unit's centre is (a unit
+        // rounding its corner may graze it).
+        let depth = (at.x - 19.5)
+            .min(40.5 - at.x)
+            .min(at.y - 4.5)
+            .min(34.5 - at.y);
+        assert!(
+            depth < 0.25,
+            "walked into the swamp at {at}: {:?}, {:?}",
+            answers(&log, unit),
+            app.world().get::<Steering>(unit)
+        );
+        was = at;
+        if at.distance(Vec2::new(goal.x as f32, goal.y as f32)) < 0.1
+            && matches!(app.world().get::<Steering>(unit), Some(Steering::Idle))
+        {
+            break;
+        }
+    }
+    let got = answers(&log, unit);
+    eprintln!("{got:?}, {walked_quick} cells on the quick path");
+    let got: Vec<PathStatus> = got.into_iter().map(|a| a.0).collect();
+    assert_eq!(got, [PathStatus::Provisional, PathStatus::Complete]);
+    assert!(
+        walked_quick > 2.0,
+        "the unit walked only {walked_quick} cells on its quick path"
+    );
+    let end = position(&app, unit);
+    assert!(
+        end.distance(Vec2::new(goal.x as f32, goal.y as f32)) < 0.5,
+        "stopped at {end}"
+    );
+}
