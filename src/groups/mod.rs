@@ -732,8 +732,11 @@ pub(crate) fn splice_groups(
                     }
                 }
             }
+            if floods.is_empty() {
+                break;
+            }
             let total = budget.slice_of(lanes.min(floods.len()) as u32);
-            if floods.is_empty() || total == 0 {
+            if total == 0 {
                 break;
             }
             let spent =

@@ -318,7 +318,7 @@ fn adopt_paths(
             }
             _ => continue,
         };
-        if walking.is_some() || !provisional {
+        if on_provisional && !provisional {
             commands.entity(unit).remove::<OnProvisionalPath>();
         }
         if !result.status.has_path() {
