@@ -121,7 +121,8 @@ pub struct PathfindingSettings {
     /// request.
     pub share_goals: bool,
     /// On maps with terrain costs (walkable cells that cost more than
-    /// others), a request first gets a quick path found as if every
+    /// others), a request that its real search did not answer in the frame
+    /// it was made in first gets a quick path found as if every
     /// walkable cell cost the cheapest (a weighted A*, heading almost
     /// straight for the goal), on up to half the frame's budget, delivered
     /// with

@@ -681,9 +681,9 @@ pub(crate) fn run_searches(
 /// frame's budget, before the searches with real costs: one at a time,
 /// kept between frames like any search, each for the best-ranked request
 /// alone on a map with terrain costs that has neither its quick path nor
-/// its real one yet. One that edits restart more than `max_restarts`
-/// times is dropped (the request gets its real path only).
-/// Its path is sent at the frame's end as [`PathStatus::Provisional`]
+/// its real one yet and was not answered in the frame it was made in. One
+/// that edits restart more than `max_restarts` times is dropped (the
+/// request gets its real path only). Its path is sent at the frame's end as [`PathStatus::Provisional`]
 /// (unless the real one came too), and the request goes on waiting for
 /// its real search.
 fn run_quick(
@@ -775,7 +775,8 @@ fn run_quick(
 const QUICK_WEIGHT: f32 = 1.5;
 
 /// The best-ranked request that still wants a quick path, is searched
-/// alone and is on a map with terrain costs (for its unit's size).
+/// alone, is on a map with terrain costs (for its unit's size) and went
+/// unanswered through the frame it was made in.
 fn next_quick(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Option<Job> {
     // Whether each (map, size) seen has terrain costs, looked up once.
     let mut terrain: Vec<(Entity, u8, bool)> = Vec::new();
@@ -800,7 +801,9 @@ fn next_quick(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Optio
         .chain(&queue.in_flight)
         .filter(|flight| !flight.shared)
         .map(Flight::lead)
-        .filter(|job| job.quick && has_terrain(job))
+        // A request's first frame goes to its real search: most on a small
+        // map end there, and a quick path would only delay them.
+        .filter(|job| job.quick && job.frame_requested < queue.frame && has_terrain(job))
         .max_by_key(|job| job.rank(aging_frames))
         .cloned()
 }

@@ -196,6 +196,42 @@ fn no_quick_path_on_uniform_maps_or_when_turned_off() {
     assert_eq!(run(&terrain, true, false), 0, "turned off per request");
 }
 
+/// A request whose real search fits in the frame it is made in gets its
+/// optimal path in that frame and nothing provisional: the quick search
+/// waits for requests still unanswered after their first frame, so it
+/// never takes budget the real search needed.
+#[test]
+fn a_request_answered_in_its_first_frame_gets_no_quick_path() {
+    let mut rng = Rng::new(21);
+    let grid = random_grid(&mut rng, 64, 64, 15, 4);
+    let (start, goal) = (Cell::new(2, 2), Cell::new(60, 58));
+    let (start, goal) = (
+        grid.nearest_walkable((start.x as i64, start.y as i64), None)
+            .unwrap(),
+        grid.nearest_walkable((goal.x as i64, goal.y as i64), None)
+            .unwrap(),
+    );
+    let mut alone = bevy_frontier::core::Search::new(&grid, start, goal, default()).unwrap();
+    alone.run(&grid);
+    let needed = alone.expansions() as u32;
+    assert!(needed > 200, "a search long enough to matter: {needed}");
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        // Room for the real search, none for a quick one before it.
+        nodes_per_frame: needed,
+        ..default()
+    });
+    let (log, frame) = listen(&mut app);
+    spawn_map(&mut app, grid.clone());
+    app.update();
+    let unit = spawn_unit(&mut app, start, PathRequest::new(goal));
+    *frame.lock().unwrap() += 1;
+    app.update();
+    assert_eq!(answers(&log, unit), vec![(PathStatus::Complete, 1)]);
+    let cost = result(&app, unit).unwrap().cost;
+    assert!((cost as f64 - dijkstra(&grid, start, goal).unwrap()).abs() < 1e-3);
+}
+
 /// An open field with a swamp (cost 6) between the unit and its goal: the
 /// quick path goes straight through, the optimal one round. The unit sets
 /// off along the quick path, switches to the real one before the swamp
