@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--threads T]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--threads T] [--lanes L]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -18,7 +18,10 @@
 //! parallel only with the `multi_threaded` feature
 //! (`cargo run --release --features multi_threaded --example stress -- --threads 2 --budget 8192`).
 //! Give the budget to match: at twice the budget, two threads spend the
-//! time of one if the two cores split it evenly.
+//! time of one if the two cores split it evenly. `--lanes L` splits the
+//! budget into L lanes instead (default T), run on the T threads; the
+//! paths and frames depend on L, never on T (`--threads 1 --lanes 2` shows
+//! what the lanes themselves cost, with no thread to help).
 //!
 //! With `--terrain`, a fifth of the map's walkable cells (chosen by a fixed
 //! seed) cost 4 instead of 1: rough ground, where jump point search does
@@ -81,6 +84,7 @@ struct Options {
     edits: usize,
     terrain: bool,
     threads: Option<usize>,
+    lanes: Option<usize>,
     swamp: u8,
     refine: Option<bool>,
 }
@@ -95,6 +99,7 @@ fn parse_options() -> Result<Options, String> {
         edits: 0,
         terrain: false,
         threads: None,
+        lanes: None,
         swamp: 1,
         refine: None,
     };
@@ -114,6 +119,7 @@ fn parse_options() -> Result<Options, String> {
             "--goals" => options.goals = Some(support::positive(&flag, &value()?)?),
             "--terrain" => options.terrain = true,
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
+            "--lanes" => options.lanes = Some(support::positive(&flag, &value()?)?),
             "--swamp" => {
                 let v = value()?;
                 options.swamp = v
@@ -158,7 +164,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--threads T]"
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--threads T] [--lanes L]"
             );
             return ExitCode::from(2);
         }
@@ -195,6 +201,10 @@ fn main() -> ExitCode {
     };
     let share = Sharing::Goals;
     let threads = options.threads.unwrap_or(1);
+    let threads = Parallel {
+        threads,
+        lanes: options.lanes.unwrap_or(threads),
+    };
     let refine = options
         .refine
         .unwrap_or(PathfindingSettings::default().refine);
@@ -226,6 +236,9 @@ fn main() -> ExitCode {
     );
     if let Some(threads) = options.threads {
         last += &format!(" threads={threads}");
+    }
+    if let Some(lanes) = options.lanes {
+        last += &format!(" lanes={lanes}");
     }
     if options.terrain || options.swamp > 1 || options.refine.is_some() {
         let worst = run.first_path.iter().max().copied().unwrap_or_default();
@@ -366,7 +379,15 @@ struct Run {
     final_path: Vec<u32>,
 }
 
-fn app_with(grid: &NavGrid, budget: u32, share: Sharing, threads: usize, refine: bool) -> App {
+/// Threads and search lanes.
+#[derive(Clone, Copy)]
+struct Parallel {
+    threads: usize,
+    lanes: usize,
+}
+
+fn app_with(grid: &NavGrid, budget: u32, share: Sharing, parallel: Parallel, refine: bool) -> App {
+    let Parallel { threads, lanes } = parallel;
     let mut app = App::new();
     // Bevy gives the compute pool what the I/O and async pools leave: one
     // thread on a 2-core machine. Searches in T lanes want T.
@@ -386,7 +407,7 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, threads: usize, refine:
         nodes_per_frame: budget,
         max_in_flight: 16,
         share_goals: share == Sharing::Goals,
-        search_lanes: threads,
+        search_lanes: lanes,
         threads,
         refine,
         ..default()
@@ -437,7 +458,7 @@ fn run_orders(
     grouped: bool,
     share: Sharing,
     edits: usize,
-    threads: usize,
+    threads: Parallel,
     refine: bool,
 ) -> Result<Run, String> {
     let mut app = app_with(grid, budget, share, threads, refine);
