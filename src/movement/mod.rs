@@ -447,7 +447,8 @@ const REACHED: f32 = 0.1;
 const DISPLACED: f32 = 0.3;
 
 /// A unit this many cells from the end of its route looks whether another
-/// unit rests there.
+/// unit rests there; one blocked this close to it (along its route) rests
+/// where it stands.
 const NEAR_THE_END: f32 = 2.5;
 
 /// A unit within this many cells of its next waypoint, pushed off the way
@@ -611,7 +612,8 @@ type Moving<'w, 's> = Query<
 /// then it walks on to the nearest free cell first. A unit that makes no
 /// headway for [`AvoidanceSettings::give_up_after`] pushes through the
 /// others (and asks for its path again if pushed out of sight of its next
-/// corner) until it does; near its end, it rests where it is instead.
+/// corner) until it does; with less than [`NEAR_THE_END`] cells of its
+/// route left, it rests where it stands instead.
 #[allow(clippy::too_many_arguments)]
 fn move_units(
     time: Res<Time>,
@@ -761,16 +763,26 @@ fn move_units(
         } else if motion.stalled >= give_up
             && give_up.is_finite()
             && let Steering::Following { route, map, .. } = &mut *steering
-            && route.len() == 1
-            && route
-                .next_waypoint()
-                .is_some_and(|end| position.distance(end) < NEAR_THE_END * cell)
+            && walk_left(route, position) < NEAR_THE_END * cell
         {
             // Blocked too long near its end (others stand between, or in
-            // the narrow way to it): close enough, it rests at the nearest
-            // free cell from where it stands.
+            // the narrow way to it, round a corner or not): close enough, it
+            // rests where it stands. It holds the nearest free cell if it
+            // half stands on it, and none if that cell lies further (others
+            // keep it from it, and would keep it from any other).
             motion.stalled = 0.0;
-            arrived = rest_or_walk_on(&mut places, unit, *map, &view, position, route, &mut motion);
+            let place = places.settle(unit, *map, &view, position);
+            let distance = place.distance(position);
+            if distance > cell {
+                places.release(unit);
+            }
+            *route = Route::new(Vec::new());
+            motion.rest = Some(if distance <= 0.5 * cell {
+                place
+            } else {
+                position
+            });
+            arrived = true;
         } else if motion.stalled >= give_up && give_up.is_finite() {
             // Blocked too long: push through until headway. A unit pushed
             // out of sight of its next corner also asks for a fresh path
@@ -796,6 +808,19 @@ fn move_units(
             commands.trigger(event);
         }
     }
+}
+
+/// How far a unit at `position` has still to walk along `route`.
+fn walk_left(route: &Route, position: Vec2) -> f32 {
+    let mut from = position;
+    route
+        .remaining()
+        .map(|corner| {
+            let leg = from.distance(corner);
+            from = corner;
+            leg
+        })
+        .sum()
 }
 
 /// A unit done walking at `position` (its route walked, or close enough):
