@@ -350,3 +350,15 @@ fn crowds_at_random_bridges_take_turns_and_all_arrive() {
         .collect();
     assert!(failed.is_empty(), "failed seeds {failed:?}");
 }
+
+/// Seeds that once left units a cell or two from their ends for good: two
+/// units each in the other's way in a narrow spot among rocks (49, 200),
+/// and one whose end became a rock, sent round a wall's corner to the
+/// free cell beside it, with a resting unit on the way (214). A unit
+/// blocked that close to its end now rests where it stands.
+#[test]
+fn units_kept_from_their_ends_in_narrow_spots_still_arrive() {
+    for seed in [49, 200, 214] {
+        run(seed);
+    }
+}
