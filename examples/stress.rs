@@ -120,14 +120,7 @@ fn parse_options() -> Result<Options, String> {
             "--terrain" => options.terrain = true,
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
             "--lanes" => options.lanes = Some(support::positive(&flag, &value()?)?),
-            "--swamp" => {
-                let v = value()?;
-                options.swamp = v
-                    .parse()
-                    .ok()
-                    .filter(|&c| c > 0)
-                    .ok_or(format!("--swamp {v:?} is not a cost from 1 to 255"))?;
-            }
+            "--swamp" => options.swamp = support::positive(&flag, &value()?)?,
             "--refine" => {
                 options.refine = Some(match value()?.as_str() {
                     "on" => true,
@@ -201,7 +194,7 @@ fn main() -> ExitCode {
     };
     let share = Sharing::Goals;
     let threads = options.threads.unwrap_or(1);
-    let threads = Parallel {
+    let parallel = Parallel {
         threads,
         lanes: options.lanes.unwrap_or(threads),
     };
@@ -215,7 +208,7 @@ fn main() -> ExitCode {
         options.groups.is_some(),
         share,
         options.edits,
-        threads,
+        parallel,
         refine,
     ) {
         Ok(run) => run,
@@ -271,7 +264,7 @@ fn main() -> ExitCode {
             false,
             Sharing::None,
             0,
-            threads,
+            parallel,
             refine,
         ) {
             Ok(alone) => alone,
@@ -458,10 +451,10 @@ fn run_orders(
     grouped: bool,
     share: Sharing,
     edits: usize,
-    threads: Parallel,
+    parallel: Parallel,
     refine: bool,
 ) -> Result<Run, String> {
-    let mut app = app_with(grid, budget, share, threads, refine);
+    let mut app = app_with(grid, budget, share, parallel, refine);
     let units = spawn_units(&mut app, orders);
     app.update();
     if grouped {

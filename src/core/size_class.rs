@@ -314,6 +314,13 @@ impl<'a> SizeClass<'a> {
         self.cost(cell).is_some_and(|c| c != NavGrid::BLOCKED)
     }
 
+    /// Whether a unit of this size fits at anchor `cell` and it costs at
+    /// most `max_cost`.
+    pub fn is_walkable_within(&self, cell: Cell, max_cost: u8) -> bool {
+        self.cost(cell)
+            .is_some_and(|c| c != NavGrid::BLOCKED && c <= max_cost)
+    }
+
     /// Every anchor's cost, row by row.
     pub fn costs(&self) -> &'a [u8] {
         &self.layer.costs
@@ -509,11 +516,7 @@ impl<'a> SizeClass<'a> {
     /// through a swamp the path went round.
     pub fn line_of_sight_within(&self, from: Cell, to: Cell, max_cost: u8) -> bool {
         let walkable = |x: i64, y: i64| {
-            x >= 0
-                && y >= 0
-                && self
-                    .cost(Cell::new(x as u32, y as u32))
-                    .is_some_and(|cost| cost != NavGrid::BLOCKED && cost <= max_cost)
+            x >= 0 && y >= 0 && self.is_walkable_within(Cell::new(x as u32, y as u32), max_cost)
         };
         if !walkable(from.x as i64, from.y as i64) || !walkable(to.x as i64, to.y as i64) {
             return false;

@@ -448,11 +448,7 @@ impl MapView<'_> {
         let (Some(mut cell), Some(last)) = (self.grid_cell(p), self.grid_cell(q)) else {
             return false;
         };
-        let fits = |cell: Cell| {
-            self.class
-                .cost(cell)
-                .is_some_and(|cost| cost != NavGrid::BLOCKED && cost <= max_cost)
-        };
+        let fits = |cell: Cell| self.class.is_walkable_within(cell, max_cost);
         let delta = q - p;
         let step = |d: f64| {
             if d > 0.0 {

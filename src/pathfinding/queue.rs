@@ -683,9 +683,9 @@ pub(crate) fn run_searches(
 /// alone on a map with terrain costs that has neither its quick path nor
 /// its real one yet and was not answered in the frame it was made in. One
 /// that edits restart more than `max_restarts` times is dropped (the
-/// request gets its real path only). Its path is sent at the frame's end as [`PathStatus::Provisional`]
-/// (unless the real one came too), and the request goes on waiting for
-/// its real search.
+/// request gets its real path only). Its path is sent at the frame's end
+/// as [`PathStatus::Provisional`] (unless the real one came too), and the
+/// request goes on waiting for its real search.
 fn run_quick(
     queue: &mut PathfindingQueue,
     settings: &PathfindingSettings,
