@@ -26,7 +26,9 @@
 //! penetration between two movers' bodies over the whole run, as a
 //! fraction of the smaller radius. The line before it gives the median of
 //! each set alone, the `Move` set (the walk on the grid and the separation
-//! of bodies) among them.
+//! of bodies) among them. Before them, up to five movers that did not
+//! arrive are shown with what they were doing, the ground round them and
+//! the movers touching them.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -283,35 +285,87 @@ fn worst_overlap(bodies: &[(Vec2, f32)]) -> (f32, usize, usize) {
 /// Two movers as the worst overlap found them: where they stood and what
 /// they were doing.
 fn describe(app: &App, a: Entity, b: Entity) -> String {
-    let one = |unit: Entity| {
-        let at = app
-            .world()
-            .get::<Transform>(unit)
-            .map_or(Vec3::ZERO, |t| t.translation);
-        let motion = app.world().get::<Motion>(unit).copied().unwrap_or_default();
-        let doing = match app.world().get::<Steering>(unit) {
-            Some(Steering::Idle) => "standing",
-            Some(Steering::Instinct { .. }) => "on instinct",
-            Some(Steering::Following { .. }) => "following its path",
-            None => "gone",
-        };
-        format!(
-            "{unit} at ({:.2}, {:.2}) {doing}{}{}",
-            at.x,
-            at.y,
-            if motion.pushing_through() {
-                ", pushing through"
-            } else {
-                ""
-            },
-            if motion.waiting_turn() {
-                ", waiting its turn"
-            } else {
-                ""
-            },
-        )
+    format!("{} and {}", one_mover(app, a), one_mover(app, b))
+}
+
+/// Where a mover stands and what it is doing.
+fn one_mover(app: &App, unit: Entity) -> String {
+    let at = app
+        .world()
+        .get::<Transform>(unit)
+        .map_or(Vec3::ZERO, |t| t.translation);
+    let motion = app.world().get::<Motion>(unit).copied().unwrap_or_default();
+    let doing = match app.world().get::<Steering>(unit) {
+        Some(Steering::Idle) => "standing",
+        Some(Steering::Instinct { .. }) => "on instinct",
+        Some(Steering::Following { .. }) => "following its path",
+        None => "gone",
     };
-    format!("{} and {}", one(a), one(b))
+    format!(
+        "{unit} at ({:.2}, {:.2}) {doing}{}{}",
+        at.x,
+        at.y,
+        if motion.pushing_through() {
+            ", pushing through"
+        } else {
+            ""
+        },
+        if motion.waiting_turn() {
+            ", waiting its turn"
+        } else {
+            ""
+        },
+    )
+}
+
+/// A mover that has not arrived: where it stands, what it is doing, the
+/// ground round it, top row first (`#` wall, `o` a cell another mover
+/// stands on, `@` its own), and the movers within touching distance.
+fn straggler(app: &App, grid: &NavGrid, movers: &[(Entity, Vec2)], unit: Entity) -> String {
+    let at = movers
+        .iter()
+        .find(|m| m.0 == unit)
+        .map_or(Vec2::ZERO, |m| m.1);
+    let rounded = |p: Vec2| (p.x.round() as i64, p.y.round() as i64);
+    let taken: HashSet<(i64, i64)> = movers.iter().map(|m| rounded(m.1)).collect();
+    let (ux, uy) = rounded(at);
+    let mut ground = String::new();
+    for y in (uy - 4..=uy + 4).rev() {
+        ground.push_str("\n    ");
+        for x in ux - 6..=ux + 6 {
+            let walkable = x >= 0 && y >= 0 && grid.is_walkable(Cell::new(x as u32, y as u32));
+            ground.push(if (x, y) == (ux, uy) {
+                '@'
+            } else if taken.contains(&(x, y)) {
+                'o'
+            } else if walkable {
+                '.'
+            } else {
+                '#'
+            });
+        }
+    }
+    let mut near = String::new();
+    for &(other, position) in movers {
+        if other != unit && position.distance(at) < 1.0 {
+            let motion = app
+                .world()
+                .get::<Motion>(other)
+                .copied()
+                .unwrap_or_default();
+            near.push_str(&format!(
+                "\n    touching: {}, resting place {:?}",
+                one_mover(app, other),
+                motion.rest
+            ));
+        }
+    }
+    format!(
+        "{} {:?} {:?}{ground}{near}",
+        one_mover(app, unit),
+        app.world().get::<Steering>(unit),
+        app.world().get::<Motion>(unit),
+    )
 }
 
 fn main() -> ExitCode {
@@ -472,11 +526,13 @@ fn main() -> ExitCode {
         .copied()
         .filter(|&unit| app.world().get::<Arrived>(unit).is_none())
         .collect();
-    for pair in stragglers.chunks(2).take(5) {
-        println!(
-            "not arrived: {}",
-            describe(&app, pair[0], *pair.last().unwrap_or(&pair[0]))
-        );
+    let movers: Vec<(Entity, Vec2)> = units
+        .iter()
+        .copied()
+        .zip(bodies.iter().map(|b| b.0))
+        .collect();
+    for &unit in stragglers.iter().take(5) {
+        println!("not arrived: {}", straggler(&app, &grid, &movers, unit));
     }
     let laps = std::mem::take(&mut app.world_mut().resource_mut::<Stopwatch>().laps);
     // What the figures cover: steering plus avoidance. The move

@@ -509,10 +509,16 @@ impl Planner<'_> {
         scratch.walls.clear();
         if let Some(view) = view {
             let reach = me.radius + me.speed * WALL_HORIZON;
-            // A passage it has no claim on is a wall to it.
+            // A passage it has no claim on is a wall to it: one ahead, and
+            // one beside it (a unit coming out, pressed by those about to
+            // go in, must not be planned back into it, where it may not
+            // step, and so stand still).
+            let by_passage = !me.crossing
+                && me.map.is_some_and(|map| {
+                    me.near_passage || self.passages.beside(map, view, me.position, 2)
+                });
             let closed = |cell: Cell| {
-                me.near_passage
-                    && !me.crossing
+                by_passage
                     && me
                         .map
                         .is_some_and(|map| self.passages.closes(map, view, cell))

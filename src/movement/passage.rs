@@ -29,7 +29,9 @@
 //!   as waiting too, not as blocked.
 //! - No unit steps into a passage without a claim on it: not by walking,
 //!   not pushed by others (the move stops at the passage's edge, and to
-//!   avoidance the passage is a wall).
+//!   avoidance the passage is a wall, whether it lies ahead or beside: a
+//!   unit come out and pressed by those about to go in is not planned
+//!   back into it, where it could not step and would stand still).
 //!
 //! So the passage never carries units both ways at once, neither side is
 //! held up for ever, and nobody turns back half-way.
@@ -247,6 +249,35 @@ impl Passages {
                 holders(view, position, size, lane)
                     .any(|anchor| cached.cells.get(&anchor).is_some_and(Option::is_some))
             })
+        })
+    }
+
+    /// Whether a passage units have looked at lies within `reach` anchors
+    /// of `position` on `view` of `map`, for a unit one cell wide: first
+    /// asked of the blocks round it, so that a unit in the open pays a
+    /// look or two.
+    pub(crate) fn beside(&self, map: Entity, view: &MapView, position: Vec2, reach: u32) -> bool {
+        lanes(self.present(map), 1).any(|lane| {
+            let (Some(cached), Some(cell)) = (
+                self.maps.get(&(map, lane)),
+                view.for_size(lane).cell_at(position),
+            ) else {
+                return false;
+            };
+            let (x0, y0) = (cell.x.saturating_sub(reach), cell.y.saturating_sub(reach));
+            let (x1, y1) = (cell.x + reach, cell.y + reach);
+            let lanes_there = (y0 / BLOCK..=y1 / BLOCK).any(|by| {
+                (x0 / BLOCK..=x1 / BLOCK).any(|bx| cached.blocks.get(&(bx, by)) == Some(&true))
+            });
+            lanes_there
+                && (y0..=y1).any(|y| {
+                    (x0..=x1).any(|x| {
+                        cached
+                            .cells
+                            .get(&Cell::new(x, y))
+                            .is_some_and(Option::is_some)
+                    })
+                })
         })
     }
 
