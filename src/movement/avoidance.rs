@@ -36,7 +36,7 @@ pub struct AvoidanceSettings {
     /// 0.75): longer avoids earlier and more smoothly, shorter lets units
     /// pack closer.
     pub time_horizon: f32,
-    /// The nearest neighbours each mover avoids, at most (default 10).
+    /// The nearest neighbours each mover avoids, at most (default 6).
     pub max_neighbours: usize,
     /// Threads of Bevy's compute task pool the planning of velocities is
     /// spread over: 0 (the default) for all the pool has. Each unit is
@@ -46,9 +46,10 @@ pub struct AvoidanceSettings {
     /// Seconds a moving unit may make no headway (half a cell of ground
     /// gained), blocked by others, before it pushes through until it makes
     /// headway again (default 2): it leaves most of the avoiding to the
-    /// others, though never ends deep in another body. One blocked this
-    /// long within a few cells of its end rests at the nearest free cell
-    /// instead: close enough.
+    /// others (of two pushing through against each other, the later
+    /// entity yields), though never ends deep in another body. One blocked
+    /// this long within a few cells of its end rests at the nearest free
+    /// cell instead: close enough.
     pub give_up_after: f32,
     /// Seconds units waiting at one end of a one-lane passage (a bridge or
     /// gap one unit wide) let the other end keep sending units through
@@ -500,7 +501,14 @@ impl Planner<'_> {
                 position: to_dodgy(position),
                 velocity: to_dodgy(seen(other)),
                 radius: other.radius,
-                avoidance_responsibility: responsibility(other),
+                avoidance_responsibility: if yields(&me, other) {
+                    // It leaves the whole of this pair to me.
+                    1e-3
+                } else if yields(other, &me) {
+                    1.0
+                } else {
+                    responsibility(other)
+                },
             }));
         }
         let view = me.map.and_then(|map| self.views.get(&map));
@@ -598,9 +606,19 @@ fn keep_gaps(crowd: &mut Crowd, seconds: f32) {
 fn give(me: &Agent, other: &Agent) -> f32 {
     if !me.avoids || me.pushing && other.idle {
         0.0
+    } else if yields(me, other) {
+        1.0
     } else {
         responsibility(me)
     }
+}
+
+/// Whether `me` makes way for `other` as any unit would, though both push
+/// through: two units pushing through against each other (each in the
+/// other's way in a narrow spot) would each leave the avoiding to the
+/// other and stand for good, so the later entity yields.
+fn yields(me: &Agent, other: &Agent) -> bool {
+    me.pushing && other.pushing && me.avoids && me.entity > other.entity
 }
 
 /// Whether two bodies `offset` apart, their radii summing to `reach` and
@@ -730,11 +748,12 @@ pub(crate) fn separate(
         }
     }
     // Pushing through never ends in another body: where the crowd behind
-    // kept a pusher pressed on, it alone steps back to the squeeze.
+    // kept a pusher pressed on, it alone steps back to the squeeze (of two
+    // pushing through, the one that yields).
     for &(i, j) in &crowd.contacts {
         let (i, j) = (i as usize, j as usize);
         let (me, other) = (&agents[i], &agents[j]);
-        if me.pushing == other.pushing {
+        if !me.pushing && !other.pushing {
             continue;
         }
         let offset = positions[i] - positions[j];
@@ -748,7 +767,12 @@ pub(crate) fn separate(
         } else {
             parting_direction(me.entity, other.entity)
         };
-        let (k, push) = if me.pushing {
+        let steps_back = if me.pushing && other.pushing {
+            yields(me, other)
+        } else {
+            me.pushing
+        };
+        let (k, push) = if steps_back {
             (i, away * excess)
         } else {
             (j, -away * excess)

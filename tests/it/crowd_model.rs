@@ -17,11 +17,11 @@
 //! `FRONTIER_CROWD_SEEDS=N` runs more seeds than the CI's few and lists
 //! every failing one (`FRONTIER_CROWD_SEED=S` runs seed S alone; a unit
 //! still under way at the end is listed with its steering, its motion and
-//! the ground round it). All of the first 300 pass at the bridges. On the
-//! rocky field, 110 and 236 of the first 300 still fail: units of the
-//! crossing side jammed among rocks and the standing squad (110 at the
-//! map's edge, where rocks make one-lane gaps); open work in the issue on
-//! units as bodies.
+//! the ground round it). All of the first 300 pass at the bridges, and all
+//! but 110 on the rocky field: there, at the map's edge, two standing
+//! units are held in the mouth of a gap between rocks by the units with a
+//! claim on it pressing on, which cannot pass them (open work in the issue
+//! on units as bodies).
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -458,4 +458,12 @@ fn units_pressed_beside_a_one_lane_gap_are_not_planned_into_it() {
     for seed in [24, 73, 213, 258] {
         run(seed, Ground::RockyField);
     }
+}
+
+/// A seed that once left two units pushing through against each other
+/// round a rock's corner, each leaving the avoiding to the other, for
+/// good (236 on the rocky field): the later entity yields now.
+#[test]
+fn two_units_pushing_through_against_each_other_do_not_stand_for_good() {
+    run(236, Ground::RockyField);
 }
