@@ -29,9 +29,9 @@
 //! of bodies) among them, and the median of steering plus avoidance per
 //! mover not yet arrived (arrived movers sleep and cost next to nothing,
 //! so this one stays flat when the cost grows linearly with the movers
-//! under way). Before them, up to five movers that did not
-//! arrive are shown with what they were doing, the ground round them and
-//! the movers touching them.
+//! under way). Before them, up to five movers that did not arrive are
+//! shown with what they were doing, the ground round them and the movers
+//! touching them.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -494,8 +494,7 @@ fn main() -> ExitCode {
     let mut frames = 0;
     let mut arrived = 0;
     let mut bodies = Vec::with_capacity(units.len());
-    // Movers not yet arrived at each frame's start: those that cost, for
-    // the time per mover under way.
+    // Movers not yet arrived at each frame's start.
     let mut under_way = Vec::new();
     while frames < options.frames {
         under_way.push(units.len() - arrived);
@@ -547,8 +546,7 @@ fn main() -> ExitCode {
     let mut frame_ms: Vec<f64> = (0..laps[0].len())
         .map(|frame| laps[0][frame] + laps[1][frame])
         .collect();
-    // The same per mover under way, in µs: flat when the cost grows
-    // linearly with the movers that move (arrived ones sleep).
+    // The same per mover under way, in µs (see the module doc).
     let mut per_mover_us: Vec<f64> = frame_ms
         .iter()
         .zip(&under_way)
