@@ -124,8 +124,10 @@ pub struct PathfindingSettings {
     /// others), a request that its real search did not answer in the frame
     /// it was made in first gets a quick path found as if every
     /// walkable cell cost the cheapest (a weighted A*, heading almost
-    /// straight for the goal), on up to half the frame's budget, delivered
-    /// with
+    /// straight for the goal), on the whole frame's budget while no request
+    /// has waited two seconds (120 frames) and on up to half of it after
+    /// that (so a steady stream of new orders cannot starve the searches
+    /// with real costs), delivered with
     /// [`PathStatus::Provisional`](crate::pathfinding::PathStatus::Provisional)
     /// as soon as it is found, so the unit starts along a sensible route;
     /// the search with real costs runs on what the quick searches leave of

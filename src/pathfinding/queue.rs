@@ -677,8 +677,9 @@ pub(crate) fn run_searches(
     }
 }
 
-/// Quick searches (see [`PathfindingSettings::refine`]) on up to half the
-/// frame's budget, before the searches with real costs: one at a time,
+/// Quick searches (see [`PathfindingSettings::refine`]) before the
+/// searches with real costs, on the whole budget while no request has
+/// waited [`QUICK_FIRST_FRAMES`], else on up to half of it: one at a time,
 /// kept between frames like any search, each for the best-ranked request
 /// alone on a map with terrain costs that has neither its quick path nor
 /// its real one yet and was not answered in the frame it was made in. One
@@ -692,9 +693,25 @@ fn run_quick(
     budget: &mut FrameBudget,
     maps: &Maps,
 ) {
-    // At most half the frame's budget, so the searches with real costs go
-    // on under a steady stream of new requests.
-    let mut left = settings.nodes_per_frame / 2;
+    // A unit with no path is worse off than one with a quick path waiting
+    // for its real one, so after a burst of orders the quick paths come
+    // first. Once a request has waited QUICK_FIRST_FRAMES (for either
+    // path), half the budget stays for the searches with real costs, so a
+    // steady stream of new requests cannot starve them.
+    let oldest = queue
+        .waiting
+        .iter()
+        .chain(&queue.in_flight)
+        .flat_map(|flight| &flight.jobs)
+        .map(|job| job.frame_requested)
+        .min();
+    let share =
+        if oldest.is_some_and(|frame| queue.frame.saturating_sub(frame) >= QUICK_FIRST_FRAMES) {
+            settings.nodes_per_frame / 2
+        } else {
+            settings.nodes_per_frame
+        };
+    let mut left = share;
     while budget.left() > 0 && left > 0 {
         let (ticket, mut search) = match queue.quick.take() {
             Some(quick) => quick,
@@ -766,6 +783,14 @@ fn run_quick(
         queue.pool.give(search.into_scratch());
     }
 }
+
+/// Frames a request may wait (for its quick path or its real one) before
+/// the quick searches leave half the budget to the searches with real
+/// costs: two seconds at 60 frames a second. Until then they may take all
+/// of it, so that 1,000 units ordered at once on a 512×512 terrain map all
+/// get a quick path in about 70 frames rather than 140, for about 5 more
+/// frames (of 3,000) until the last real path.
+const QUICK_FIRST_FRAMES: u64 = 120;
 
 /// The heuristic weight of quick searches. On flat costs a weighted A*
 /// heads almost straight for the goal: on random512-10-0 it expands about

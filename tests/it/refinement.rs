@@ -58,18 +58,26 @@ fn run_until_final(app: &mut App, frame: &Arc<Mutex<u32>>, units: &[Entity]) {
     panic!("not every unit got its real path");
 }
 
-#[test]
-fn a_quick_path_comes_first_and_the_optimal_one_replaces_it() {
-    let mut rng = Rng::new(12);
+/// A 96×96 map with walls and costs from 1 to 4 (from `seed`), in an app
+/// with `budget` expansions a frame, run one frame; with the map, the rest
+/// of the seed's numbers and the `PathReady` log.
+fn terrain_app(seed: u64, budget: u32) -> (App, NavGrid, Rng, Log, Arc<Mutex<u32>>) {
+    let mut rng = Rng::new(seed);
     let grid = random_grid(&mut rng, 96, 96, 15, 4);
     let mut app = app();
     app.insert_resource(PathfindingSettings {
-        nodes_per_frame: 300,
+        nodes_per_frame: budget,
         ..default()
     });
     let (log, frame) = listen(&mut app);
     spawn_map(&mut app, grid.clone());
     app.update();
+    (app, grid, rng, log, frame)
+}
+
+#[test]
+fn a_quick_path_comes_first_and_the_optimal_one_replaces_it() {
+    let (mut app, grid, mut rng, log, frame) = terrain_app(12, 300);
     let mut units = Vec::new();
     while units.len() < 40 {
         let start = random_walkable(&mut rng, &grid).unwrap();
@@ -302,5 +310,89 @@ fn a_unit_switches_to_the_real_path_without_turning_back() {
     assert!(
         end.distance(Vec2::new(goal.x as f32, goal.y as f32)) < 0.5,
         "stopped at {end}"
+    );
+}
+
+/// Orders for `count` units between random walkable cells of `grid` that
+/// are linked, `start != goal`, all spawned in this frame.
+fn order_units(app: &mut App, rng: &mut Rng, grid: &NavGrid, count: usize) -> Vec<Entity> {
+    let mut units = Vec::new();
+    while units.len() < count {
+        let start = random_walkable(rng, grid).unwrap();
+        let goal = random_walkable(rng, grid).unwrap();
+        if start != goal && grid.region(start) == grid.region(goal) {
+            units.push(spawn_unit(app, start, PathRequest::new(goal)));
+        }
+    }
+    units
+}
+
+/// Forty units ordered at once on a terrain map, far more work than one
+/// frame's budget: after the order's own frame (which goes to the real
+/// searches) the quick searches get the whole budget, so every unit has a
+/// path within about the quick work over the budget, not twice that.
+#[test]
+fn a_burst_of_orders_gets_its_quick_paths_on_the_whole_budget() {
+    let budget = 300;
+    let (mut app, grid, mut rng, log, frame) = terrain_app(12, budget);
+    let units = order_units(&mut app, &mut rng, &grid, 40);
+    // The expansions of every quick path, read as it comes.
+    let mut quick_work = 0;
+    let mut counted = Vec::new();
+    for _ in 0..1_000 {
+        *frame.lock().unwrap() += 1;
+        app.update();
+        for &unit in &units {
+            if let Some(answer) = result(&app, unit)
+                && answer.status == PathStatus::Provisional
+                && !counted.contains(&unit)
+            {
+                counted.push(unit);
+                quick_work += answer.expansions;
+            }
+        }
+        if units.iter().all(|&u| !answers(&log, u).is_empty()) {
+            break;
+        }
+    }
+    let last_first = units
+        .iter()
+        .map(|&u| answers(&log, u).first().map_or(u32::MAX, |a| a.1))
+        .max()
+        .unwrap();
+    assert!(counted.len() >= 30, "{} quick paths", counted.len());
+    // Frame 1 goes to the real searches; the quick work then takes
+    // ceil(work / budget) frames, one more for a search cut at a frame's end.
+    let bound = 1 + quick_work.div_ceil(budget as u64) as u32 + 1;
+    assert!(
+        last_first <= bound,
+        "the last unit got its first path in frame {last_first}, after {quick_work} expansions of quick paths on a budget of {budget}: at most {bound} expected"
+    );
+}
+
+/// Five new orders every frame on a terrain map, more quick work than the
+/// whole budget: the quick searches may take the whole budget only until a
+/// request has waited two seconds, and then leave half of it, so the real
+/// searches still go on and the earliest orders get their optimal paths
+/// while the stream goes on.
+#[test]
+fn a_steady_stream_of_orders_does_not_starve_the_real_searches() {
+    let (mut app, grid, mut rng, log, frame) = terrain_app(5, 300);
+    let mut units = Vec::new();
+    for _ in 0..600 {
+        units.extend(order_units(&mut app, &mut rng, &grid, 5));
+        *frame.lock().unwrap() += 1;
+        app.update();
+    }
+    let finished = |unit: Entity| {
+        answers(&log, unit)
+            .last()
+            .is_some_and(|a| a.0 == PathStatus::Complete)
+    };
+    let first: Vec<Entity> = units[..20].to_vec();
+    let waiting = first.iter().filter(|&&u| !finished(u)).count();
+    assert_eq!(
+        waiting, 0,
+        "{waiting} of the first 20 orders still without their real path after 600 frames of new orders"
     );
 }
