@@ -732,11 +732,14 @@ pub(crate) fn separate(
             // Each its share. A unit pushing through has little share, so
             // where the other could not move (a wall, a passage's mouth),
             // the pusher gives way for it, down to a squeeze that still
-            // lets it press on.
+            // lets it press on. So does a unit walking into one standing
+            // idle that cannot be pushed aside: it would otherwise walk
+            // into its body frame after frame.
             let parted = nudge(positions, i, away * depth * mine / total)
                 + nudge(positions, j, -away * depth * theirs / total);
             let left = depth - parted - SQUEEZE * (me.radius + other.radius);
-            if left > 1e-4 && (me.pushing || other.pushing) {
+            let makes_way = me.pushing || other.pushing || me.idle || other.idle;
+            if left > 1e-4 && makes_way {
                 let more = nudge(positions, i, away * left);
                 if left - more > 1e-4 {
                     nudge(positions, j, -away * (left - more));

@@ -17,12 +17,10 @@
 //! `FRONTIER_CROWD_SEEDS=N` runs more seeds than the CI's few and lists
 //! every failing one (`FRONTIER_CROWD_SEED=S` runs seed S alone; a unit
 //! still under way at the end is listed with its steering, its motion and
-//! the ground round it). All of the first 300 pass at the bridges, and all
-//! but 110 on the rocky field: there, at the map's edge, two standing
-//! units are held in the mouth of a gap between rocks by the units with a
-//! claim on it pressing on, which cannot pass them. Of the first 1,000,
-//! 8 fail at the bridges (302, 388, 462, 529, 543, 578, 691, 779) and 2 on
-//! the rocky field (110, 399): open work in the issue on units as bodies.
+//! the ground round it). All of the first 300 pass, on both grounds. Of
+//! the first 1,000, 7 fail at the bridges (302, 388, 462, 513, 578, 691,
+//! 779) and 1 on the rocky field (399): open work in the issue on units as
+//! bodies.
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -467,4 +465,18 @@ fn units_pressed_beside_a_one_lane_gap_are_not_planned_into_it() {
 #[test]
 fn two_units_pushing_through_against_each_other_do_not_stand_for_good() {
     run(236, Ground::RockyField);
+}
+
+/// Seeds where a unit walked into the body of one standing idle that could
+/// not be pushed aside: against the river bank at a bridge's mouth (543:
+/// two bodies 31% into each other), at the far bank (529: a tank left
+/// pressed there for good), and at the map's edge in the mouth of a gap
+/// between rocks (110 on the rocky field). The walking unit now stops
+/// short instead.
+#[test]
+fn units_walking_into_one_that_cannot_make_way_stop_short() {
+    for seed in [529, 543] {
+        run(seed, Ground::Bridges);
+    }
+    run(110, Ground::RockyField);
 }
