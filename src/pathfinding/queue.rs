@@ -705,13 +705,12 @@ fn run_quick(
         .flat_map(|flight| &flight.jobs)
         .map(|job| job.frame_requested)
         .min();
-    let share =
+    let mut left =
         if oldest.is_some_and(|frame| queue.frame.saturating_sub(frame) >= QUICK_FIRST_FRAMES) {
             settings.nodes_per_frame / 2
         } else {
             settings.nodes_per_frame
         };
-    let mut left = share;
     while budget.left() > 0 && left > 0 {
         let (ticket, mut search) = match queue.quick.take() {
             Some(quick) => quick,

@@ -11,8 +11,8 @@ use bevy_frontier::movement::Steering;
 use bevy_frontier::prelude::*;
 
 use crate::common::{
-    Rng, app, assert_valid_path, position, random_grid, random_walkable, result, spawn_map,
-    spawn_mover, spawn_unit, timed_app,
+    Rng, app, assert_valid_path, position, random_grid, random_problem, random_walkable, result,
+    spawn_map, spawn_mover, spawn_unit, timed_app,
 };
 use crate::search_vs_dijkstra::dijkstra;
 
@@ -318,8 +318,7 @@ fn a_unit_switches_to_the_real_path_without_turning_back() {
 fn order_units(app: &mut App, rng: &mut Rng, grid: &NavGrid, count: usize) -> Vec<Entity> {
     let mut units = Vec::new();
     while units.len() < count {
-        let start = random_walkable(rng, grid).unwrap();
-        let goal = random_walkable(rng, grid).unwrap();
+        let (start, goal) = random_problem(rng, grid).unwrap();
         if start != goal && grid.region(start) == grid.region(goal) {
             units.push(spawn_unit(app, start, PathRequest::new(goal)));
         }
