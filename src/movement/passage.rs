@@ -292,7 +292,17 @@ impl Passages {
     /// holding a claim on it may do.
     fn steps_in(&self, map: Entity, view: &MapView, from: Vec2, to: Vec2) -> bool {
         let size = view.size();
-        self.stands_in(map, view, size, to) && !self.stands_in(map, view, size, from)
+        // Whether a unit stands in a passage depends only on the anchors
+        // that hold it (see `holders`): a step that keeps every one of
+        // them, as nearly every nudge in a crowd does, steps into none,
+        // and costs no look-up.
+        let holds_other_anchors = lanes(self.present(map), size).any(|lane| {
+            let grid = view.for_size(if size >= lane { lane } else { 1 });
+            grid.cell_at(from) != grid.cell_at(to)
+        });
+        holds_other_anchors
+            && self.stands_in(map, view, size, to)
+            && !self.stands_in(map, view, size, from)
     }
 
     /// Where a unit without a claim that walked from `from` to `to` stops:
