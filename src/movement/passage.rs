@@ -220,11 +220,8 @@ fn lanes(present: u16, size: u8) -> impl Iterator<Item = u8> {
 /// every anchor whose footprint contains the point (in order, lowest
 /// first).
 fn holders(view: &MapView, position: Vec2, size: u8, lane: u8) -> impl Iterator<Item = Cell> {
-    let (cell, reach) = if size >= lane {
-        (view.for_size(lane).cell_at(position), 1)
-    } else {
-        (view.for_size(1).cell_at(position), lane as u32)
-    };
+    let cell = holder_grid(view, size, lane).cell_at(position);
+    let reach = if size >= lane { 1 } else { lane as u32 };
     cell.into_iter().flat_map(move |cell| {
         (0..reach).rev().flat_map(move |dy| {
             (0..reach).rev().filter_map(move |dx| {
@@ -232,6 +229,12 @@ fn holders(view: &MapView, position: Vec2, size: u8, lane: u8) -> impl Iterator<
             })
         })
     })
+}
+
+/// The grid whose cell at a unit's position fixes the anchors of size
+/// `lane` that hold a unit of `size` (see [`holders`]).
+fn holder_grid<'a>(view: &MapView<'a>, size: u8, lane: u8) -> MapView<'a> {
+    view.for_size(if size >= lane { lane } else { 1 })
 }
 
 impl Passages {
@@ -297,7 +300,7 @@ impl Passages {
         // them, as nearly every nudge in a crowd does, steps into none,
         // and costs no look-up.
         let holds_other_anchors = lanes(self.present(map), size).any(|lane| {
-            let grid = view.for_size(if size >= lane { lane } else { 1 });
+            let grid = holder_grid(view, size, lane);
             grid.cell_at(from) != grid.cell_at(to)
         });
         holds_other_anchors
