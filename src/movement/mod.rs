@@ -612,7 +612,8 @@ type Moving<'w, 's> = Query<
 /// then it walks on to the nearest free cell first. A unit that makes no
 /// headway for [`AvoidanceSettings::give_up_after`] pushes through the
 /// others (and asks for its path again if pushed out of sight of its next
-/// corner) until it does; with less than [`NEAR_THE_END`] cells of its
+/// corner, or if a wall cuts the way on from there to the one after) until
+/// it does; with less than [`NEAR_THE_END`] cells of its
 /// route left, it rests where it stands instead.
 #[allow(clippy::too_many_arguments)]
 fn move_units(
@@ -785,15 +786,15 @@ fn move_units(
             arrived = true;
         } else if motion.stalled >= give_up && give_up.is_finite() {
             // Blocked too long: push through until headway. A unit pushed
-            // out of sight of its next corner also asks for a fresh path
-            // from where it is; one held up by a crowd does not (a new path
-            // would be the same one).
+            // out of sight of its next corner, or whose way on from that
+            // corner a wall now cuts (an edit since its route was found:
+            // a group's routes have no path result for the edit to flag),
+            // also asks for a fresh path from where it is; one held up by a
+            // crowd does not (a new path would be the same one).
             motion.stalled = 0.0;
             motion.pushing = give_up.max(seconds);
             if let Steering::Following { route, goal, map } = &*steering
-                && route
-                    .next_waypoint()
-                    .is_some_and(|next| !view.segment_clear(position, next))
+                && route_cut_ahead(&view, position, route)
             {
                 let (goal, map) = (*goal, *map);
                 *steering = Steering::Instinct { goal, map };
@@ -808,6 +809,20 @@ fn move_units(
             commands.trigger(event);
         }
     }
+}
+
+/// Whether a unit at `position` cannot walk `route` on as it stands: its
+/// next corner is out of sight, or a wall cuts the way from that corner to
+/// the one after.
+fn route_cut_ahead(view: &MapView, position: Vec2, route: &Route) -> bool {
+    let mut corners = route.remaining();
+    let Some(next) = corners.next() else {
+        return false;
+    };
+    !view.segment_clear(position, next)
+        || corners
+            .next()
+            .is_some_and(|after| !view.segment_clear(next, after))
 }
 
 /// How far a unit at `position` has still to walk along `route`.
