@@ -50,8 +50,9 @@ pub enum FrontierSystems {
     /// delivered as `PathResult` components, events and messages.
     Search,
     /// Movers start walking on new orders, join newly found paths, ask
-    /// again for paths a map change cut, set the velocity they would like,
-    /// and take turns at passages one unit wide (`MovementPlugin`).
+    /// again for paths and routes a map change cut, set the velocity they
+    /// would like, and take turns at passages one unit wide
+    /// (`MovementPlugin`).
     Steering,
     /// Local avoidance: movers' velocities are changed so that they do not
     /// run into each other (ORCA; `movement::avoidance`). Off with

@@ -31,8 +31,8 @@ use bevy::prelude::*;
 use crate::core::{Cell, Flood, FloodDirection, ScratchPool, SizeClass};
 use crate::maps::{MapView, Maps};
 use crate::movement::{
-    Arrived, MovementPlugin, Mover, Route, SharedWaypoints, Steering, UnitArrived, join_path,
-    smooth,
+    Arrived, Edits, MovementPlugin, Mover, Route, SharedWaypoints, Steering, UnitArrived,
+    join_path, smooth,
 };
 use crate::pathfinding::{
     Footprint, PathRequest, PathResult, PathTarget, PathfindingStats, locate,
@@ -958,7 +958,11 @@ fn prepare_routes(group: &mut SharedRoute, splice: &Splice, view: &MapView) -> H
             tail: tail.path(grid, slot).map(|path| path.cells),
         })
         .collect();
-    Handout { pairs, next: 0 }
+    Handout {
+        pairs,
+        next: 0,
+        version: grid.version(),
+    }
 }
 
 /// A member, the cell it stood on, its slot, and its own two paths (`None`
@@ -977,6 +981,8 @@ struct Pair {
 struct Handout {
     pairs: Vec<Pair>,
     next: usize,
+    /// The grid version the paths were read out on.
+    version: u64,
 }
 
 /// Gives up to `limit` more members their route: their own head, the
@@ -992,6 +998,10 @@ fn assign_routes(
     limit: usize,
 ) -> usize {
     let end = (handout.next + limit).min(handout.pairs.len());
+    // Edits since the paths were read out: a route one of them cuts is not
+    // handed out (its unit plans its own way).
+    let edits = (view.grid.version() != handout.version)
+        .then(|| Edits::new(view.grid.changes_since(handout.version)));
     for i in handout.next..end {
         let Pair {
             unit,
@@ -1032,6 +1042,13 @@ fn assign_routes(
                 }
             },
         };
+        if edits
+            .as_ref()
+            .is_some_and(|edits| edits.cut(view, here, &route))
+        {
+            send_alone(group, unit, slot, commands);
+            continue;
+        }
         group.assigned.push((unit, slot));
         *steering = Steering::Following {
             route,

@@ -428,6 +428,24 @@ impl MapView<'_> {
         walked
     }
 
+    /// The box of grid cells (lowest and highest corner, both included) a
+    /// change of which can decide [`MapView::segment_clear`] from `from` to
+    /// `to` for the units this view is for: the cells the segment's
+    /// anchors cover, one more each way for the cells beside a diagonal
+    /// step. `None` where a point is not finite or the view cannot place
+    /// cells.
+    pub(crate) fn segment_box(&self, from: Vec2, to: Vec2) -> Option<(Cell, Cell)> {
+        let (p, q) = (self.grid_point(from)?, self.grid_point(to)?);
+        // A footprint anchored at x covers cells up to x + size − 1.
+        let clamp = |v: f64| v.clamp(0.0, u32::MAX as f64) as u32;
+        let low = |a: f64, b: f64| clamp(floor(a.min(b)) - 1.0);
+        let high = |a: f64, b: f64| clamp(floor(a.max(b)) + 1.0 + (self.size as f64 - 1.0));
+        Some((
+            Cell::new(low(p.x, q.x), low(p.y, q.y)),
+            Cell::new(high(p.x, q.x), high(p.y, q.y)),
+        ))
+    }
+
     /// Whether a unit can walk the straight segment from `from` to `to`
     /// ([`MapView::walk_straight`] would get there): every cell the segment
     /// passes through fits, and where it passes exactly through a corner,

@@ -30,7 +30,9 @@ use bevy::prelude::*;
 pub use avoidance::{Avoidance, AvoidanceSettings};
 pub use route::{Route, SharedWaypoints};
 
-use crate::core::Cell;
+use bevy::ecs::entity::EntityHashMap;
+
+use crate::core::{Cell, GridChanges};
 use crate::maps::{MapView, Maps, ViewCache};
 use crate::pathfinding::{
     Footprint, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
@@ -170,7 +172,9 @@ pub struct UnitArrived {
 /// - In [`FrontierSystems::Steering`], chained: `begin_orders` (new
 ///   requests start instinct at once), `adopt_paths` (new results are
 ///   joined at the furthest visible waypoint), `replan_cut_paths` (paths a
-///   map change cut are asked for again), `prefer` (each unit's
+///   map change cut are asked for again), `replan_cut_routes` (so are
+///   routes, group members' too, whose legs still to walk a cell changed
+///   since the last frame now blocks), `prefer` (each unit's
 ///   [`Motion::preferred`] velocity; standing units take their rest place)
 ///   and `take_turns` ([`passage`]: units take turns at passages one unit
 ///   wide).
@@ -218,6 +222,7 @@ impl Plugin for MovementPlugin {
             .register_type::<Arrived>()
             .init_resource::<AvoidanceSettings>()
             .init_resource::<RestingPlaces>()
+            .init_resource::<RouteChecks>()
             .init_resource::<passage::Passages>()
             .init_resource::<avoidance::Crowd>()
             .add_message::<UnitArrived>()
@@ -228,6 +233,7 @@ impl Plugin for MovementPlugin {
                         begin_orders,
                         adopt_paths,
                         replan_cut_paths,
+                        replan_cut_routes,
                         prefer,
                         passage::take_turns,
                     )
@@ -432,6 +438,124 @@ fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steeri
             request.set_changed();
             *steering = Steering::Instinct { goal, map };
         }
+    }
+}
+
+/// Per map, the grid version whose edits [`replan_cut_routes`] has checked
+/// the routes against.
+#[derive(Resource, Default)]
+pub(crate) struct RouteChecks {
+    checked: EntityHashMap<u64>,
+}
+
+/// Units that follow routes, as [`replan_cut_routes`] reads them.
+type Followers<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static Transform,
+        Option<&'static mut PathRequest>,
+        &'static mut Steering,
+        Option<&'static Footprint>,
+    ),
+    With<Mover>,
+>;
+
+/// A unit following a route that an edit since the last frame cut (a wall
+/// now stands across the way from where it stands to its next corner, or
+/// between two corners after it) walks on instinct and asks for a path
+/// again at once, not when it gets there. This covers what the
+/// `PathIndex` cannot: a group member's route (it has no `PathResult`),
+/// and the straight legs a string-pulled route takes across cells its
+/// path did not cross. Only legs near a changed cell are looked at.
+fn replan_cut_routes(
+    mut commands: Commands,
+    mut units: Followers,
+    maps: MapsBesideUnits,
+    mut checks: ResMut<RouteChecks>,
+) {
+    let mut edits: EntityHashMap<Edits> = EntityHashMap::default();
+    for (map, view) in maps.iter() {
+        let version = view.grid.version();
+        if let Some(checked) = checks.checked.insert(map, version)
+            && checked != version
+        {
+            edits.insert(map, Edits::new(view.grid.changes_since(checked)));
+        }
+    }
+    checks.checked.retain(|&map, _| maps.get(map).is_some());
+    if edits.is_empty() {
+        return;
+    }
+    for (unit, transform, mut request, mut steering, footprint) in &mut units {
+        let Steering::Following { route, goal, map } = &*steering else {
+            continue;
+        };
+        let (Some(edits), Some(view)) = (edits.get(map), maps.get(*map)) else {
+            continue;
+        };
+        let view = view.for_size(footprint.map_or(1, |f| f.0));
+        if edits.cut(&view, transform.translation.truncate(), route) {
+            let (goal, map) = (*goal, *map);
+            *steering = Steering::Instinct { goal, map };
+            ask_again(&mut commands, unit, &mut request, goal, map);
+        }
+    }
+}
+
+/// Side of the blocks [`Edits`] files many changed cells under.
+const EDIT_BLOCK: u32 = 8;
+
+/// A map's cells changed since some version, ready to test routes against:
+/// a few cells one by one, many by the blocks they fall in, so that one
+/// big edit costs each leg a handful of look-ups, not one per cell.
+pub(crate) struct Edits {
+    changes: GridChanges,
+    /// The blocks holding changed cells, when there are many.
+    blocks: Option<bevy::platform::collections::HashSet<(u32, u32)>>,
+}
+
+impl Edits {
+    /// The changes, filed for testing.
+    pub(crate) fn new(changes: GridChanges) -> Self {
+        const FEW: usize = 16;
+        let blocks = match &changes {
+            GridChanges::Cells(cells) if cells.len() > FEW => Some(
+                cells
+                    .iter()
+                    .map(|c| (c.x / EDIT_BLOCK, c.y / EDIT_BLOCK))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        Self { changes, blocks }
+    }
+
+    /// Whether a changed cell (or, with many, a block holding one) lies in
+    /// the box from `low` to `high`.
+    fn touch(&self, (low, high): (Cell, Cell)) -> bool {
+        match (&self.changes, &self.blocks) {
+            (GridChanges::Everything, _) => true,
+            (_, Some(blocks)) => (low.y / EDIT_BLOCK..=high.y / EDIT_BLOCK).any(|by| {
+                (low.x / EDIT_BLOCK..=high.x / EDIT_BLOCK).any(|bx| blocks.contains(&(bx, by)))
+            }),
+            (GridChanges::Cells(cells), None) => cells
+                .iter()
+                .any(|c| (low.x..=high.x).contains(&c.x) && (low.y..=high.y).contains(&c.y)),
+        }
+    }
+
+    /// Whether these edits cut the way on of a unit at `position` along
+    /// `route`: a leg near a changed cell (from the unit to its next
+    /// corner, or between two corners after) that is no longer clear.
+    pub(crate) fn cut(&self, view: &MapView, position: Vec2, route: &Route) -> bool {
+        let mut from = position;
+        route.remaining().any(|corner| {
+            let (a, b) = (from, corner);
+            from = corner;
+            view.segment_box(a, b).is_none_or(|area| self.touch(area)) && !view.segment_clear(a, b)
+        })
     }
 }
 

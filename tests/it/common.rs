@@ -246,3 +246,62 @@ pub fn settle(app: &mut App, units: &[Entity], max_frames: u32) {
     }
     panic!("the units are still moving after {max_frames} frames");
 }
+
+/// The legs of movers' routes that a wall cuts: between two corners still
+/// to walk, not clear for the mover's size on its map as the map is now,
+/// or with a corner where the mover does not fit.
+/// Where the unit stands is left out (avoidance may push a unit off the
+/// straight way to its next corner), and so is a unit standing where it
+/// does not fit (a wall went up under it: it walks out any way).
+pub fn cut_legs(world: &mut World) -> Vec<(Entity, Vec2, Vec2)> {
+    use bevy_frontier::maps::MapView;
+    use bevy_frontier::movement::Steering;
+    let mut movers =
+        world.query_filtered::<(Entity, &Transform, &Steering, Option<&Footprint>), With<Mover>>();
+    let mut maps = world.query::<(&NavGrid, &GridLayout, Option<&Transform>)>();
+    let mut cut = Vec::new();
+    for (unit, body, steering, footprint) in movers.iter(world) {
+        let Steering::Following { route, map, .. } = steering else {
+            continue;
+        };
+        let Ok((grid, layout, transform)) = maps.get(world, *map) else {
+            continue;
+        };
+        let view = MapView::new(grid, layout, transform).for_size(footprint.map_or(1, |f| f.0));
+        let corners: Vec<Vec2> = route.remaining().collect();
+        let fits = |p: Vec2| view.cell_at(p).is_some_and(|c| view.class().is_walkable(c));
+        // One a wall went up under walks out any way, through the wall.
+        if !fits(body.translation.truncate()) {
+            continue;
+        }
+        for leg in corners.windows(2) {
+            // Both ways: a segment that starts in a wall counts as clear
+            // (a unit a wall went up under may walk out of it).
+            let clear = view.segment_clear(leg[0], leg[1]) && view.segment_clear(leg[1], leg[0]);
+            if !clear || !fits(leg[0]) || !fits(leg[1]) {
+                cut.push((unit, leg[0], leg[1]));
+            }
+        }
+    }
+    cut.sort_by_key(|leg| leg.0);
+    cut
+}
+
+/// Checks after a frame that no route an edit cut is still walked: a leg
+/// [`cut_legs`] finds may last one frame (a path found on an older copy of
+/// the map is flagged the frame after it arrives), never two. `before`
+/// holds the last frame's cut legs.
+pub fn assert_cut_routes_dropped(
+    world: &mut World,
+    before: &mut Vec<(Entity, Vec2, Vec2)>,
+    what: impl Fn() -> String,
+) {
+    let now = cut_legs(world);
+    let kept: Vec<_> = now.iter().filter(|leg| before.contains(leg)).collect();
+    assert!(
+        kept.is_empty(),
+        "{}: routes a wall cuts still walked two frames on: {kept:?}",
+        what()
+    );
+    *before = now;
+}

@@ -12,7 +12,7 @@ use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
 use crate::common::{
-    Rng, cell_at, position, random_grid, settle, spawn_map, spawn_mover, timed_app,
+    Rng, cell_at, cut_legs, position, random_grid, settle, spawn_map, spawn_mover, timed_app,
 };
 
 /// A walled field: a wall across the middle with two gaps, so the shared
@@ -266,7 +266,7 @@ fn bad_group_orders_are_answered_per_unit() {
 }
 
 #[test]
-fn a_wall_dropped_across_the_shared_path_is_walked_around() {
+fn a_wall_dropped_across_the_shared_path_turns_members_at_once_and_is_walked_around() {
     let mut app = timed_app(4096);
     let grid = field();
     let map = spawn_map(&mut app, grid.clone());
@@ -277,7 +277,9 @@ fn a_wall_dropped_across_the_shared_path_is_walked_around() {
         app.update();
     }
     assert!(units.iter().all(|&u| has_route(&app, u)));
-    // Close the gap the shared path uses; the other stays open.
+    assert!(cut_legs(app.world_mut()).is_empty());
+    // Close the gap the shared path uses while every member is still far
+    // from it; the other stays open.
     let mut groups = app.world_mut().query::<&SharedRoute>();
     let through_top = groups
         .single(app.world())
@@ -286,11 +288,18 @@ fn a_wall_dropped_across_the_shared_path_is_walked_around() {
         .iter()
         .any(|c| c.x == 40 && c.y >= 50);
     let gap = if through_top { 50 } else { 8 };
+    assert!(units.iter().all(|&u| position(&app, u).x < 30.0));
     app.world_mut()
         .get_mut::<NavGrid>(map)
         .unwrap()
         .fill_rect(Cell::new(40, gap), Cell::new(41, gap + 2), NavGrid::BLOCKED)
         .unwrap();
+    assert!(!cut_legs(app.world_mut()).is_empty());
+    app.update();
+    // Nobody walks on towards the closed gap: every route through it is
+    // dropped in the frame of the edit, and those units plan again.
+    let cut = cut_legs(app.world_mut());
+    assert!(cut.is_empty(), "routes through the closed gap: {cut:?}");
     run_until_arrived(&mut app, map, &units, 4_000);
     let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
     assert!(ends.iter().all(|c| c.x > 41), "everyone got through");

@@ -14,6 +14,9 @@
 //! - no unit is answered twice in one frame;
 //! - movers never step into a wall (units of 2×2 and 3×3 cells: never to
 //!   where their footprint does not fit);
+//! - no mover walks on, two frames running, a route whose legs between the
+//!   corners still ahead an edit cut (a path found on an older copy of the
+//!   map may be walked for the one frame before it is flagged);
 //! - and, once the orders stop (the edits do not), every live request is
 //!   answered within a bound.
 //!
@@ -30,7 +33,7 @@ use bevy_frontier::movement::Steering;
 use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, app, random_grid};
+use crate::common::{Rng, app, assert_cut_routes_dropped, random_grid};
 use crate::search_vs_dijkstra::{close, dijkstra};
 use crate::unit_sizes::{brute_size_grid, footprint_fits};
 
@@ -64,6 +67,8 @@ struct Model {
     /// Dijkstra: the test must have seen enough of both.
     answers: u32,
     optimal: u32,
+    /// Legs of routes a wall cut, as the last frame left them.
+    cut: Vec<(Entity, Vec2, Vec2)>,
 }
 
 impl Model {
@@ -83,6 +88,7 @@ impl Model {
             dead: vec![],
             ready,
             frame: 0,
+            cut: Vec::new(),
             answers: 0,
             optimal: 0,
         };
@@ -343,6 +349,7 @@ impl Model {
         app.update();
         self.frame += 1;
         let frame = self.frame;
+        assert_cut_routes_dropped(app.world_mut(), &mut self.cut, || format!("frame {frame}"));
         let world = app.world_mut();
         let budget = world.resource::<PathfindingSettings>().nodes_per_frame;
         let spent = world.resource::<PathfindingStats>().frame_expansions;
