@@ -475,13 +475,14 @@ fn replan_cut_routes(
     maps: MapsBesideUnits,
     mut checks: ResMut<RouteChecks>,
 ) {
-    let mut edits: EntityHashMap<Edits> = EntityHashMap::default();
+    // The maps edited since the last frame, each with its view.
+    let mut edits: EntityHashMap<(Edits, MapView)> = EntityHashMap::default();
     for (map, view) in maps.iter() {
         let version = view.grid.version();
         if let Some(checked) = checks.checked.insert(map, version)
             && checked != version
         {
-            edits.insert(map, Edits::new(view.grid.changes_since(checked)));
+            edits.insert(map, (Edits::new(view.grid.changes_since(checked)), view));
         }
     }
     checks.checked.retain(|&map, _| maps.get(map).is_some());
@@ -492,7 +493,7 @@ fn replan_cut_routes(
         let Steering::Following { route, goal, map } = &*steering else {
             continue;
         };
-        let (Some(edits), Some(view)) = (edits.get(map), maps.get(*map)) else {
+        let Some((edits, view)) = edits.get(map) else {
             continue;
         };
         let view = view.for_size(footprint.map_or(1, |f| f.0));
