@@ -419,16 +419,16 @@ impl Planner<'_> {
         let horizon = self.horizon;
         // No pair further apart than this can meet within the horizon.
         let reach = me.radius + self.widest + (me.speed + self.fastest) * horizon;
-        self.grid.nearest(
-            me.position,
-            reach,
-            self.max_neighbours,
-            // Every unit it may touch this frame, however many.
-            1.1 * (me.radius + self.widest + (me.speed + self.fastest) * self.seconds),
-            i as u32,
-            |j| self.one_map || agents[j as usize].map == me.map,
-            &mut scratch.found,
-        );
+        // Every unit it may touch this frame, however many.
+        let near = 1.1 * (me.radius + self.widest + (me.speed + self.fastest) * self.seconds);
+        let (count, found) = (self.max_neighbours, &mut scratch.found);
+        if self.one_map {
+            let everyone = |_| true;
+            (self.grid).nearest(me.position, reach, count, near, i as u32, everyone, found);
+        } else {
+            let same_map = |j: u32| agents[j as usize].map == me.map;
+            (self.grid).nearest(me.position, reach, count, near, i as u32, same_map, found);
+        }
         let found = &scratch.found;
         if found.is_empty() {
             return;

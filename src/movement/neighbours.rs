@@ -137,57 +137,19 @@ impl SpatialGrid {
         self.items.iter().map(|&(_, i)| i)
     }
 
-    /// The ring beyond which no bucket lies, seen from `at`.
-    fn last_ring(&self, at: Vec2) -> i64 {
-        let (cx, cy) = (self.coordinate(at.x), self.coordinate(at.y));
-        let (x1, y1) = (self.min.0 + self.dims.0 - 1, self.min.1 + self.dims.1 - 1);
-        [cx - self.min.0, x1 - cx, cy - self.min.1, y1 - cy]
-            .into_iter()
-            .max()
-            .unwrap_or(0)
-            .max(0)
-    }
-
-    /// The points in the buckets of the square ring `ring` buckets out from
-    /// `at`'s bucket (ring 0: its own bucket).
-    fn ring(&self, at: Vec2, ring: i64, mut visit: impl FnMut(Vec2, u32)) {
-        let (cx, cy) = (self.coordinate(at.x), self.coordinate(at.y));
-        let (x0, x1) = (
-            (cx - ring).max(self.min.0),
-            (cx + ring).min(self.min.0 + self.dims.0 - 1),
-        );
-        let (y0, y1) = (
-            (cy - ring).max(self.min.1),
-            (cy + ring).min(self.min.1 + self.dims.1 - 1),
-        );
-        let mut bucket_points = |x: i64, y: i64| {
-            let bucket = self.bucket(x, y) as usize;
-            let (from, to) = (self.starts[bucket], self.starts[bucket + 1]);
-            for &(point, item) in &self.items[from as usize..to as usize] {
-                visit(point, item);
-            }
-        };
-        for y in y0..=y1 {
-            if (y - cy).abs() == ring {
-                for x in x0..=x1 {
-                    bucket_points(x, y);
-                }
-            } else {
-                // Inside rows only the ring's two ends belong to it.
-                for x in [cx - ring, cx + ring] {
-                    if (x0..=x1).contains(&x) {
-                        bucket_points(x, y);
-                    }
-                }
-            }
-        }
-    }
-
     /// The `count` points nearest to `at` within `range`, and every point
     /// within `near` of it however many, but for point `skip` and those
-    /// `accept` turns down; ring by ring out from `at` until they are
-    /// known. `found` gets `(distance, index)` pairs, sorted by distance
-    /// then index.
+    /// `accept` turns down. `found` gets `(distance, index)` pairs, sorted
+    /// by distance then index.
+    ///
+    /// The smallest square of buckets round `at` that holds more than
+    /// `count` points (the summed-area table tells, in constant time per
+    /// square) bounds how far the `count`th nearest can be: its farthest
+    /// corner. Only the buckets within that bound are read, row by row out
+    /// from `at`'s row, each row one run of buckets (contiguous in
+    /// `items`) clipped to the circle of the `count`th nearest found so far.
+    /// Should `accept` turn down so many that fewer than `count` are found
+    /// within the bound, the rows are read again out to `range`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn nearest(
         &self,
@@ -200,64 +162,147 @@ impl SpatialGrid {
         found: &mut Vec<(f32, u32)>,
     ) {
         found.clear();
-        if self.dims.0 == 0 || count == 0 {
+        if self.dims.0 == 0 || count == 0 || range.is_nan() || range < 0.0 || !at.is_finite() {
             return;
         }
         let range_squared = range * range;
-        let near_squared = near.min(range).powi(2);
-        let most = self.last_ring(at).min((range / self.width).ceil() as i64);
+        let near_squared = near.clamp(0.0, range).powi(2);
         let (cx, cy) = (self.coordinate(at.x), self.coordinate(at.y));
-        let before = |a: (f32, u32), b: (f32, u32)| a.0 < b.0 || a.0 == b.0 && a.1 < b.1;
-        let mut inside = 0;
-        // Points further than this are not wanted: out of range, or not
-        // near and further than the `count`th nearest so far.
-        let mut limit = range_squared;
+        let most = self
+            .last_ring(cx, cy)
+            .min((range / self.width).ceil() as i64);
+        let mut bound = range_squared;
         for ring in 0..=most {
-            let square = self.square_count(cx, cy, ring);
-            if square > inside {
-                self.ring(at, ring, |point, i| {
-                    let squared = point.distance_squared(at);
-                    if squared > limit || i == skip {
-                        return;
-                    }
-                    let full = found.len() >= count;
-                    if full && squared > near_squared && !before((squared, i), found[count - 1]) {
-                        return;
-                    }
-                    if !accept(i) {
-                        return;
-                    }
-                    // Insertion by hand: the list is short, and `insert`
-                    // would call memmove.
-                    found.push((squared, i));
-                    let mut k = found.len() - 1;
-                    while k > 0 && before((squared, i), found[k - 1]) {
-                        found[k] = found[k - 1];
-                        k -= 1;
-                    }
-                    found[k] = (squared, i);
-                    while found.len() > count && found[found.len() - 1].0 > near_squared {
-                        found.pop();
-                    }
-                    if found.len() >= count {
-                        limit = found[count - 1].0.max(near_squared);
-                    }
-                });
-            }
-            inside = square;
-            // Every point outside the rings so far is further than the
-            // nearest side of the square they cover.
-            let (low, high) = (
-                Vec2::new((cx - ring) as f32, (cy - ring) as f32) * self.width,
-                Vec2::new((cx + ring + 1) as f32, (cy + ring + 1) as f32) * self.width,
-            );
-            let covered = (at - low).min(high - at).min_element().max(0.0).powi(2);
-            if found.len() >= count && found[count - 1].0 <= covered && near_squared <= covered {
+            if self.square_count(cx, cy, ring) as usize > count {
+                let (low, high) = (
+                    Vec2::new((cx - ring) as f32, (cy - ring) as f32) * self.width,
+                    Vec2::new((cx + ring + 1) as f32, (cy + ring + 1) as f32) * self.width,
+                );
+                let corner = (at - low).abs().max((high - at).abs());
+                bound = bound.min(corner.length_squared().max(near_squared));
                 break;
             }
         }
+        self.scan(at, bound, count, near_squared, skip, &mut accept, found);
+        if found.len() < count && bound < range_squared {
+            found.clear();
+            self.scan(
+                at,
+                range_squared,
+                count,
+                near_squared,
+                skip,
+                &mut accept,
+                found,
+            );
+        }
         for pair in found.iter_mut() {
             pair.0 = pair.0.sqrt();
+        }
+    }
+
+    /// The ring of buckets beyond which no bucket lies, seen from bucket
+    /// `(cx, cy)`.
+    fn last_ring(&self, cx: i64, cy: i64) -> i64 {
+        let (x1, y1) = (self.min.0 + self.dims.0 - 1, self.min.1 + self.dims.1 - 1);
+        [cx - self.min.0, x1 - cx, cy - self.min.1, y1 - cy]
+            .into_iter()
+            .max()
+            .unwrap_or(0)
+            .max(0)
+    }
+
+    /// [`nearest`](Self::nearest) among the points within `limit` (squared
+    /// distance) of `at`, distances left squared.
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        &self,
+        at: Vec2,
+        mut limit: f32,
+        count: usize,
+        near_squared: f32,
+        skip: u32,
+        accept: &mut impl FnMut(u32) -> bool,
+        found: &mut Vec<(f32, u32)>,
+    ) {
+        let before = |a: (f32, u32), b: (f32, u32)| a.0 < b.0 || a.0 == b.0 && a.1 < b.1;
+        let cy = self.coordinate(at.y);
+        let (x_low, x_high) = (self.min.0, self.min.0 + self.dims.0 - 1);
+        let (y_low, y_high) = (self.min.1, self.min.1 + self.dims.1 - 1);
+        // A little slack on the rows' and runs' edges: a point read in
+        // vain is turned down by its distance, a point missed is wrong.
+        let slack = 1e-4 * self.width;
+        let mut row = |y: i64, across: f32, limit: &mut f32| {
+            let half = (*limit - across * across).max(0.0).sqrt() + slack;
+            let x0 = self.coordinate(at.x - half).max(x_low);
+            let x1 = self.coordinate(at.x + half).min(x_high);
+            if x0 > x1 {
+                return;
+            }
+            let (from, to) = (
+                self.starts[self.bucket(x0, y) as usize] as usize,
+                self.starts[self.bucket(x1, y) as usize + 1] as usize,
+            );
+            for &(point, i) in &self.items[from..to] {
+                let squared = point.distance_squared(at);
+                if squared > *limit || i == skip {
+                    continue;
+                }
+                let full = found.len() >= count;
+                if full && squared > near_squared && !before((squared, i), found[count - 1]) {
+                    continue;
+                }
+                if !accept(i) {
+                    continue;
+                }
+                // Insertion by hand: the list is short, and `insert`
+                // would call memmove.
+                found.push((squared, i));
+                let mut k = found.len() - 1;
+                while k > 0 && before((squared, i), found[k - 1]) {
+                    found[k] = found[k - 1];
+                    k -= 1;
+                }
+                found[k] = (squared, i);
+                while found.len() > count && found[found.len() - 1].0 > near_squared {
+                    found.pop();
+                }
+                if found.len() >= count {
+                    *limit = limit.min(found[count - 1].0.max(near_squared));
+                }
+            }
+        };
+        // `at`'s row, then the rows above and below it, nearest first,
+        // each side until its rows lie beyond the limit (or the grid).
+        if (y_low..=y_high).contains(&cy) {
+            row(cy, 0.0, &mut limit);
+        }
+        let (mut up, mut down) = ((cy + 1).max(y_low), (cy - 1).min(y_high));
+        loop {
+            let mut read = false;
+            if up <= y_high {
+                let across = (up as f32 * self.width - at.y - slack).max(0.0);
+                if across * across <= limit {
+                    row(up, across, &mut limit);
+                    up += 1;
+                    read = true;
+                } else {
+                    up = y_high + 1;
+                }
+            }
+            if down >= y_low {
+                let across = (at.y - (down + 1) as f32 * self.width - slack).max(0.0);
+                if across * across <= limit {
+                    row(down, across, &mut limit);
+                    down -= 1;
+                    read = true;
+                } else {
+                    down = y_low - 1;
+                }
+            }
+            if !read {
+                break;
+            }
         }
     }
 }
@@ -267,12 +312,17 @@ mod tests {
     use super::*;
 
     /// The nearest points by brute force, as `nearest` orders them.
-    fn brute(points: &[Vec2], at: Vec2, range: f32, count: usize, near: f32) -> Vec<(f32, u32)> {
+    fn brute(
+        points: &[Vec2],
+        at: Vec2,
+        (range, count, near): (f32, usize, f32),
+        wanted: impl Fn(u32) -> bool,
+    ) -> Vec<(f32, u32)> {
         let mut all: Vec<(f32, u32)> = points
             .iter()
             .enumerate()
             .map(|(i, p)| (p.distance(at), i as u32))
-            .filter(|f| f.0 <= range)
+            .filter(|f| f.0 <= range && wanted(f.1))
             .collect();
         all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let near = all.iter().filter(|f| f.0 <= near).count();
@@ -289,22 +339,43 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (seed >> 40) as f32 / (1u64 << 24) as f32
         };
-        for round in 0..50 {
+        for round in 0..80 {
             let n = 1 + round * 13;
-            let spread = 5.0 + round as f32 * 3.0;
+            let spread = 5.0 + (round % 40) as f32 * 3.0;
+            // Half the rounds on a lattice, where many points lie at the
+            // same distance and some on one spot.
+            let lattice = round >= 40;
             let points: Vec<Vec2> = (0..n)
-                .map(|_| Vec2::new(next() * spread - 2.0, next() * spread + 7.0))
+                .map(|_| {
+                    let p = Vec2::new(next() * spread - 2.0, next() * spread + 7.0);
+                    if lattice { (p * 2.0).round() * 0.5 } else { p }
+                })
                 .collect();
             let mut grid = SpatialGrid::default();
-            grid.rebuild(&points, 0.9 + next());
+            grid.rebuild(&points, 0.3 + 2.0 * next());
             let mut found = Vec::new();
-            for _ in 0..20 {
-                let at = Vec2::new(next() * spread, next() * spread + 5.0);
-                let (range, count, near) =
-                    (next() * 8.0, 1 + (next() * 12.0) as usize, next() * 3.0);
-                grid.nearest(at, range, count, near, u32::MAX, |_| true, &mut found);
-                let expected = brute(&points, at, range, count, near);
-                assert_eq!(found.len(), expected.len());
+            for query in 0..20 {
+                let at = if lattice && query % 2 == 0 {
+                    points[(next() * n as f32) as usize % n]
+                } else {
+                    Vec2::new(next() * spread, next() * spread + 5.0)
+                };
+                let limits = (next() * 8.0, 1 + (next() * 12.0) as usize, next() * 3.0);
+                let skip = (next() * n as f32) as u32;
+                // Some queries turn down most points (units on other maps).
+                let picky = query % 3 == 0;
+                let wanted = |i: u32| i != skip && (!picky || i.is_multiple_of(4));
+                grid.nearest(
+                    at,
+                    limits.0,
+                    limits.1,
+                    limits.2,
+                    skip,
+                    |i| !picky || i.is_multiple_of(4),
+                    &mut found,
+                );
+                let expected = brute(&points, at, limits, wanted);
+                assert_eq!(found.len(), expected.len(), "round {round} query {query}");
                 for (got, want) in found.iter().zip(&expected) {
                     assert_eq!(got.1, want.1);
                     assert!((got.0 - want.0).abs() <= 1e-4 * want.0.max(1.0));

@@ -78,13 +78,69 @@ struct Passage {
 /// one-lane anchor at all, so that units in the open need not look.
 const BLOCK: u32 = 8;
 
+/// Per block of a map's anchors, whether it holds a one-lane anchor, for
+/// the blocks looked at so far: a flat table (a look-up in the open costs
+/// an index, not a hash).
+#[derive(Default)]
+struct Blocks {
+    /// Blocks along x and y.
+    wide: u32,
+    high: u32,
+    /// Per block: 0 not looked at, 1 no one-lane anchor, 2 one or more.
+    flags: Vec<u8>,
+}
+
+impl Blocks {
+    /// Sizes the table for `class`'s anchors, forgetting everything if its
+    /// size changed.
+    fn fit(&mut self, class: &SizeClass) {
+        let (wide, high) = (
+            class.width().div_ceil(BLOCK),
+            class.height().div_ceil(BLOCK),
+        );
+        let len = wide as usize * high as usize;
+        if (wide, high) != (self.wide, self.high) || self.flags.len() != len {
+            (self.wide, self.high) = (wide, high);
+            self.flags.clear();
+            self.flags.resize(len, 0);
+        }
+    }
+
+    fn index(&self, bx: u32, by: u32) -> Option<usize> {
+        (bx < self.wide && by < self.high)
+            .then(|| by as usize * self.wide as usize + bx as usize)
+            .filter(|&i| i < self.flags.len())
+    }
+
+    /// What block `(bx, by)` holds, if it was looked at.
+    fn get(&self, bx: u32, by: u32) -> Option<bool> {
+        match self.index(bx, by).map(|i| self.flags[i]) {
+            Some(1) => Some(false),
+            Some(2) => Some(true),
+            _ => None,
+        }
+    }
+
+    fn set(&mut self, bx: u32, by: u32, lanes: bool) {
+        if let Some(i) = self.index(bx, by) {
+            self.flags[i] = 1 + lanes as u8;
+        }
+    }
+
+    fn forget(&mut self, bx: u32, by: u32) {
+        if let Some(i) = self.index(bx, by) {
+            self.flags[i] = 0;
+        }
+    }
+}
+
 /// The passages of one map for one size, as far as units have looked.
 #[derive(Default)]
 struct PassageMap {
     /// The grid version the cache is for.
     version: u64,
     /// Whether each block looked at holds a one-lane anchor.
-    blocks: HashMap<(u32, u32), bool>,
+    blocks: Blocks,
     /// One-lane anchors seen so far and the passage they belong to (`None`:
     /// a chain that is not taken turns on).
     cells: HashMap<Cell, Option<u32>>,
@@ -109,12 +165,12 @@ impl PassageMap {
                     // An edit changes the moves out of the anchors round it.
                     for y in cell.y.saturating_sub(1)..=cell.y + 1 {
                         for x in cell.x.saturating_sub(1)..=cell.x + 1 {
-                            self.blocks.remove(&(x / BLOCK, y / BLOCK));
+                            self.blocks.forget(x / BLOCK, y / BLOCK);
                         }
                     }
                 }
             }
-            GridChanges::Everything => self.blocks.clear(),
+            GridChanges::Everything => self.blocks.flags.clear(),
         }
         self.version = class.version();
         self.cells.clear();
@@ -128,12 +184,15 @@ impl PassageMap {
             cell.y.saturating_sub(reach) / BLOCK,
         );
         let (x1, y1) = ((cell.x + reach) / BLOCK, (cell.y + reach) / BLOCK);
-        for by in y0..=y1 {
-            for bx in x0..=x1 {
-                let lanes = *self.blocks.entry((bx, by)).or_insert_with(|| {
-                    (by * BLOCK..(by + 1) * BLOCK).any(|y| {
+        self.blocks.fit(class);
+        for by in y0..=y1.min(self.blocks.high.saturating_sub(1)) {
+            for bx in x0..=x1.min(self.blocks.wide.saturating_sub(1)) {
+                let lanes = self.blocks.get(bx, by).unwrap_or_else(|| {
+                    let lanes = (by * BLOCK..(by + 1) * BLOCK).any(|y| {
                         (bx * BLOCK..(bx + 1) * BLOCK).any(|x| one_lane(class, Cell::new(x, y)))
-                    })
+                    });
+                    self.blocks.set(bx, by, lanes);
+                    lanes
                 });
                 if lanes {
                     return true;
@@ -270,7 +329,7 @@ impl Passages {
             let (x0, y0) = (cell.x.saturating_sub(reach), cell.y.saturating_sub(reach));
             let (x1, y1) = (cell.x + reach, cell.y + reach);
             let lanes_there = (y0 / BLOCK..=y1 / BLOCK).any(|by| {
-                (x0 / BLOCK..=x1 / BLOCK).any(|bx| cached.blocks.get(&(bx, by)) == Some(&true))
+                (x0 / BLOCK..=x1 / BLOCK).any(|bx| cached.blocks.get(bx, by) == Some(true))
             });
             lanes_there
                 && (y0..=y1).any(|y| {
