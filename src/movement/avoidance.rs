@@ -421,13 +421,13 @@ impl Planner<'_> {
         let reach = me.radius + self.widest + (me.speed + self.fastest) * horizon;
         // Every unit it may touch this frame, however many.
         let near = 1.1 * (me.radius + self.widest + (me.speed + self.fastest) * self.seconds);
-        let (count, found) = (self.max_neighbours, &mut scratch.found);
+        let (grid, count, found) = (self.grid, self.max_neighbours, &mut scratch.found);
         if self.one_map {
             let everyone = |_| true;
-            (self.grid).nearest(me.position, reach, count, near, i as u32, everyone, found);
+            grid.nearest(me.position, reach, count, near, i as u32, everyone, found);
         } else {
             let same_map = |j: u32| agents[j as usize].map == me.map;
-            (self.grid).nearest(me.position, reach, count, near, i as u32, same_map, found);
+            grid.nearest(me.position, reach, count, near, i as u32, same_map, found);
         }
         let found = &scratch.found;
         if found.is_empty() {
