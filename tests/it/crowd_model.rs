@@ -22,7 +22,12 @@
 //! the ground round it). Of the first 1,000, none fails on the rocky field
 //! and 5 fail at the bridges: 161 and 403 (a bridge carries units both
 //! ways), 578 and 707 (two bodies pressed together at a bridge's end) and
-//! 779 (a jam). Open work in the issue on units as bodies.
+//! 779 (a jam). Open work in the issue on units as bodies. In 161 and 403
+//! an infantry unit that has crossed walks on along the bank, through the
+//! bank cells under the 2×2 footprint of the deck's last anchor: it claims
+//! the passage (a bridge two cells wide is one lane for infantry while a
+//! vehicle is on the map) and, a crosser now, is swept back on to the
+//! deck by the stream going the other way.
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
