@@ -364,16 +364,9 @@ mod tests {
                 let skip = (next() * n as f32) as u32;
                 // Some queries turn down most points (units on other maps).
                 let picky = query % 3 == 0;
-                let wanted = |i: u32| i != skip && (!picky || i.is_multiple_of(4));
-                grid.nearest(
-                    at,
-                    limits.0,
-                    limits.1,
-                    limits.2,
-                    skip,
-                    |i| !picky || i.is_multiple_of(4),
-                    &mut found,
-                );
+                let accepted = |i: u32| !picky || i.is_multiple_of(4);
+                let wanted = |i: u32| i != skip && accepted(i);
+                grid.nearest(at, limits.0, limits.1, limits.2, skip, accepted, &mut found);
                 let expected = brute(&points, at, limits, wanted);
                 assert_eq!(found.len(), expected.len(), "round {round} query {query}");
                 for (got, want) in found.iter().zip(&expected) {

@@ -86,8 +86,8 @@ struct Blocks {
     /// Blocks along x and y.
     wide: u32,
     high: u32,
-    /// Per block: 0 not looked at, 1 no one-lane anchor, 2 one or more.
-    flags: Vec<u8>,
+    /// Per block, row by row (`None`: not looked at yet).
+    lanes: Vec<Option<bool>>,
 }
 
 impl Blocks {
@@ -98,39 +98,26 @@ impl Blocks {
             class.width().div_ceil(BLOCK),
             class.height().div_ceil(BLOCK),
         );
-        let len = wide as usize * high as usize;
-        if (wide, high) != (self.wide, self.high) || self.flags.len() != len {
-            (self.wide, self.high) = (wide, high);
-            self.flags.clear();
-            self.flags.resize(len, 0);
+        if (wide, high) != (self.wide, self.high) {
+            *self = Self {
+                wide,
+                high,
+                lanes: vec![None; wide as usize * high as usize],
+            };
         }
     }
 
-    fn index(&self, bx: u32, by: u32) -> Option<usize> {
+    /// Block `(bx, by)`'s entry, if it lies on the map.
+    fn entry(&mut self, bx: u32, by: u32) -> Option<&mut Option<bool>> {
         (bx < self.wide && by < self.high)
-            .then(|| by as usize * self.wide as usize + bx as usize)
-            .filter(|&i| i < self.flags.len())
+            .then(|| &mut self.lanes[by as usize * self.wide as usize + bx as usize])
     }
 
     /// What block `(bx, by)` holds, if it was looked at.
     fn get(&self, bx: u32, by: u32) -> Option<bool> {
-        match self.index(bx, by).map(|i| self.flags[i]) {
-            Some(1) => Some(false),
-            Some(2) => Some(true),
-            _ => None,
-        }
-    }
-
-    fn set(&mut self, bx: u32, by: u32, lanes: bool) {
-        if let Some(i) = self.index(bx, by) {
-            self.flags[i] = 1 + lanes as u8;
-        }
-    }
-
-    fn forget(&mut self, bx: u32, by: u32) {
-        if let Some(i) = self.index(bx, by) {
-            self.flags[i] = 0;
-        }
+        (bx < self.wide && by < self.high)
+            .then(|| self.lanes[by as usize * self.wide as usize + bx as usize])
+            .flatten()
     }
 }
 
@@ -165,12 +152,14 @@ impl PassageMap {
                     // An edit changes the moves out of the anchors round it.
                     for y in cell.y.saturating_sub(1)..=cell.y + 1 {
                         for x in cell.x.saturating_sub(1)..=cell.x + 1 {
-                            self.blocks.forget(x / BLOCK, y / BLOCK);
+                            if let Some(entry) = self.blocks.entry(x / BLOCK, y / BLOCK) {
+                                *entry = None;
+                            }
                         }
                     }
                 }
             }
-            GridChanges::Everything => self.blocks.flags.clear(),
+            GridChanges::Everything => self.blocks = Blocks::default(),
         }
         self.version = class.version();
         self.cells.clear();
@@ -185,14 +174,16 @@ impl PassageMap {
         );
         let (x1, y1) = ((cell.x + reach) / BLOCK, (cell.y + reach) / BLOCK);
         self.blocks.fit(class);
-        for by in y0..=y1.min(self.blocks.high.saturating_sub(1)) {
-            for bx in x0..=x1.min(self.blocks.wide.saturating_sub(1)) {
-                let lanes = self.blocks.get(bx, by).unwrap_or_else(|| {
-                    let lanes = (by * BLOCK..(by + 1) * BLOCK).any(|y| {
+        for by in y0..=y1 {
+            for bx in x0..=x1 {
+                // Blocks off the map hold no anchor.
+                let Some(entry) = self.blocks.entry(bx, by) else {
+                    continue;
+                };
+                let lanes = *entry.get_or_insert_with(|| {
+                    (by * BLOCK..(by + 1) * BLOCK).any(|y| {
                         (bx * BLOCK..(bx + 1) * BLOCK).any(|x| one_lane(class, Cell::new(x, y)))
-                    });
-                    self.blocks.set(bx, by, lanes);
-                    lanes
+                    })
                 });
                 if lanes {
                     return true;
