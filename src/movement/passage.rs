@@ -27,6 +27,9 @@
 //!   aside, to its own side of it) and a few cells back from the mouth,
 //!   so that the units coming out have room; units queued behind it count
 //!   as waiting too, not as blocked.
+//! - A unit that sees passages of two sizes ahead goes by the nearer: one
+//!   on a bridge two cells wide (one lane while a tank is about) with a
+//!   gap one cell wide beyond it is on the bridge till it is off it.
 //! - No unit steps into a passage without a claim on it: not by walking,
 //!   not pushed by others (the move stops at the passage's edge, and to
 //!   avoidance the passage is a wall, whether it lies ahead or beside: a
@@ -488,15 +491,23 @@ pub(crate) fn take_turns(
         let radius = body_radius(avoidance, footprint, cell);
         let size = view.size();
         let reach = radius + LOOK_AHEAD * cell;
-        // The first passage ahead, of its size or a bigger one.
+        // The nearest passage ahead, of its size or a bigger one (its own
+        // size first of two as near): a unit crossing a bridge two cells
+        // wide towards a gap one cell wide is on the bridge till it is off
+        // it, though the gap is one lane for it and the bridge is not.
         let present = passages.present(map);
         let mut lane = size;
-        let mut found = None;
+        let mut found: Option<(u32, Cell, f32)> = None;
         for k in lanes(present, size) {
             let map_passages = passages.maps.entry((map, k)).or_default();
-            found = look_ahead(&view, k, map_passages, position, way, reach);
-            if found.is_some() {
+            if let Some(ahead) = look_ahead(&view, k, map_passages, position, way, reach)
+                && found.is_none_or(|nearest| ahead.2 < nearest.2)
+            {
+                found = Some(ahead);
                 lane = k;
+            }
+            // Nothing is nearer than a passage it stands in.
+            if found.is_some_and(|nearest| nearest.2 <= 0.0) {
                 break;
             }
         }

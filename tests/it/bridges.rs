@@ -236,3 +236,36 @@ fn infantry_and_vehicles_cross_a_two_cell_bridge_both_ways() {
     let seen = cross(&mut app, map, &west, &east, 9_000);
     took_turns(&seen);
 }
+
+#[test]
+fn a_vehicle_waits_for_infantry_leaving_a_two_cell_bridge_for_a_gap() {
+    let mut app = crowd_app();
+    // Two cells wide, and two cells past its east end a wall with a gap
+    // one cell wide on the bridge's row: near the east end, the infantry
+    // on the bridge see the gap ahead.
+    let mut grid = river_map(2);
+    grid.fill_rect(Cell::new(48, 0), Cell::new(48, 40), NavGrid::BLOCKED)
+        .unwrap();
+    grid.set_cost(Cell::new(48, BRIDGE_ROW), 1).unwrap();
+    let map = spawn_map(&mut app, grid);
+    // Slow infantry already on the bridge, bound east through the gap.
+    let west: Vec<Entity> = (0..8)
+        .map(|i| {
+            let cell = Cell::new(37 + i / 2, BRIDGE_ROW + i % 2);
+            spawn_mover(&mut app, cell, 1.0)
+        })
+        .collect();
+    // A tank in the strip between the river and the wall, bound west.
+    let tank = app
+        .world_mut()
+        .spawn((
+            Mover { speed: 2.5 },
+            Footprint(2),
+            Transform::from_translation(Vec3::new(46.5, 25.5, 0.0)),
+        ))
+        .id();
+    app.update();
+    order_across(&mut app, &west, &[tank]);
+    let seen = cross(&mut app, map, &west, &[tank], 9_000);
+    took_turns(&seen);
+}
