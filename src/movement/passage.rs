@@ -110,17 +110,20 @@ impl Blocks {
         }
     }
 
+    /// Where block `(bx, by)` is kept, if it lies on the map.
+    fn index(&self, bx: u32, by: u32) -> Option<usize> {
+        (bx < self.wide && by < self.high).then(|| by as usize * self.wide as usize + bx as usize)
+    }
+
     /// Block `(bx, by)`'s entry, if it lies on the map.
     fn entry(&mut self, bx: u32, by: u32) -> Option<&mut Option<bool>> {
-        (bx < self.wide && by < self.high)
-            .then(|| &mut self.lanes[by as usize * self.wide as usize + bx as usize])
+        let index = self.index(bx, by)?;
+        Some(&mut self.lanes[index])
     }
 
     /// What block `(bx, by)` holds, if it was looked at.
     fn get(&self, bx: u32, by: u32) -> Option<bool> {
-        (bx < self.wide && by < self.high)
-            .then(|| self.lanes[by as usize * self.wide as usize + bx as usize])
-            .flatten()
+        self.lanes[self.index(bx, by)?]
     }
 }
 
@@ -492,9 +495,9 @@ pub(crate) fn take_turns(
         let size = view.size();
         let reach = radius + LOOK_AHEAD * cell;
         // The nearest passage ahead, of its size or a bigger one (its own
-        // size first of two as near): a unit crossing a bridge two cells
-        // wide towards a gap one cell wide is on the bridge till it is off
-        // it, though the gap is one lane for it and the bridge is not.
+        // size first of two as near): infantry crossing a bridge two cells
+        // wide (one lane while a tank is about) towards a gap one cell wide
+        // are on the bridge till they are off it.
         let present = passages.present(map);
         let mut lane = size;
         let mut found: Option<(u32, Cell, f32)> = None;

@@ -51,6 +51,17 @@ fn squad(app: &mut App, x0: u32, count: u32) -> Vec<Entity> {
         .collect()
 }
 
+/// A vehicle (2×2, slower than infantry) centred on `at`.
+fn spawn_tank(app: &mut App, at: Vec2) -> Entity {
+    app.world_mut()
+        .spawn((
+            Mover { speed: 2.5 },
+            Footprint(2),
+            Transform::from_translation(at.extend(0.0)),
+        ))
+        .id()
+}
+
 /// Whether `at` is on the bridge (over the river).
 fn on_bridge(at: Vec2) -> bool {
     let x = (at.x + 0.5).floor() as i64;
@@ -219,16 +230,8 @@ fn infantry_and_vehicles_cross_a_two_cell_bridge_both_ways() {
     let mut east = squad(&mut app, 56, 40);
     for (side, x0) in [(&mut west, 6), (&mut east, 56)] {
         for i in 0..4 {
-            let at = Vec3::new((x0 + 6 * i) as f32 + 0.5, 30.5, 0.0);
-            side.push(
-                app.world_mut()
-                    .spawn((
-                        Mover { speed: 2.5 },
-                        Footprint(2),
-                        Transform::from_translation(at),
-                    ))
-                    .id(),
-            );
+            let at = Vec2::new((x0 + 6 * i) as f32 + 0.5, 30.5);
+            side.push(spawn_tank(&mut app, at));
         }
     }
     app.update();
@@ -256,14 +259,7 @@ fn a_vehicle_waits_for_infantry_leaving_a_two_cell_bridge_for_a_gap() {
         })
         .collect();
     // A tank in the strip between the river and the wall, bound west.
-    let tank = app
-        .world_mut()
-        .spawn((
-            Mover { speed: 2.5 },
-            Footprint(2),
-            Transform::from_translation(Vec3::new(46.5, 25.5, 0.0)),
-        ))
-        .id();
+    let tank = spawn_tank(&mut app, Vec2::new(46.5, 25.5));
     app.update();
     order_across(&mut app, &west, &[tank]);
     let seen = cross(&mut app, map, &west, &[tank], 9_000);

@@ -284,31 +284,38 @@ impl Game {
         // it; infantry alone pass each other on one two cells wide.
         let biggest = self.units.iter().map(|u| u.1).max().unwrap_or(1) as u32;
         for bridge in self.bridges.iter().filter(|b| b.width < 2 * biggest) {
-            let mut ways = [false; 2];
-            let mut on_it = String::new();
-            for (i, &(unit, size, way)) in self.units.iter().enumerate() {
-                // Its body wholly between the banks: a unit jostled half a
-                // cell onto the end of the bridge by those going on to it
-                // is not crossing against them.
-                let radius = 0.45 * size as f32;
-                let on = at[i].x - radius >= RIVER.start as f32 - 0.5
+            // Its body wholly between the banks: a unit jostled half a
+            // cell onto the end of the bridge by those going on to it is
+            // not crossing against them.
+            let on = |i: usize| {
+                let radius = 0.45 * self.units[i].1 as f32;
+                at[i].x - radius >= RIVER.start as f32 - 0.5
                     && at[i].x + radius <= RIVER.end as f32 - 0.5
                     && at[i].y >= bridge.row as f32 - 1.0
-                    && at[i].y <= (bridge.row + bridge.width) as f32;
-                if on {
+                    && at[i].y <= (bridge.row + bridge.width) as f32
+            };
+            let mut ways = [false; 2];
+            for (i, &(_, _, way)) in self.units.iter().enumerate() {
+                if on(i) {
                     ways[usize::from(way > 0.0)] = true;
-                    on_it.push_str(&format!(
-                        "\n  {unit} size {size} going {way} at {} {:?}",
-                        at[i],
-                        app.world().get::<bevy_frontier::movement::Motion>(unit),
-                    ));
                 }
             }
             assert!(
                 !(ways[0] && ways[1]),
-                "seed {}, frame {frame}: the bridge on row {} carries units both ways:{on_it}",
+                "seed {}, frame {frame}: the bridge on row {} carries units both ways:{}",
                 self.seed,
-                bridge.row
+                bridge.row,
+                (0..self.units.len())
+                    .filter(|&i| on(i))
+                    .map(|i| {
+                        let (unit, size, way) = self.units[i];
+                        format!(
+                            "\n  {unit} size {size} going {way} at {} {:?}",
+                            at[i],
+                            app.world().get::<bevy_frontier::movement::Motion>(unit),
+                        )
+                    })
+                    .collect::<String>()
             );
         }
     }
