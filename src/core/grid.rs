@@ -141,9 +141,9 @@ pub struct NavGrid {
     sized: [OnceLock<Layer>; MAX_UNIT_SIZE as usize - 1],
     version: u64,
     /// The index of the cell changed by each of the last
-    /// [`CHANGE_JOURNAL_LIMIT`] versions: version `v` at `v % LIMIT`
-    /// (allocated on the first edit).
-    journal: Vec<u32>,
+    /// [`CHANGE_JOURNAL_LIMIT`] versions, with its cost before the change:
+    /// version `v` at `v % LIMIT` (allocated on the first edit).
+    journal: Vec<(u32, u8)>,
     /// Every version after this one is a single-cell change recorded in the
     /// journal (while it still holds it); an edit of the whole grid (a new
     /// move set, a replaced grid) moves it up.
@@ -386,9 +386,9 @@ impl NavGrid {
         }
         self.version += 1;
         if self.journal.is_empty() {
-            self.journal = vec![0; CHANGE_JOURNAL_LIMIT];
+            self.journal = vec![(0, 0); CHANGE_JOURNAL_LIMIT];
         }
-        self.journal[(self.version % CHANGE_JOURNAL_LIMIT as u64) as usize] = index as u32;
+        self.journal[(self.version % CHANGE_JOURNAL_LIMIT as u64) as usize] = (index as u32, old);
         let (x, y) = (index as u32 % width, index as u32 / width);
         if (old == Self::BLOCKED) != (cost == Self::BLOCKED) {
             repair_clearance(width, height, &self.base.costs, &mut self.clearance, x, y);
@@ -469,18 +469,52 @@ impl NavGrid {
     /// far back ([`CHANGE_JOURNAL_LIMIT`]), when the grid changed as a whole
     /// since, or when `version` is newer than this grid's.
     pub fn changes_since(&self, version: u64) -> GridChanges {
+        match self.journal_since(version) {
+            Some(entries) => {
+                GridChanges::Cells(entries.map(|(i, _)| self.cell(i as usize)).collect())
+            }
+            None => GridChanges::Everything,
+        }
+    }
+
+    /// The cells that cost more now than at `version`: a higher cost, or a
+    /// wall where there was ground. Each is listed once, in the order it
+    /// first changed after `version`. These are the changes that can make a
+    /// way found at `version` dearer or illegal; a cell made cheaper, or
+    /// changed and changed back, is not listed. [`GridChanges::Everything`]
+    /// as for [`NavGrid::changes_since`].
+    pub fn dearer_since(&self, version: u64) -> GridChanges {
+        let Some(entries) = self.journal_since(version) else {
+            return GridChanges::Everything;
+        };
+        // Each cell's cost at `version`: the cost before its first change.
+        let mut seen = std::collections::HashSet::new();
+        let before: Vec<(u32, u8)> = entries.filter(|&(i, _)| seen.insert(i)).collect();
+        GridChanges::Cells(
+            before
+                .into_iter()
+                .filter(|&(i, old)| {
+                    let now = self.base.costs[i as usize];
+                    old != Self::BLOCKED && (now == Self::BLOCKED || now > old)
+                })
+                .map(|(i, _)| self.cell(i as usize))
+                .collect(),
+        )
+    }
+
+    /// The journal's entries (cell index, cost before) of the versions
+    /// after `version`, oldest first; `None` when it no longer reaches that
+    /// far back, the grid changed as a whole since, or `version` is newer
+    /// than this grid's.
+    fn journal_since(&self, version: u64) -> Option<impl Iterator<Item = (u32, u8)> + '_> {
         if version > self.version
             || version < self.journal_floor
             || self.version - version > CHANGE_JOURNAL_LIMIT as u64
         {
-            return GridChanges::Everything;
+            return None;
         }
         let limit = CHANGE_JOURNAL_LIMIT as u64;
-        GridChanges::Cells(
-            (version + 1..=self.version)
-                .map(|v| self.cell(self.journal[(v % limit) as usize] as usize))
-                .collect(),
-        )
+        Some((version + 1..=self.version).map(move |v| self.journal[(v % limit) as usize]))
     }
 
     /// The walkable cell nearest to `target` by straight-line distance (ties

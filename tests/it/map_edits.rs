@@ -89,6 +89,45 @@ fn the_journal_lists_every_change_since_a_version() {
     assert_eq!(grid.changes_since(version), GridChanges::Everything);
 }
 
+#[test]
+fn the_journal_tells_which_cells_got_dearer_since_a_version() {
+    let mut rng = Rng::new(9);
+    let mut grid = random_grid(&mut rng, 20, 20, 20, 3);
+    let mut snapshots = vec![(grid.version(), grid.costs().to_vec())];
+    let mut raised = 0;
+    for _ in 0..300 {
+        random_edit(&mut rng, &mut grid, 4);
+        snapshots.push((grid.version(), grid.costs().to_vec()));
+        // From every version seen, against the costs then.
+        for (version, then) in &snapshots {
+            let mut dearer: Vec<usize> = (0..grid.cell_count())
+                .filter(|&i| {
+                    let (old, now) = (then[i], grid.costs()[i]);
+                    old != NavGrid::BLOCKED && (now == NavGrid::BLOCKED || now > old)
+                })
+                .collect();
+            let GridChanges::Cells(listed) = grid.dearer_since(*version) else {
+                panic!("the journal reaches back to version {version}");
+            };
+            let mut listed: Vec<usize> = listed
+                .iter()
+                .map(|c| (c.y * grid.width() + c.x) as usize)
+                .collect();
+            let once = listed.len();
+            listed.sort_unstable();
+            listed.dedup();
+            assert_eq!(listed.len(), once, "a cell listed twice");
+            dearer.sort_unstable();
+            assert_eq!(listed, dearer, "since version {version}");
+            raised += dearer.len();
+        }
+    }
+    assert!(raised > 1000, "only {raised} dearer cells compared");
+    let version = grid.version();
+    grid.replace(NavGrid::new(5, 5).unwrap());
+    assert_eq!(grid.dearer_since(version), GridChanges::Everything);
+}
+
 /// Runs searches in slices of a few expansions while random edits land
 /// between the slices, and checks each ends optimal on the final grid.
 fn searches_under_edits(config: SearchConfig, max_cost: u8, seeds: std::ops::Range<u64>) {
