@@ -1001,7 +1001,7 @@ fn assign_routes(
     // Edits since the paths were read out: a route one of them cuts is not
     // handed out (its unit plans its own way).
     let edits = (view.grid.version() != handout.version)
-        .then(|| Edits::new(view.grid.changes_since(handout.version)));
+        .then(|| Edits::new(view.grid.dearer_since(handout.version)));
     for i in handout.next..end {
         let Pair {
             unit,
@@ -1051,7 +1051,7 @@ fn assign_routes(
         }
         group.assigned.push((unit, slot));
         *steering = Steering::Following {
-            route,
+            route: route.planned_on(view.grid.version()),
             goal: view.cell_to_world(slot),
             map: group.map,
         };

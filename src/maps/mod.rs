@@ -451,7 +451,7 @@ impl MapView<'_> {
     /// passes through fits, and where it passes exactly through a corner,
     /// both cells beside it do. Worked out cell by cell along the segment,
     /// not in substeps (but for a segment starting in a wall, which may
-    /// leave it any way).
+    /// leave it any way, to an end that fits).
     pub fn segment_clear(&self, from: Vec2, to: Vec2) -> bool {
         self.segment_clear_within(from, to, u8::MAX)
     }
@@ -460,13 +460,27 @@ impl MapView<'_> {
     /// after the first (where the unit already stands): a straight line
     /// that crosses no dearer ground.
     pub fn segment_clear_within(&self, from: Vec2, to: Vec2, max_cost: u8) -> bool {
+        self.segment_clear_where(from, to, |cell| {
+            self.class.is_walkable_within(cell, max_cost)
+        })
+    }
+
+    /// [`MapView::segment_clear`] with `fits` saying which anchors the
+    /// segment may pass through after the one it starts on (a segment that
+    /// starts in a wall is walked in substeps, which leave it any way, as
+    /// there).
+    pub(crate) fn segment_clear_where(
+        &self,
+        from: Vec2,
+        to: Vec2,
+        fits: impl Fn(Cell) -> bool,
+    ) -> bool {
         let (Some(p), Some(q)) = (self.grid_point(from), self.grid_point(to)) else {
             return false;
         };
         let (Some(mut cell), Some(last)) = (self.grid_cell(p), self.grid_cell(q)) else {
             return false;
         };
-        let fits = |cell: Cell| self.class.is_walkable_within(cell, max_cost);
         let delta = q - p;
         let step = |d: f64| {
             if d > 0.0 {
@@ -495,10 +509,11 @@ impl MapView<'_> {
         };
         if !self.class.is_walkable(cell) {
             // Leaving a wall (one went up under the unit) any way: what
-            // that allows depends on the steps, so take them.
+            // that allows depends on the steps, so take them. The steps
+            // may go on from wall to wall, so the end must fit too.
             let mut probe = from;
             self.walk_straight(&mut probe, to, f32::MAX);
-            return probe == to;
+            return probe == to && fits(last);
         }
         let mut steps_left = cell.x.abs_diff(last.x) + cell.y.abs_diff(last.y);
         while cell != last {
@@ -513,7 +528,7 @@ impl MapView<'_> {
             } else {
                 // Exactly through a corner: both cells beside it.
                 let beside = [at(x + step_x, y), at(x, y + step_y)];
-                if !beside.iter().all(|c| c.is_some_and(fits)) {
+                if !beside.iter().all(|c| c.is_some_and(&fits)) {
                     return false;
                 }
                 t_x += dt_x;
@@ -667,14 +682,14 @@ mod tests {
     /// `segment_clear` works cell by cell. Between cell centres it must say
     /// what the grid's own line of sight says (through a corner exactly,
     /// both cells beside it); between other points, what walking the
-    /// segment in substeps says. On grids with walls, for units of every
+    /// segment in substeps says, to an end that fits. On grids with walls, for units of every
     /// size, on a map that is moved and scaled.
     #[test]
     fn segment_clear_agrees_with_line_of_sight_and_walking() {
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         let layout = GridLayout::default();
         let transform = Transform::from_xyz(3.0, -2.0, 0.0).with_scale(Vec3::new(1.5, 1.5, 1.0));
-        let (mut blocked, mut clear) = (0, 0);
+        let (mut blocked, mut clear, mut walled_ends) = (0, 0, 0);
         for round in 0..60 {
             let mut grid = NavGrid::new(24, 24).unwrap();
             for _ in 0..(round * 3) {
@@ -704,17 +719,22 @@ mod tests {
                     let to = view.cell_to_world(b) + offset(&mut rng);
                     let mut probe = from;
                     view.walk_straight(&mut probe, to, f32::MAX);
+                    let fits = |p: Vec2| view.cell_at(p).is_some_and(|c| class.is_walkable(c));
+                    // Out of a wall the steps go any way, wall to wall
+                    // too; a segment there is clear only to an end that
+                    // fits.
+                    walled_ends += (probe == to && !fits(to)) as u32;
                     assert_eq!(
                         view.segment_clear(from, to),
-                        probe == to,
+                        probe == to && fits(to),
                         "{from} to {to}, size {size}"
                     );
                 }
             }
         }
         assert!(
-            blocked > 1000 && clear > 1000,
-            "{blocked} blocked, {clear} clear"
+            blocked > 1000 && clear > 1000 && walled_ends > 10,
+            "{blocked} blocked, {clear} clear, {walled_ends} walked wall to wall"
         );
     }
 }

@@ -31,6 +31,7 @@ pub use avoidance::{Avoidance, AvoidanceSettings};
 pub use route::{Route, SharedWaypoints};
 
 use bevy::ecs::entity::EntityHashMap;
+use bevy::platform::collections::HashSet;
 
 use crate::core::{Cell, GridChanges};
 use crate::maps::{MapView, Maps, ViewCache};
@@ -347,7 +348,9 @@ fn adopt_paths(
                 if (waypoints[0] - here).dot(next - here) < 0.0
                     && waypoints[0].distance(here) > 0.5 => {}
             (Some(waypoints), _) => {
-                let route = Route::new(waypoints);
+                // Checked against the edits since the path was found (one
+                // found on an older copy may cross a wall put up since).
+                let route = Route::new(waypoints).planned_on(result.grid_version);
                 *steering = Steering::Following { route, goal, map };
                 if provisional {
                     commands.entity(unit).insert(OnProvisionalPath);
@@ -464,39 +467,44 @@ type Followers<'w, 's> = Query<
 
 /// A unit following a route that an edit since the last frame cut (a wall
 /// now stands across the way from where it stands to its next corner, or
-/// between two corners after it) walks on instinct and asks for a path
-/// again at once, not when it gets there. This covers what the
-/// `PathIndex` cannot: a group member's route (it has no `PathResult`),
-/// and the straight legs a string-pulled route takes across cells its
-/// path did not cross. Only legs near a changed cell are looked at.
+/// between two corners after it) or made dearer (a cell under a leg costs
+/// more) walks on instinct and asks for a path again at once, not when it
+/// gets there. This covers what the `PathIndex` cannot: a group member's
+/// route (it has no `PathResult`), and the straight legs a string-pulled
+/// route takes across cells its path did not cross. Only legs near a
+/// changed cell are looked at, and a route only against the edits made
+/// after it was planned.
 fn replan_cut_routes(
     mut commands: Commands,
     mut units: Followers,
     maps: MapsBesideUnits,
     mut checks: ResMut<RouteChecks>,
 ) {
-    // The maps edited since the last frame, each with its view.
-    let mut edits: EntityHashMap<(Edits, MapView)> = EntityHashMap::default();
+    let mut edited: EntityHashMap<EditedMap> = EntityHashMap::default();
     for (map, view) in maps.iter() {
         let version = view.grid.version();
         if let Some(checked) = checks.checked.insert(map, version)
             && checked != version
         {
-            edits.insert(map, (Edits::new(view.grid.changes_since(checked)), view));
+            edited.insert(map, EditedMap::new(view, checked));
         }
     }
     checks.checked.retain(|&map, _| maps.get(map).is_some());
-    if edits.is_empty() {
+    if edited.is_empty() {
         return;
     }
     for (unit, transform, mut request, mut steering, footprint) in &mut units {
         let Steering::Following { route, goal, map } = &*steering else {
             continue;
         };
-        let Some((edits, view)) = edits.get(map) else {
+        let Some(edited) = edited.get_mut(map) else {
             continue;
         };
-        let view = view.for_size(footprint.map_or(1, |f| f.0));
+        let view = edited.view.for_size(footprint.map_or(1, |f| f.0));
+        let Some(edits) = edited.since(route.version()) else {
+            // Planned on the grid as it is.
+            continue;
+        };
         if edits.cut(&view, transform.translation.truncate(), route) {
             let (goal, map) = (*goal, *map);
             *steering = Steering::Instinct { goal, map };
@@ -505,57 +513,130 @@ fn replan_cut_routes(
     }
 }
 
+/// A map edited since the last frame, as [`replan_cut_routes`] tests
+/// routes on it.
+struct EditedMap<'a> {
+    view: MapView<'a>,
+    /// The version the last frame checked up to.
+    checked: u64,
+    /// The edits since `checked`, and since each later version a route
+    /// was planned on, made when first asked for.
+    edits: Vec<(u64, Edits)>,
+}
+
+impl<'a> EditedMap<'a> {
+    fn new(view: MapView<'a>, checked: u64) -> Self {
+        let edits = vec![(checked, Edits::new(view.grid.dearer_since(checked)))];
+        Self {
+            view,
+            checked,
+            edits,
+        }
+    }
+
+    /// The edits a route planned on version `planned` (0: not known) has
+    /// not seen and the last frame did not check; `None` when the route
+    /// was planned on the grid as it is.
+    fn since(&mut self, planned: u64) -> Option<&Edits> {
+        let since = planned.max(self.checked);
+        if since >= self.view.grid.version() {
+            return None;
+        }
+        let at = match self.edits.iter().position(|(v, _)| *v == since) {
+            Some(at) => at,
+            None => {
+                let edits = Edits::new(self.view.grid.dearer_since(since));
+                self.edits.push((since, edits));
+                self.edits.len() - 1
+            }
+        };
+        Some(&self.edits[at].1)
+    }
+}
+
 /// Side of the blocks [`Edits`] files many changed cells under.
 const EDIT_BLOCK: u32 = 8;
 
-/// A map's cells changed since some version, ready to test routes against:
-/// a few cells one by one, many by the blocks they fall in, so that one
-/// big edit costs each leg a handful of look-ups, not one per cell.
+/// The cells of a map made dearer (or walled) since some version, ready to
+/// test routes against: a few cells one by one, many by the blocks they
+/// fall in and a set, so that one big edit costs each leg a handful of
+/// look-ups, not one per cell.
 pub(crate) struct Edits {
+    /// From [`NavGrid::dearer_since`].
     changes: GridChanges,
-    /// The blocks holding changed cells, when there are many.
-    blocks: Option<bevy::platform::collections::HashSet<(u32, u32)>>,
+    /// The cells filed by block and by cell, when there are many.
+    many: Option<Many>,
+}
+
+/// Many changed cells, filed for look-ups.
+struct Many {
+    /// The blocks of [`EDIT_BLOCK`]² cells holding one.
+    blocks: HashSet<(u32, u32)>,
+    cells: HashSet<Cell>,
 }
 
 impl Edits {
     /// The changes, filed for testing.
     pub(crate) fn new(changes: GridChanges) -> Self {
         const FEW: usize = 16;
-        let blocks = match &changes {
-            GridChanges::Cells(cells) if cells.len() > FEW => Some(
-                cells
+        let many = match &changes {
+            GridChanges::Cells(cells) if cells.len() > FEW => Some(Many {
+                blocks: cells
                     .iter()
                     .map(|c| (c.x / EDIT_BLOCK, c.y / EDIT_BLOCK))
                     .collect(),
-            ),
+                cells: cells.iter().copied().collect(),
+            }),
             _ => None,
         };
-        Self { changes, blocks }
+        Self { changes, many }
     }
 
     /// Whether a changed cell (or, with many, a block holding one) lies in
     /// the box from `low` to `high`.
     fn touch(&self, (low, high): (Cell, Cell)) -> bool {
-        match (&self.changes, &self.blocks) {
+        match (&self.changes, &self.many) {
             (GridChanges::Everything, _) => true,
-            (_, Some(blocks)) => (low.y / EDIT_BLOCK..=high.y / EDIT_BLOCK).any(|by| {
-                (low.x / EDIT_BLOCK..=high.x / EDIT_BLOCK).any(|bx| blocks.contains(&(bx, by)))
-            }),
+            (_, Some(Many { blocks, .. })) => {
+                (low.y / EDIT_BLOCK..=high.y / EDIT_BLOCK).any(|by| {
+                    (low.x / EDIT_BLOCK..=high.x / EDIT_BLOCK).any(|bx| blocks.contains(&(bx, by)))
+                })
+            }
             (GridChanges::Cells(cells), None) => cells
                 .iter()
                 .any(|c| (low.x..=high.x).contains(&c.x) && (low.y..=high.y).contains(&c.y)),
         }
     }
 
+    /// Whether a changed cell lies under the `size`×`size` footprint
+    /// anchored at `anchor`.
+    fn under(&self, anchor: Cell, size: u32) -> bool {
+        let covers =
+            |c: &Cell| c.x.wrapping_sub(anchor.x) < size && c.y.wrapping_sub(anchor.y) < size;
+        match (&self.changes, &self.many) {
+            (GridChanges::Everything, _) => true,
+            (_, Some(Many { cells, .. })) => (0..size).any(|dy| {
+                (0..size).any(|dx| cells.contains(&Cell::new(anchor.x + dx, anchor.y + dy)))
+            }),
+            (GridChanges::Cells(cells), None) => cells.iter().any(covers),
+        }
+    }
+
     /// Whether these edits cut the way on of a unit at `position` along
-    /// `route`: a leg near a changed cell (from the unit to its next
-    /// corner, or between two corners after) that is no longer clear.
+    /// `route`, or made it dearer: a leg near a changed cell (from the unit
+    /// to its next corner, or between two corners after) that is no longer
+    /// clear, or that crosses a changed cell (past the one it starts on).
     pub(crate) fn cut(&self, view: &MapView, position: Vec2, route: &Route) -> bool {
+        let size = view.size() as u32;
+        let class = view.class();
         let mut from = position;
         route.remaining().any(|corner| {
             let (a, b) = (from, corner);
             from = corner;
-            view.segment_box(a, b).is_none_or(|area| self.touch(area)) && !view.segment_clear(a, b)
+            view.segment_box(a, b).is_none_or(|area| self.touch(area))
+                && !view.segment_clear_where(a, b, |anchor| {
+                    class.is_walkable(anchor) && !self.under(anchor, size)
+                })
         })
     }
 }

@@ -15,6 +15,9 @@ pub struct Route {
     shared: SharedWaypoints,
     tail: Vec<Vec2>,
     next: usize,
+    /// The version of the map's grid the route was planned on (0: not
+    /// known), so that it is checked only against edits made after.
+    version: u64,
 }
 
 /// A stretch of waypoints shared by a group's units.
@@ -36,6 +39,7 @@ impl Route {
             shared,
             tail,
             next: 0,
+            version: 0,
         }
     }
 
@@ -81,6 +85,18 @@ impl Route {
     pub(crate) fn skipping(mut self, count: usize) -> Self {
         self.next = count;
         self
+    }
+
+    /// The same route, planned on version `version` of its map's grid.
+    pub(crate) fn planned_on(mut self, version: u64) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The version of its map's grid the route was planned on (0: not
+    /// known).
+    pub(crate) fn version(&self) -> u64 {
+        self.version
     }
 
     pub(crate) fn advance(&mut self) {

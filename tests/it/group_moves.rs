@@ -265,8 +265,11 @@ fn bad_group_orders_are_answered_per_unit() {
     );
 }
 
-#[test]
-fn a_wall_dropped_across_the_shared_path_turns_members_at_once_and_is_walked_around() {
+/// A squad of 20 west of the field's wall, ordered as a group to its east
+/// side and run until every member has its route, all still well short of
+/// the wall. Returns the app, the map, the units and the lowest row of the
+/// gap the shared path goes through.
+fn a_group_routed_towards_a_gap() -> (App, Entity, Vec<Entity>, u32) {
     let mut app = timed_app(4096);
     let grid = field();
     let map = spawn_map(&mut app, grid.clone());
@@ -277,9 +280,7 @@ fn a_wall_dropped_across_the_shared_path_turns_members_at_once_and_is_walked_aro
         app.update();
     }
     assert!(units.iter().all(|&u| has_route(&app, u)));
-    assert!(cut_legs(app.world_mut()).is_empty());
-    // Close the gap the shared path uses while every member is still far
-    // from it; the other stays open.
+    assert!(units.iter().all(|&u| position(&app, u).x < 30.0));
     let mut groups = app.world_mut().query::<&SharedRoute>();
     let through_top = groups
         .single(app.world())
@@ -287,8 +288,15 @@ fn a_wall_dropped_across_the_shared_path_turns_members_at_once_and_is_walked_aro
         .shared_cells()
         .iter()
         .any(|c| c.x == 40 && c.y >= 50);
-    let gap = if through_top { 50 } else { 8 };
-    assert!(units.iter().all(|&u| position(&app, u).x < 30.0));
+    (app, map, units, if through_top { 50 } else { 8 })
+}
+
+#[test]
+fn a_wall_dropped_across_the_shared_path_turns_members_at_once_and_is_walked_around() {
+    let (mut app, map, units, gap) = a_group_routed_towards_a_gap();
+    assert!(cut_legs(app.world_mut()).is_empty());
+    // Close the gap the shared path uses while every member is still far
+    // from it; the other stays open.
     app.world_mut()
         .get_mut::<NavGrid>(map)
         .unwrap()
@@ -302,6 +310,39 @@ fn a_wall_dropped_across_the_shared_path_turns_members_at_once_and_is_walked_aro
     assert!(cut.is_empty(), "routes through the closed gap: {cut:?}");
     run_until_arrived(&mut app, map, &units, 4_000);
     let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
+    assert!(ends.iter().all(|c| c.x > 41), "everyone got through");
+}
+
+#[test]
+fn a_gap_made_dear_after_the_routes_are_handed_out_is_gone_round() {
+    let (mut app, map, units, gap) = a_group_routed_towards_a_gap();
+    // Turn the gap the shared path uses into ground that costs 50 a cell
+    // (a swamp): the other gap is now far the cheaper way.
+    app.world_mut()
+        .get_mut::<NavGrid>(map)
+        .unwrap()
+        .fill_rect(Cell::new(40, gap), Cell::new(41, gap + 2), 50)
+        .unwrap();
+    let in_swamp = |app: &App| {
+        units.iter().copied().find(|&u| {
+            let cell = cell_at(position(app, u));
+            (40..=41).contains(&cell.x) && (gap..=gap + 2).contains(&cell.y)
+        })
+    };
+    for frame in 0..4_000 {
+        app.update();
+        if let Some(unit) = in_swamp(&app) {
+            panic!("frame {frame}: {unit} wades through the swamp");
+        }
+        if units
+            .iter()
+            .all(|&u| app.world().get::<Arrived>(u).is_some())
+        {
+            break;
+        }
+    }
+    let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
+    assert_eq!(ends.len(), units.len(), "every unit at a cell of its own");
     assert!(ends.iter().all(|c| c.x > 41), "everyone got through");
 }
 

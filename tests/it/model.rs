@@ -20,7 +20,8 @@
 //! - and, once the orders stop (the edits do not), every live request is
 //!   answered within a bound.
 //!
-//! `FRONTIER_MODEL_SEEDS=N` runs more seeds than the CI's few.
+//! `FRONTIER_MODEL_SEEDS=N` runs more seeds than the CI's few;
+//! `FRONTIER_MODEL_SEED=S` runs seed S alone.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -563,11 +564,12 @@ fn unanswered(app: &mut App) -> Vec<(Entity, Tick)> {
 
 #[test]
 fn random_games_are_answered_legally_and_in_time() {
-    let seeds: u64 = std::env::var("FRONTIER_MODEL_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100);
-    for seed in 0..seeds {
+    let number = |name: &str| std::env::var(name).ok().and_then(|s| s.parse().ok());
+    let seeds = match number("FRONTIER_MODEL_SEED") {
+        Some(seed) => seed..seed + 1,
+        None => 0..number("FRONTIER_MODEL_SEEDS").unwrap_or(100),
+    };
+    for seed in seeds {
         run(seed);
     }
 }
