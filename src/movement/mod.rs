@@ -653,8 +653,8 @@ const REACHED: f32 = 0.1;
 const DISPLACED: f32 = 0.3;
 
 /// A unit this many cells from the end of its route looks whether another
-/// unit rests there; one blocked this close to it (along its route) rests
-/// where it stands.
+/// unit rests there; one blocked this close to it (along its route; for a
+/// unit k cells wide, k times as close) rests where it stands.
 const NEAR_THE_END: f32 = 2.5;
 
 /// A unit within this many cells of its next waypoint, pushed off the way
@@ -820,7 +820,8 @@ type Moving<'w, 's> = Query<
 /// others (and asks for its path again if pushed out of sight of its next
 /// corner, or if a wall cuts the way on from there to the one after) until
 /// it does; with less than [`NEAR_THE_END`] cells of its
-/// route left, it rests where it stands instead.
+/// route left per cell of its footprint's side, it rests where it stands
+/// instead.
 #[allow(clippy::too_many_arguments)]
 fn move_units(
     time: Res<Time>,
@@ -970,7 +971,7 @@ fn move_units(
         } else if motion.stalled >= give_up
             && give_up.is_finite()
             && let Steering::Following { route, map, .. } = &mut *steering
-            && walk_left(route, position) < NEAR_THE_END * cell
+            && walk_left(route, position) < NEAR_THE_END * cell * view.size() as f32
         {
             // Blocked too long near its end (others stand between, or in
             // the narrow way to it, round a corner or not): close enough, it

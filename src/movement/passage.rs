@@ -30,6 +30,12 @@
 //! - A unit that sees passages of two sizes ahead goes by the nearer: one
 //!   on a bridge two cells wide (one lane while a tank is about) with a
 //!   gap one cell wide beyond it is on the bridge till it is off it.
+//! - A unit smaller than a passage's size is in it only where every
+//!   walkable anchor (of that size) whose footprint holds it is in it. The
+//!   last anchor of a bridge two cells wide covers a column of the bank
+//!   too; an infantry unit walking along the bank there is beside the
+//!   bridge, not on it, and takes no turn (it once claimed the bridge and,
+//!   a crosser now, was swept onto the deck by the stream coming off it).
 //! - No unit steps into a passage without a claim on it: not by walking,
 //!   not pushed by others (the move stops at the passage's edge, and to
 //!   avoidance the passage is a wall, whether it lies ahead or beside: a
@@ -274,7 +280,11 @@ fn lanes(present: u16, size: u8) -> impl Iterator<Item = u8> {
 /// The anchors of size `lane` that hold a unit of size `size` standing at
 /// `position`: its own anchor when the sizes agree; for a smaller unit,
 /// every anchor whose footprint contains the point (in order, lowest
-/// first).
+/// first). A unit is in a passage where every walkable one of them is:
+/// a smaller unit on a cell that the end of a bigger passage's deck shares
+/// with the open ground beside it (the bank beside a bridge two cells wide,
+/// under the footprint of the deck's last anchor) is not in the passage,
+/// and a unit walking along the bank there takes no turn.
 fn holders(view: &MapView, position: Vec2, size: u8, lane: u8) -> impl Iterator<Item = Cell> {
     let cell = holder_grid(view, size, lane).cell_at(position);
     let reach = if size >= lane { 1 } else { lane as u32 };
@@ -305,8 +315,12 @@ impl Passages {
     fn stands_in(&self, map: Entity, view: &MapView, size: u8, position: Vec2) -> bool {
         lanes(self.present(map), size).any(|lane| {
             self.maps.get(&(map, lane)).is_some_and(|cached| {
-                holders(view, position, size, lane)
-                    .any(|anchor| cached.cells.get(&anchor).is_some_and(Option::is_some))
+                let class = view.for_size(lane).class();
+                let mut holding = holders(view, position, size, lane)
+                    .filter(|&a| class.is_walkable(a))
+                    .peekable();
+                holding.peek().is_some()
+                    && holding.all(|a| cached.cells.get(&a).is_some_and(Option::is_some))
             })
         })
     }
@@ -764,11 +778,14 @@ fn look_ahead(
             return None;
         }
         *last = Some(spot);
-        holders(view, at, size, lane).find_map(|anchor| {
-            passages
-                .passage_at(&class, anchor)
-                .map(|index| (index, anchor, travelled))
-        })
+        // In a passage only where every anchor that holds it is in one
+        // (see `holders`).
+        let mut first = None;
+        for anchor in holders(view, at, size, lane).filter(|&a| class.is_walkable(a)) {
+            let index = passages.passage_at(&class, anchor)?;
+            first.get_or_insert((index, anchor, travelled));
+        }
+        first
     };
     if let Some(found) = check(position, 0.0, &mut last) {
         return Some(found);

@@ -265,3 +265,49 @@ fn a_vehicle_waits_for_infantry_leaving_a_two_cell_bridge_for_a_gap() {
     let seen = cross(&mut app, map, &west, &[tank], 9_000);
     took_turns(&seen);
 }
+
+#[test]
+fn infantry_walking_along_the_bank_past_a_two_cell_bridge_take_no_turn() {
+    let mut app = crowd_app();
+    // Two cells wide, one lane while a vehicle is on the map: the tank
+    // parked in a far corner of the west bank is one.
+    spawn_map(&mut app, river_map(2));
+    spawn_tank(&mut app, Vec2::new(3.5, 37.5));
+    // Infantry crossing from the east bank while others walk north along
+    // the west bank, on the column beside the river: past the bridge's
+    // west end, through the bank cells under the footprint of its last
+    // anchor, but never onto it.
+    let east = squad(&mut app, 50, 30);
+    let walkers: Vec<Entity> = (0..4)
+        .map(|i| spawn_mover(&mut app, Cell::new(35, 6 + 2 * i), 4.0))
+        .collect();
+    app.update();
+    app.world_mut()
+        .write_message(GroupMove::new(east.iter().copied(), Cell::new(15, 20)));
+    for frame in 1..=3_000 {
+        // The walkers set off once the crossers are on the bridge.
+        if frame == 120 {
+            for (i, &walker) in walkers.iter().enumerate() {
+                app.world_mut()
+                    .entity_mut(walker)
+                    .insert(PathRequest::new(Cell::new(35, 30 + 2 * i as u32)));
+            }
+        }
+        app.update();
+        for &walker in &walkers {
+            let motion = app.world().get::<Motion>(walker).unwrap();
+            assert!(
+                !motion.waiting_turn(),
+                "frame {frame}: {walker}, walking along the bank, waits its turn at the bridge"
+            );
+            assert!(!on_bridge(position(&app, walker)), "{walker} on the bridge");
+        }
+        if walkers
+            .iter()
+            .all(|&u| app.world().get::<Arrived>(u).is_some())
+        {
+            return;
+        }
+    }
+    panic!("the walkers did not all arrive in 3,000 frames");
+}

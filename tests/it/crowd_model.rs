@@ -20,15 +20,15 @@
 //! and lists every failing one (`FRONTIER_CROWD_SEED=S` runs seed S alone;
 //! a unit still under way at the end is listed with its steering, its
 //! motion and the ground round it, and a bridge carrying units both ways
-//! with the units on it). Of the first 1,000, none fails on the rocky field
-//! and 5 fail at the bridges: 161 and 403 (a bridge carries units both
-//! ways), 578 and 707 (two bodies pressed together at a bridge's end) and
-//! 779 (a jam). Open work in the issue on units as bodies. In 161 and 403
-//! an infantry unit that has crossed walks on along the bank, through the
-//! bank cells under the 2×2 footprint of the deck's last anchor: it claims
-//! the passage (a bridge two cells wide is one lane for infantry while a
-//! vehicle is on the map) and, a crosser now, is swept back on to the
-//! deck by the stream going the other way.
+//! with the units on it). Of the first 2,500 seeds, none of the first
+//! 1,000 fails on the rocky field, and 2 fail at the bridges: 174 (a
+//! vehicle pushing through infantry about six cells of route from its
+//! end, for good) and 1947 (two bodies pressed together against the river
+//! bank at a bridge's end). Open work in the issue on units as bodies.
+//! Before infantry stopped counting the bank beside a two-cell bridge's
+//! end as the bridge, 14 failed, among them 161 and 403: an infantry unit
+//! walking along the bank there claimed the bridge and, a crosser now,
+//! was swept onto the deck by the stream coming off it.
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -518,4 +518,16 @@ fn units_walking_into_one_that_cannot_make_way_stop_short() {
 #[test]
 fn units_whose_group_route_a_new_rock_cuts_in_a_crowd_plan_again() {
     run(399, Ground::RockyField);
+}
+
+/// Seeds where a vehicle was kept for good three to four cells from its
+/// end, by infantry resting beside a bridge's end or among rocks (once
+/// the bank beside a two-cell bridge stopped counting as the bridge, the
+/// infantry could rest there). A unit k cells wide blocked within k times
+/// the reach of a unit one cell wide now rests where it stands.
+#[test]
+fn vehicles_kept_a_few_cells_from_their_ends_still_arrive() {
+    for seed in [509, 1151, 1246] {
+        run(seed, Ground::Bridges);
+    }
 }
