@@ -998,8 +998,8 @@ fn assign_routes(
     limit: usize,
 ) -> usize {
     let end = (handout.next + limit).min(handout.pairs.len());
-    // Edits since the paths were read out: a route one of them cuts is not
-    // handed out (its unit plans its own way).
+    // Edits since the paths were read out: a route one of them cuts or
+    // makes dearer is not handed out (its unit plans its own way).
     let edits = (view.grid.version() != handout.version)
         .then(|| Edits::new(view.grid.dearer_since(handout.version)));
     for i in handout.next..end {
