@@ -489,10 +489,9 @@ impl NavGrid {
         };
         // Each cell's cost at `version`: the cost before its first change.
         let mut seen = std::collections::HashSet::new();
-        let before: Vec<(u32, u8)> = entries.filter(|&(i, _)| seen.insert(i)).collect();
         GridChanges::Cells(
-            before
-                .into_iter()
+            entries
+                .filter(|&(i, _)| seen.insert(i))
                 .filter(|&(i, old)| {
                     let now = self.base.costs[i as usize];
                     old != Self::BLOCKED && (now == Self::BLOCKED || now > old)

@@ -654,7 +654,7 @@ const DISPLACED: f32 = 0.3;
 
 /// A unit this many cells from the end of its route looks whether another
 /// unit rests there; one blocked this close to it (along its route; for a
-/// unit k cells wide, k times as close) rests where it stands.
+/// unit k cells wide, k times this) rests where it stands.
 const NEAR_THE_END: f32 = 2.5;
 
 /// A unit within this many cells of its next waypoint, pushed off the way

@@ -280,11 +280,7 @@ fn lanes(present: u16, size: u8) -> impl Iterator<Item = u8> {
 /// The anchors of size `lane` that hold a unit of size `size` standing at
 /// `position`: its own anchor when the sizes agree; for a smaller unit,
 /// every anchor whose footprint contains the point (in order, lowest
-/// first). A unit is in a passage where every walkable one of them is:
-/// a smaller unit on a cell that the end of a bigger passage's deck shares
-/// with the open ground beside it (the bank beside a bridge two cells wide,
-/// under the footprint of the deck's last anchor) is not in the passage,
-/// and a unit walking along the bank there takes no turn.
+/// first). See [`held_in`] for when they hold it in a passage.
 fn holders(view: &MapView, position: Vec2, size: u8, lane: u8) -> impl Iterator<Item = Cell> {
     let cell = holder_grid(view, size, lane).cell_at(position);
     let reach = if size >= lane { 1 } else { lane as u32 };
@@ -295,6 +291,29 @@ fn holders(view: &MapView, position: Vec2, size: u8, lane: u8) -> impl Iterator<
             })
         })
     })
+}
+
+/// What `passage_of` says of the first anchor of size `lane` holding a
+/// unit of `size` at `position`, if it says something of every walkable
+/// one: a unit is in a passage where every walkable anchor holding it is.
+/// A smaller unit on a cell that the end of a bigger passage's deck shares
+/// with the open ground beside it (the bank beside a bridge two cells wide,
+/// under the footprint of the deck's last anchor) is not in the passage,
+/// and a unit walking along the bank there takes no turn.
+fn held_in<T>(
+    view: &MapView,
+    position: Vec2,
+    size: u8,
+    lane: u8,
+    mut passage_of: impl FnMut(Cell) -> Option<T>,
+) -> Option<T> {
+    let class = view.for_size(lane).class();
+    let mut first = None;
+    for anchor in holders(view, position, size, lane).filter(|&a| class.is_walkable(a)) {
+        let found = passage_of(anchor)?;
+        first.get_or_insert(found);
+    }
+    first
 }
 
 /// The grid whose cell at a unit's position fixes the anchors of size
@@ -315,12 +334,10 @@ impl Passages {
     fn stands_in(&self, map: Entity, view: &MapView, size: u8, position: Vec2) -> bool {
         lanes(self.present(map), size).any(|lane| {
             self.maps.get(&(map, lane)).is_some_and(|cached| {
-                let class = view.for_size(lane).class();
-                let mut holding = holders(view, position, size, lane)
-                    .filter(|&a| class.is_walkable(a))
-                    .peekable();
-                holding.peek().is_some()
-                    && holding.all(|a| cached.cells.get(&a).is_some_and(Option::is_some))
+                held_in(view, position, size, lane, |a| {
+                    cached.cells.get(&a).copied().flatten()
+                })
+                .is_some()
             })
         })
     }
@@ -778,14 +795,11 @@ fn look_ahead(
             return None;
         }
         *last = Some(spot);
-        // In a passage only where every anchor that holds it is in one
-        // (see `holders`).
-        let mut first = None;
-        for anchor in holders(view, at, size, lane).filter(|&a| class.is_walkable(a)) {
-            let index = passages.passage_at(&class, anchor)?;
-            first.get_or_insert((index, anchor, travelled));
-        }
-        first
+        held_in(view, at, size, lane, |anchor| {
+            passages
+                .passage_at(&class, anchor)
+                .map(|index| (index, anchor, travelled))
+        })
     };
     if let Some(found) = check(position, 0.0, &mut last) {
         return Some(found);

@@ -305,3 +305,18 @@ pub fn assert_cut_routes_dropped(
     );
     *before = now;
 }
+
+/// The seeds a model-based test runs: `one=S` alone; else `many=N`, the
+/// first N, or `many=A..B`, seeds A to B - 1; else the first `default`.
+pub fn seeds_from_env(many: &str, one: &str, default: u64) -> std::ops::Range<u64> {
+    let var = |name: &str| std::env::var(name).ok();
+    if let Some(seed) = var(one).and_then(|v| v.parse::<u64>().ok()) {
+        return seed..seed + 1;
+    }
+    var(many)
+        .and_then(|v| match v.split_once("..") {
+            Some((a, b)) => Some(a.parse().ok()?..b.parse().ok()?),
+            None => Some(0..v.parse().ok()?),
+        })
+        .unwrap_or(0..default)
+}

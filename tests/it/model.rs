@@ -20,8 +20,8 @@
 //! - and, once the orders stop (the edits do not), every live request is
 //!   answered within a bound.
 //!
-//! `FRONTIER_MODEL_SEEDS=N` runs more seeds than the CI's few;
-//! `FRONTIER_MODEL_SEED=S` runs seed S alone.
+//! `FRONTIER_MODEL_SEEDS=N` (or `A..B`) runs more seeds than the CI's
+//! few; `FRONTIER_MODEL_SEED=S` runs seed S alone.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -564,12 +564,7 @@ fn unanswered(app: &mut App) -> Vec<(Entity, Tick)> {
 
 #[test]
 fn random_games_are_answered_legally_and_in_time() {
-    let number = |name: &str| std::env::var(name).ok().and_then(|s| s.parse().ok());
-    let seeds = match number("FRONTIER_MODEL_SEED") {
-        Some(seed) => seed..seed + 1,
-        None => 0..number("FRONTIER_MODEL_SEEDS").unwrap_or(100),
-    };
-    for seed in seeds {
+    for seed in crate::common::seeds_from_env("FRONTIER_MODEL_SEEDS", "FRONTIER_MODEL_SEED", 100) {
         run(seed);
     }
 }
