@@ -401,6 +401,30 @@ impl<'a> SizeClass<'a> {
         }
     }
 
+    /// Whether the path through anchors `cells` can still be walked as it
+    /// is: the unit fits at every one, and every step is allowed
+    /// ([`can_step`](Self::can_step)). A path an edit only made dearer
+    /// still can; one a wall now cuts cannot.
+    ///
+    /// ```
+    /// use bevy_frontier::core::{Cell, NavGrid};
+    ///
+    /// let mut grid = NavGrid::new(8, 8).unwrap();
+    /// let path = [Cell::new(1, 1), Cell::new(2, 2), Cell::new(3, 2)];
+    /// // A swamp on the path: dearer, still walkable.
+    /// grid.set_cost(Cell::new(2, 2), 9).unwrap();
+    /// assert!(grid.size_class(1).can_walk(&path));
+    /// // A wall beside the diagonal step: the step would cut its corner.
+    /// grid.set_cost(Cell::new(2, 1), NavGrid::BLOCKED).unwrap();
+    /// assert!(!grid.size_class(1).can_walk(&path));
+    /// // A unit 2×2 anchored at (1, 1) would stand on the wall.
+    /// assert!(!grid.size_class(2).can_walk(&path[..1]));
+    /// ```
+    pub fn can_walk(&self, cells: &[Cell]) -> bool {
+        cells.iter().all(|&cell| self.is_walkable(cell))
+            && cells.windows(2).all(|step| self.can_step(step[0], step[1]))
+    }
+
     /// Whether one move from anchor `from` to the adjacent anchor `to` is
     /// allowed: the unit fits at both, they are adjacent under the move
     /// set, and for a diagonal it fits at both anchors beside it (its

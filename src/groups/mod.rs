@@ -230,6 +230,8 @@ pub struct SharedRoute {
     /// The shared middle walked by each lane.
     lane_waypoints: Vec<SharedWaypoints>,
     flood_expansions: u64,
+    /// Times an edit sent the shared path back to be found again.
+    replans: u32,
     stage: Stage,
 }
 
@@ -548,6 +550,7 @@ impl ClassOrder<'_> {
                 shared: Vec::new(),
                 lane_waypoints: Vec::new(),
                 flood_expansions: 0,
+                replans: 0,
                 stage: Stage::Searching,
             },
             PathRequest {
@@ -658,7 +661,7 @@ pub(crate) fn splice_groups(
                 disband(group, members, &units, &mut commands, &mut scratch.0);
                 continue;
             }
-            if result.invalidated {
+            if result.invalidated && !keep_flagged(group.replans, &view, &result.cells, &settings) {
                 // An edit made the shared path illegal or dearer.
                 replan(entity, group, request, &mut commands, &mut scratch.0);
                 continue;
@@ -681,7 +684,10 @@ pub(crate) fn splice_groups(
         let Stage::Splicing(splice) = &mut group.stage else {
             continue;
         };
-        if result.is_some_and(|result| result.invalidated) {
+        let replans = group.replans;
+        if result.is_some_and(|result| {
+            result.invalidated && !keep_flagged(replans, &view, &splice.path, &settings)
+        }) {
             // An edit cut the shared path: find it again on the new grid
             // (members walk on by instinct).
             replan(entity, group, request, &mut commands, &mut scratch.0);
@@ -795,6 +801,21 @@ fn scratch_back(splice: Splice, pool: &mut ScratchPool) {
     pool.give(splice.tail.into_scratch());
 }
 
+/// Whether a group goes on with its shared path `cells` though an edit
+/// flagged it: when edits have sent the path back `max_restarts` times
+/// already (`replans`; ground whose cost changes every frame would
+/// otherwise keep the group searching for good) and it is still walkable,
+/// only dearer. Its members plan again on their own for edits after their
+/// routes are handed out, walking on meanwhile.
+fn keep_flagged(
+    replans: u32,
+    view: &MapView,
+    cells: &[Cell],
+    settings: &PathfindingSettings,
+) -> bool {
+    replans >= settings.max_restarts && view.class().can_walk(cells)
+}
+
 /// Asks for the shared path again, on the grid as it is now.
 fn replan(
     entity: Entity,
@@ -806,6 +827,7 @@ fn replan(
     if let Stage::Splicing(splice) = std::mem::replace(&mut group.stage, Stage::Searching) {
         scratch_back(*splice, pool);
     }
+    group.replans += 1;
     request.set_changed();
     commands.entity(entity).remove::<PathResult>();
 }
@@ -1044,7 +1066,7 @@ fn assign_routes(
         };
         if edits
             .as_ref()
-            .is_some_and(|edits| edits.cut(view, here, &route))
+            .is_some_and(|edits| edits.cut(view, here, &route).is_some())
         {
             send_alone(group, unit, slot, commands);
             continue;

@@ -270,6 +270,15 @@ fn begin_orders(
             .find(request.map)
             .ok()
             .and_then(|(map, view)| Some((goal_position(request, &view)?, map)));
+        // The request asked again for a route made dearer (or the same
+        // order given again meanwhile): the unit walks it until the new
+        // path comes.
+        if let (Some(order), Steering::Following { route, goal, map }) = (goal, &*steering)
+            && route.replanning()
+            && order == (*goal, *map)
+        {
+            continue;
+        }
         *steering = match goal {
             Some((goal, map)) => Steering::Instinct { goal, map },
             None => Steering::Idle,
@@ -317,10 +326,17 @@ fn adopt_paths(
 ) {
     for (unit, transform, mut request, result, mut steering, on_provisional) in &mut units {
         let provisional = result.status == PathStatus::Provisional;
-        let (goal, map, walking) = match &*steering {
+        let (goal, map, walking) = match &mut *steering {
             Steering::Instinct { goal, map } => (*goal, *map, None),
-            // The real path for the provisional one being walked.
-            Steering::Following { route, goal, map } if on_provisional && !provisional => {
+            // The real path for the provisional one being walked, or the
+            // new path for a route made dearer (found on a later grid than
+            // the route: not the route's own path, just flagged).
+            Steering::Following { route, goal, map }
+                if on_provisional && !provisional
+                    || route.replanning() && result.grid_version > route.version() =>
+            {
+                // Whatever comes of it, the path asked for has come.
+                route.set_replanning(false);
                 (*goal, *map, route.next_waypoint())
             }
             _ => continue,
@@ -434,9 +450,62 @@ pub(crate) fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
     kept
 }
 
-fn replan_cut_paths(mut units: Query<(&PathResult, &mut PathRequest, &mut Steering), With<Mover>>) {
-    for (result, mut request, mut steering) in &mut units {
-        if let (true, Steering::Following { goal, map, .. }) = (result.invalidated, &*steering) {
+/// Movers with their own path, as [`replan_cut_paths`] reads them.
+type PathFollowers<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Ref<'static, PathResult>,
+        &'static mut PathRequest,
+        &'static mut Steering,
+        Option<&'static Footprint>,
+    ),
+    With<Mover>,
+>;
+
+/// A unit following its own path that an edit changed (its `PathResult`
+/// was just flagged `invalidated`) asks for a path again. If the path is
+/// only dearer (still walkable, cell by cell and step by step, and so are
+/// the legs between the corners still ahead), the unit walks on along its
+/// route until the new path comes; if a wall now cuts it, the unit walks on
+/// instinct meanwhile. So costs that change under a unit's way every frame
+/// cost it re-plans, never its way to the goal. The leg from where it
+/// stands (off which avoidance may have pushed it) is
+/// [`replan_cut_routes`]' to test, against the edits since the route was
+/// planned.
+fn replan_cut_paths(mut units: PathFollowers, maps: MapsBesideUnits) {
+    for (result, mut request, mut steering, footprint) in &mut units {
+        if !result.invalidated || !result.is_changed() {
+            continue;
+        }
+        let Steering::Following { route, goal, map } = &mut *steering else {
+            continue;
+        };
+        let walkable = maps.get(*map).is_some_and(|view| {
+            if result.map != Some(*map)
+                || !view.for_size(result.size).class().can_walk(&result.cells)
+            {
+                return false;
+            }
+            let view = view.for_size(footprint.map_or(1, |f| f.0));
+            let mut corners = route.remaining();
+            let Some(mut from) = corners.next() else {
+                return true;
+            };
+            corners.all(|corner| {
+                let clear = view.segment_clear(from, corner);
+                from = corner;
+                clear
+            })
+        });
+        if walkable {
+            // A path already asked for will be checked against this edit
+            // when it comes.
+            if !route.replanning() {
+                route.set_replanning(true);
+                request.set_changed();
+            }
+        } else {
             let (goal, map) = (*goal, *map);
             request.set_changed();
             *steering = Steering::Instinct { goal, map };
@@ -505,10 +574,24 @@ fn replan_cut_routes(
             // Planned on the grid as it is.
             continue;
         };
-        if edits.cut(&view, transform.translation.truncate(), route) {
-            let (goal, map) = (*goal, *map);
-            *steering = Steering::Instinct { goal, map };
-            ask_again(&mut commands, unit, &mut request, goal, map);
+        match edits.cut(&view, transform.translation.truncate(), route) {
+            None => {}
+            Some(Cut::Blocked) => {
+                let (goal, map) = (*goal, *map);
+                *steering = Steering::Instinct { goal, map };
+                ask_again(&mut commands, unit, &mut request, goal, map);
+            }
+            // Walkable still: walked on until the new path comes (one
+            // asked for already will be checked against these edits).
+            Some(Cut::Dearer) => {
+                let (goal, map) = (*goal, *map);
+                if let Steering::Following { route, .. } = &mut *steering
+                    && !route.replanning()
+                {
+                    route.set_replanning(true);
+                    ask_again(&mut commands, unit, &mut request, goal, map);
+                }
+            }
         }
     }
 }
@@ -552,6 +635,15 @@ impl<'a> EditedMap<'a> {
         };
         Some(&self.edits[at].1)
     }
+}
+
+/// What edits did to a route's way on ([`Edits::cut`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// A wall stands across a leg still to walk.
+    Blocked,
+    /// A leg still to walk crosses ground made dearer, but no wall.
+    Dearer,
 }
 
 /// Side of the blocks [`Edits`] files many changed cells under.
@@ -623,21 +715,31 @@ impl Edits {
     }
 
     /// Whether these edits cut the way on of a unit at `position` along
-    /// `route`, or made it dearer: a leg near a changed cell (from the unit
-    /// to its next corner, or between two corners after) that is no longer
-    /// clear, or that crosses a changed cell (past the one it starts on).
-    pub(crate) fn cut(&self, view: &MapView, position: Vec2, route: &Route) -> bool {
+    /// `route`, or made it dearer, looking at the legs near a changed cell
+    /// (from the unit to its next corner, and between two corners after):
+    /// [`Cut::Blocked`] if one is no longer clear, else [`Cut::Dearer`] if
+    /// one crosses a changed cell (past the one it starts on).
+    pub(crate) fn cut(&self, view: &MapView, position: Vec2, route: &Route) -> Option<Cut> {
         let size = view.size() as u32;
         let class = view.class();
         let mut from = position;
-        route.remaining().any(|corner| {
+        let mut found = None;
+        for corner in route.remaining() {
             let (a, b) = (from, corner);
             from = corner;
-            view.segment_box(a, b).is_none_or(|area| self.touch(area))
-                && !view.segment_clear_where(a, b, |anchor| {
+            if !view.segment_box(a, b).is_none_or(|area| self.touch(area))
+                || view.segment_clear_where(a, b, |anchor| {
                     class.is_walkable(anchor) && !self.under(anchor, size)
                 })
-        })
+            {
+                continue;
+            }
+            if !view.segment_clear(a, b) {
+                return Some(Cut::Blocked);
+            }
+            found = Some(Cut::Dearer);
+        }
+        found
     }
 }
 

@@ -18,6 +18,9 @@ pub struct Route {
     /// The version of the map's grid the route was planned on (0: not
     /// known), so that it is checked only against edits made after.
     version: u64,
+    /// Whether a new path has been asked for because an edit made the
+    /// way dearer: the route is walked until it comes.
+    replanning: bool,
 }
 
 /// A stretch of waypoints shared by a group's units.
@@ -40,6 +43,7 @@ impl Route {
             tail,
             next: 0,
             version: 0,
+            replanning: false,
         }
     }
 
@@ -97,6 +101,17 @@ impl Route {
     /// known).
     pub(crate) fn version(&self) -> u64 {
         self.version
+    }
+
+    /// Whether a new path has been asked for, and the route is walked
+    /// until it comes.
+    pub(crate) fn replanning(&self) -> bool {
+        self.replanning
+    }
+
+    /// Marks that a new path has been asked for (or has come).
+    pub(crate) fn set_replanning(&mut self, replanning: bool) {
+        self.replanning = replanning;
     }
 
     pub(crate) fn advance(&mut self) {

@@ -1,6 +1,7 @@
 //! All integration tests, in one binary so bevy links once. One module per
 //! behaviour.
 
+mod changing_costs;
 mod common;
 
 mod avoidance;
