@@ -661,7 +661,9 @@ pub(crate) fn splice_groups(
                 disband(group, members, &units, &mut commands, &mut scratch.0);
                 continue;
             }
-            if result.invalidated && !keep_flagged(group.replans, &view, &result.cells, &settings) {
+            if result.invalidated
+                && !keep_flagged(group.replans, settings.max_restarts, &view, &result.cells)
+            {
                 // An edit made the shared path illegal or dearer.
                 replan(entity, group, request, &mut commands, &mut scratch.0);
                 continue;
@@ -686,7 +688,7 @@ pub(crate) fn splice_groups(
         };
         let replans = group.replans;
         if result.is_some_and(|result| {
-            result.invalidated && !keep_flagged(replans, &view, &splice.path, &settings)
+            result.invalidated && !keep_flagged(replans, settings.max_restarts, &view, &splice.path)
         }) {
             // An edit cut the shared path: find it again on the new grid
             // (members walk on by instinct).
@@ -802,18 +804,13 @@ fn scratch_back(splice: Splice, pool: &mut ScratchPool) {
 }
 
 /// Whether a group goes on with its shared path `cells` though an edit
-/// flagged it: when edits have sent the path back `max_restarts` times
-/// already (`replans`; ground whose cost changes every frame would
-/// otherwise keep the group searching for good) and it is still walkable,
+/// flagged it: when edits have sent the path back `replans` times, at
+/// least `max_restarts` (ground whose cost changes every frame would
+/// otherwise keep the group searching for good), and it is still walkable,
 /// only dearer. Its members plan again on their own for edits after their
 /// routes are handed out, walking on meanwhile.
-fn keep_flagged(
-    replans: u32,
-    view: &MapView,
-    cells: &[Cell],
-    settings: &PathfindingSettings,
-) -> bool {
-    replans >= settings.max_restarts && view.class().can_walk(cells)
+fn keep_flagged(replans: u32, max_restarts: u32, view: &MapView, cells: &[Cell]) -> bool {
+    replans >= max_restarts && view.class().can_walk(cells)
 }
 
 /// Asks for the shared path again, on the grid as it is now.

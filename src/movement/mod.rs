@@ -478,7 +478,7 @@ fn replan_cut_paths(mut units: PathFollowers, maps: MapsBesideUnits) {
         if !result.invalidated || !result.is_changed() {
             continue;
         }
-        let Steering::Following { route, goal, map } = &mut *steering else {
+        let Steering::Following { route, map, .. } = &*steering else {
             continue;
         };
         let walkable = maps.get(*map).is_some_and(|view| {
@@ -498,17 +498,13 @@ fn replan_cut_paths(mut units: PathFollowers, maps: MapsBesideUnits) {
                 clear
             })
         });
-        if walkable {
-            // A path already asked for will be checked against this edit
-            // when it comes.
-            if !route.replanning() {
-                route.set_replanning(true);
-                request.set_changed();
-            }
+        let meanwhile = if walkable {
+            Meanwhile::WalkOn
         } else {
-            let (goal, map) = (*goal, *map);
+            Meanwhile::Instinct
+        };
+        if wait_for_new_path(&mut steering, meanwhile).is_some() {
             request.set_changed();
-            *steering = Steering::Instinct { goal, map };
         }
     }
 }
@@ -537,8 +533,9 @@ type Followers<'w, 's> = Query<
 /// A unit following a route that an edit since the last frame cut (a wall
 /// now stands across the way from where it stands to its next corner, or
 /// between two corners after it) or made dearer (a cell under a leg costs
-/// more) walks on instinct and asks for a path again at once, not when it
-/// gets there. This covers what the `PathIndex` cannot: a group member's
+/// more) asks for a path again at once, not when it gets there: on
+/// instinct meanwhile if cut, walking on along the route if only dearer
+/// ([`wait_for_new_path`]). This covers what the `PathIndex` cannot: a group member's
 /// route (it has no `PathResult`), and the straight legs a string-pulled
 /// route takes across cells its path did not cross. Only legs near a
 /// changed cell are looked at, and a route only against the edits made
@@ -563,7 +560,7 @@ fn replan_cut_routes(
         return;
     }
     for (unit, transform, mut request, mut steering, footprint) in &mut units {
-        let Steering::Following { route, goal, map } = &*steering else {
+        let Steering::Following { route, map, .. } = &*steering else {
             continue;
         };
         let Some(edited) = edited.get_mut(map) else {
@@ -574,24 +571,13 @@ fn replan_cut_routes(
             // Planned on the grid as it is.
             continue;
         };
-        match edits.cut(&view, transform.translation.truncate(), route) {
-            None => {}
-            Some(Cut::Blocked) => {
-                let (goal, map) = (*goal, *map);
-                *steering = Steering::Instinct { goal, map };
-                ask_again(&mut commands, unit, &mut request, goal, map);
-            }
-            // Walkable still: walked on until the new path comes (one
-            // asked for already will be checked against these edits).
-            Some(Cut::Dearer) => {
-                let (goal, map) = (*goal, *map);
-                if let Steering::Following { route, .. } = &mut *steering
-                    && !route.replanning()
-                {
-                    route.set_replanning(true);
-                    ask_again(&mut commands, unit, &mut request, goal, map);
-                }
-            }
+        let meanwhile = match edits.cut(&view, transform.translation.truncate(), route) {
+            None => continue,
+            Some(Cut::Blocked) => Meanwhile::Instinct,
+            Some(Cut::Dearer) => Meanwhile::WalkOn,
+        };
+        if let Some((goal, map)) = wait_for_new_path(&mut steering, meanwhile) {
+            ask_again(&mut commands, unit, &mut request, goal, map);
         }
     }
 }
@@ -971,7 +957,7 @@ fn move_units(
                     walk_velocity(&view, &mut position, velocity, seconds);
                 }
             }
-            Steering::Following { route, goal, map } => {
+            Steering::Following { route, .. } => {
                 if own_way {
                     let mut left = budget;
                     let mut blocked = false;
@@ -987,11 +973,12 @@ fn move_units(
                             blocked = true;
                         }
                     }
-                    if blocked {
-                        // A wall went up on the path: walk on instinct while
-                        // a new path is found.
-                        let (goal, map) = (*goal, *map);
-                        *steering = Steering::Instinct { goal, map };
+                    // A wall went up on the path: walk on instinct while
+                    // a new path is found.
+                    if blocked
+                        && let Some((goal, map)) =
+                            wait_for_new_path(&mut steering, Meanwhile::Instinct)
+                    {
                         ask_again(&mut commands, unit, &mut request, goal, map);
                     }
                 } else {
@@ -1102,11 +1089,10 @@ fn move_units(
             // crowd does not (a new path would be the same one).
             motion.stalled = 0.0;
             motion.pushing = give_up.max(seconds);
-            if let Steering::Following { route, goal, map } = &*steering
+            if let Steering::Following { route, .. } = &*steering
                 && route_cut_ahead(&view, position, route)
+                && let Some((goal, map)) = wait_for_new_path(&mut steering, Meanwhile::Instinct)
             {
-                let (goal, map) = (*goal, *map);
-                *steering = Steering::Instinct { goal, map };
                 ask_again(&mut commands, unit, &mut request, goal, map);
             }
         }
@@ -1169,6 +1155,40 @@ fn rest_or_walk_on(
         motion.rest = Some(place);
         true
     }
+}
+
+/// What a unit following a route does while the path it asks for again
+/// after an edit is found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Meanwhile {
+    /// A wall cuts its way: it walks on instinct.
+    Instinct,
+    /// Its way is only dearer: it walks on along its route
+    /// ([`Route::replanning`]) and takes the new path when it comes.
+    WalkOn,
+}
+
+/// Sets a unit following a route to wait for a new path as `meanwhile`
+/// says; the order to ask again for (its goal and map), or `None` when
+/// there is nothing to ask: it does not follow a route, or it walks on
+/// while a path it asked for already is found (that one is checked against
+/// the edit when it comes).
+fn wait_for_new_path(steering: &mut Steering, meanwhile: Meanwhile) -> Option<(Vec2, Entity)> {
+    let Steering::Following { route, goal, map } = steering else {
+        return None;
+    };
+    let order = (*goal, *map);
+    match meanwhile {
+        Meanwhile::WalkOn if route.replanning() => return None,
+        Meanwhile::WalkOn => route.set_replanning(true),
+        Meanwhile::Instinct => {
+            *steering = Steering::Instinct {
+                goal: order.0,
+                map: order.1,
+            }
+        }
+    }
+    Some(order)
 }
 
 /// Asks for a path again: the unit's own request is marked changed, and a
