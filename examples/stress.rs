@@ -227,6 +227,10 @@ fn main() -> ExitCode {
         run.frame_ms.last().copied().unwrap_or_default(),
         run.last_path
     );
+    last += &format!(
+        " expansions={} results_digest={:016x}",
+        run.expansions, run.digest
+    );
     if let Some(threads) = options.threads {
         last += &format!(" threads={threads}");
     }
@@ -370,6 +374,10 @@ struct Run {
     /// one, with refinement) and to its final one.
     first_path: Vec<u32>,
     final_path: Vec<u32>,
+    /// A hash of every answer (frame, unit, status, cost, cells,
+    /// expansions, grid version): two runs with the same digest answered
+    /// the same units with the same paths in the same frames.
+    digest: u64,
 }
 
 /// Threads and search lanes.
@@ -486,7 +494,11 @@ fn run_orders(
         flagged: 0,
         first_path: Vec::new(),
         final_path: Vec::new(),
+        digest: 0xcbf2_9ce4_8422_2325,
     };
+    let answered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = answered.clone();
+    app.add_observer(move |ready: On<PathReady>| sink.lock().unwrap().push(ready.entity));
     let mut waiting = units.clone();
     let mut unseen = units.clone();
     while !waiting.is_empty() {
@@ -496,6 +508,12 @@ fn run_orders(
         run.frame_ms.push(stats.frame_time.as_secs_f64() * 1e3);
         run.max_expansions = run.max_expansions.max(stats.frame_expansions);
         run.expansions += stats.frame_expansions;
+        for unit in std::mem::take(&mut *answered.lock().unwrap()) {
+            let index = units.iter().position(|&u| u == unit);
+            if let Some(result) = app.world().get::<PathResult>(unit) {
+                run.digest = fold_answer(run.digest, run.frames, index, result);
+            }
+        }
         let before = waiting.len();
         waiting.retain(|&unit| !has_path(&app, unit, true));
         if waiting.len() < before {
@@ -518,6 +536,30 @@ fn run_orders(
         edit_cells(&mut app, &mut run, edits);
     }
     Ok(run)
+}
+
+/// `digest` with one answer folded in (FNV-1a over its fields).
+fn fold_answer(digest: u64, frame: u32, unit: Option<usize>, result: &PathResult) -> u64 {
+    let fields = [
+        frame as u64,
+        unit.map_or(u64::MAX, |i| i as u64),
+        result.cost.to_bits() as u64,
+        result.cells.len() as u64,
+        result
+            .cells
+            .last()
+            .map_or(0, |c| (c.x as u64) << 32 | c.y as u64),
+        result.expansions,
+        result.grid_version,
+    ];
+    let status = format!("{:?}{}", result.status, result.invalidated);
+    let bytes = fields
+        .iter()
+        .flat_map(|field| field.to_le_bytes())
+        .chain(status.bytes());
+    bytes.fold(digest, |hash, byte| {
+        (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Toggles `edits` random cells between wall and ground, one a frame, and

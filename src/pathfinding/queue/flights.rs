@@ -1,0 +1,470 @@
+//! Flights: the searches the queue keeps, waiting or in flight, and how
+//! they are admitted to slots, checked against their maps, run in lanes
+//! on the frame's budget and landed.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+
+use super::delivery::{Delivery, Found};
+use super::resolve::{Job, Rank, Replan};
+use super::shared::split_alone;
+use super::{PathfindingQueue, search_config};
+use crate::core::{Flood, FloodDirection, NavGrid, ScratchPool, Search};
+use crate::maps::{MapView, Maps};
+use crate::pathfinding::result::InvalidReason;
+use crate::schedule::{FrameBudget, PathfindingSettings, run_side_by_side};
+
+/// What a flight searches with.
+pub(super) enum Work {
+    /// One job's own search, made when the flight first gets budget (so
+    /// admitting many requests at once does not set up grid-sized scratch
+    /// for searches that will not run this frame).
+    Alone(Option<Search>),
+    /// Jobs with one goal sharing a search run backwards from it.
+    Shared(SharedWork),
+}
+
+/// The work of jobs with one goal: a [`Flood`] from the goal towards every
+/// job's start, and what it has answered.
+#[derive(Default)]
+pub(super) struct SharedWork {
+    /// Made, like a search, when the flight first gets budget.
+    pub(super) flood: Option<Flood>,
+    /// Jobs answered so far.
+    pub(super) served: u64,
+    /// The flood's expansions when it last answered a job.
+    pub(super) reported: u64,
+}
+
+/// Jobs and their search, in flight or waiting (a search that lost its
+/// slot keeps its state and resumes where it was): one job with a
+/// [`Search`] of its own, or jobs with one goal sharing a [`Flood`] run
+/// backwards from it.
+pub(super) struct Flight {
+    /// At least one; all on the same map, of the same size and with the
+    /// same goal when shared.
+    pub(super) jobs: Vec<Job>,
+    pub(super) work: Work,
+    /// The map as it was when edits had restarted the search
+    /// `max_restarts` times: it finishes on this copy.
+    pub(super) pinned: Option<Arc<NavGrid>>,
+}
+
+impl Flight {
+    /// A flight of one job, nothing set up yet.
+    pub(super) fn new(job: Job) -> Self {
+        Self {
+            jobs: vec![job],
+            work: Work::Alone(None),
+            pinned: None,
+        }
+    }
+
+    /// The job that stands for the flight: its map, size and (shared) goal.
+    pub(super) fn lead(&self) -> &Job {
+        &self.jobs[0]
+    }
+
+    /// Whether its jobs share a search backwards from their goal.
+    pub(super) fn is_shared(&self) -> bool {
+        matches!(self.work, Work::Shared(_))
+    }
+
+    /// Whether it holds a search's state (and its scratch).
+    pub(super) fn is_started(&self) -> bool {
+        match &self.work {
+            Work::Alone(search) => search.is_some(),
+            Work::Shared(shared) => shared.flood.is_some(),
+        }
+    }
+
+    /// Times edits made its search start over.
+    fn restarts(&self) -> u32 {
+        match &self.work {
+            Work::Alone(Some(search)) => search.restarts(),
+            Work::Shared(SharedWork {
+                flood: Some(flood), ..
+            }) => flood.restarts(),
+            _ => 0,
+        }
+    }
+
+    /// The best rank of its jobs (see [`Job::rank`]).
+    pub(super) fn rank(&self, aging_frames: u32) -> Rank {
+        self.jobs
+            .iter()
+            .map(|job| job.rank(aging_frames))
+            .max()
+            .unwrap_or((i128::MIN, std::cmp::Reverse(u64::MAX)))
+    }
+
+    /// Drops the search's state, returning its scratch space to `pool`.
+    pub(super) fn reset(&mut self, pool: &mut ScratchPool) {
+        match &mut self.work {
+            Work::Alone(search) => {
+                if let Some(search) = search.take() {
+                    pool.give(search.into_scratch());
+                }
+            }
+            Work::Shared(shared) => {
+                if let Some(flood) = shared.flood.take() {
+                    pool.give(flood.into_scratch());
+                }
+                // A new flood counts its expansions from zero again.
+                shared.reported = 0;
+            }
+        }
+        self.pinned = None;
+    }
+
+    /// Ends the flight, returning its scratch space to `pool`.
+    pub(super) fn land(mut self, pool: &mut ScratchPool) -> Vec<Job> {
+        self.reset(pool);
+        self.jobs
+    }
+}
+
+/// Starts the best waiting requests while slots are free, and lets a
+/// waiting request that outranks the lowest search in flight take its
+/// slot. The evicted search waits again with its state kept (up to one
+/// kept state per slot; beyond that the lowest starts over), and resumes
+/// where it stopped when it gets a slot back. Ranks never change order
+/// over time ([`Job::rank`]), so it cannot throw out the request that
+/// evicted it. A shared flight ranks as its best job.
+pub(super) fn admit(
+    queue: &mut PathfindingQueue,
+    settings: &PathfindingSettings,
+    maps: &Maps,
+    delivery: &mut Delivery,
+) {
+    let slots = settings.max_in_flight.max(1);
+    let aging = settings.aging_frames;
+    loop {
+        let Some(best) = (0..queue.waiting.len()).max_by_key(|&i| queue.waiting[i].rank(aging))
+        else {
+            return;
+        };
+        if queue.in_flight.len() >= slots {
+            let best_rank = queue.waiting[best].rank(aging);
+            let Some(worst) =
+                (0..queue.in_flight.len()).min_by_key(|&i| queue.in_flight[i].rank(aging))
+            else {
+                return;
+            };
+            if queue.in_flight[worst].rank(aging) >= best_rank {
+                return;
+            }
+            let mut evicted = queue.in_flight.swap_remove(worst);
+            let parked = queue.waiting.iter().filter(|f| f.is_started()).count();
+            if parked >= slots {
+                evicted.reset(&mut queue.pool);
+            }
+            queue.waiting.push(evicted);
+            continue;
+        }
+        let flight = queue.waiting.swap_remove(best);
+        if let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) {
+            queue.in_flight.push(flight);
+        }
+    }
+}
+
+/// Checks a flight against its map as it is now, before it runs. Jobs on
+/// a removed map are answered `MapRemoved`. After edits, each job's cells
+/// are chosen again from where its unit stood: the same cells keep the
+/// search (which itself carries on or starts over, see `Search::step`),
+/// other cells start a new one (a job of a shared flight whose goal moved
+/// waits for a search of its own; one whose start moved becomes a new
+/// target of the shared search), and a job that needs no search any more
+/// is answered. A search that edits made start over `max_restarts` times
+/// is pinned to a copy of the map as it is now, and finishes there.
+/// `None` when no job is left in the flight.
+pub(super) fn refresh(
+    queue: &mut PathfindingQueue,
+    mut flight: Flight,
+    max_restarts: u32,
+    maps: &Maps,
+    delivery: &mut Delivery,
+) -> Option<Flight> {
+    let frame = queue.frame;
+    let Some(view) = maps.get(flight.lead().map) else {
+        for job in flight.land(&mut queue.pool) {
+            queue.live.remove(&job.entity);
+            delivery.answer_invalid(&job, InvalidReason::MapRemoved, frame);
+        }
+        return None;
+    };
+    let view = view.for_size(flight.lead().size);
+    let grid = view.grid;
+    let version = grid.version();
+    if flight.pinned.is_some() || flight.jobs.iter().all(|job| job.grid_version == version) {
+        return Some(flight);
+    }
+    let goal = flight.lead().goal;
+    let mut kept = Vec::with_capacity(flight.jobs.len());
+    for mut job in std::mem::take(&mut flight.jobs) {
+        let moved = match job.replan(&mut queue.nearest, view.class()) {
+            Replan::Answer(status, cells) => {
+                queue.live.remove(&job.entity);
+                let waited = (frame - job.frame_requested) as u32;
+                delivery.answer(job.entity, job.map, (status, cells), &view, waited);
+                continue;
+            }
+            Replan::Same => false,
+            Replan::Moved => true,
+        };
+        match &mut flight.work {
+            Work::Alone(_) => {
+                if moved {
+                    flight.reset(&mut queue.pool);
+                }
+                kept.push(job);
+            }
+            Work::Shared(_) if job.goal != goal => {
+                queue.unshared = true;
+                queue.waiting.push(Flight::new(job));
+            }
+            Work::Shared(shared) => {
+                if let Some(flood) = shared.flood.as_mut().filter(|_| moved) {
+                    flood.add_targets(grid, [job.start]);
+                }
+                kept.push(job);
+            }
+        }
+    }
+    flight.jobs = kept;
+    if flight.jobs.is_empty() {
+        flight.land(&mut queue.pool);
+        return None;
+    }
+    if flight.is_started() && flight.restarts() >= max_restarts {
+        let copy = queue
+            .copies
+            .entry((flight.lead().map, version))
+            .or_insert_with(|| Arc::new(grid.clone()));
+        flight.pinned = Some(copy.clone());
+    }
+    Some(flight)
+}
+
+/// Sets up a flight's search (its own [`Search`], or a shared [`Flood`]
+/// from the goal towards every job's start) when it first gets budget.
+/// `None` when the flight dissolved instead: a shared flight whose goal
+/// cannot be searched from sends its jobs back to wait alone.
+fn prepare(
+    queue: &mut PathfindingQueue,
+    mut flight: Flight,
+    view: &MapView,
+    settings: &PathfindingSettings,
+) -> Option<Flight> {
+    let grid = flight.pinned.clone();
+    let grid = grid.as_deref().unwrap_or(view.grid);
+    let lead = &flight.jobs[0];
+    match &mut flight.work {
+        Work::Alone(search) => {
+            let config = crate::core::SearchConfig {
+                size: lead.size,
+                ..search_config(settings)
+            };
+            // `plan` chose both cells on this grid version.
+            search.get_or_insert_with(|| {
+                Search::planned(&mut queue.pool, grid, lead.start, lead.goal, config)
+            });
+        }
+        Work::Shared(SharedWork { flood: Some(_), .. }) => {}
+        Work::Shared(shared) => {
+            let starts = flight.jobs.iter().map(|job| job.start);
+            let flood = Flood::with_scratch(
+                queue.pool.take(),
+                grid,
+                lead.size,
+                lead.goal,
+                FloodDirection::ToSource,
+                starts,
+                None,
+            );
+            match flood {
+                Ok(flood) => shared.flood = Some(flood.guided(grid)),
+                Err(_) => {
+                    split_alone(queue, flight);
+                    return None;
+                }
+            }
+        }
+    }
+    Some(flight)
+}
+
+/// Runs a prepared flight's search for at most `budget` expansions on
+/// `grid`; returns the expansions spent. Touches nothing but the flight, so
+/// flights can advance side by side on several threads.
+fn advance(flight: &mut Flight, grid: &NavGrid, budget: u32) -> u64 {
+    match &mut flight.work {
+        Work::Alone(Some(search)) => {
+            let before = search.expansions();
+            search.step(grid, budget);
+            search.expansions() - before
+        }
+        Work::Shared(SharedWork {
+            flood: Some(flood), ..
+        }) => {
+            let before = flood.expansions();
+            flood.step(grid, budget);
+            flood.expansions() - before
+        }
+        _ => 0,
+    }
+}
+
+/// Delivers what an advanced flight has found: its own search's result
+/// once it has finished, or a shared flight's answer to every job whose
+/// start it has settled. Jobs a shared flight cannot serve (it ended
+/// without reaching them, or went over the jobs' summed expansion caps)
+/// wait again, each for a search of its own. The flight back while it
+/// still has a job to serve.
+fn finish(
+    queue: &mut PathfindingQueue,
+    mut flight: Flight,
+    view: &MapView,
+    settings: &PathfindingSettings,
+    delivery: &mut Delivery,
+) -> Option<Flight> {
+    let frame = queue.frame;
+    let pinned = flight.pinned.clone();
+    let grid = pinned.as_deref().unwrap_or(view.grid);
+    let version = grid.version();
+    let jobs = &mut flight.jobs;
+    match &mut flight.work {
+        Work::Alone(search) => {
+            if !search.as_ref()?.status().is_finished() {
+                return Some(flight);
+            }
+            let search = search.take()?;
+            let job = jobs.swap_remove(0);
+            queue.live.remove(&job.entity);
+            let search = delivery.deliver_search(&job, search, view, version, frame);
+            queue.pool.give(search.into_scratch());
+            None
+        }
+        Work::Shared(shared) => {
+            let flood = shared.flood.as_ref()?;
+            let mut i = 0;
+            while i < jobs.len() {
+                let Some(path) = flood.path(grid, jobs[i].start) else {
+                    i += 1;
+                    continue;
+                };
+                let job = jobs.swap_remove(i);
+                let expansions = flood.expansions() - shared.reported;
+                shared.reported = flood.expansions();
+                shared.served += 1;
+                queue.live.remove(&job.entity);
+                let found = Found {
+                    path,
+                    expansions,
+                    version,
+                };
+                delivery.deliver(&job, job.found_status(), found, view, frame);
+            }
+            let cap = settings
+                .max_expansions_per_request
+                .map(|cap| cap as u64 * (shared.served + jobs.len() as u64));
+            let over_cap = cap.is_some_and(|cap| flood.expansions() >= cap);
+            if jobs.is_empty() {
+                flight.land(&mut queue.pool);
+                None
+            } else if flood.is_finished() || over_cap {
+                split_alone(queue, flight);
+                None
+            } else {
+                Some(flight)
+            }
+        }
+    }
+}
+
+/// The best `count` flights in flight, best first, taken out of the list
+/// (which keeps the others in their order).
+fn take_best(flights: &mut Vec<Flight>, count: usize, aging: u32) -> Vec<Flight> {
+    if count >= flights.len() {
+        let mut all = std::mem::take(flights);
+        all.sort_by_key(|flight| std::cmp::Reverse(flight.rank(aging)));
+        return all;
+    }
+    let mut best = Vec::with_capacity(count);
+    for _ in 0..count {
+        let Some(index) = (0..flights.len()).max_by_key(|&i| flights[i].rank(aging)) else {
+            break;
+        };
+        best.push(flights.swap_remove(index));
+    }
+    best
+}
+
+/// Spends what is left of the frame's budget on the flights in flight, in
+/// rounds: each round admits waiting requests to free slots, takes the
+/// best flights, checks them against their maps and sets them up one by
+/// one ([`refresh`], [`prepare`]: all that touches the queue), advances
+/// them side by side in `search_lanes` lanes ([`run_side_by_side`]:
+/// [`advance`] touches only the flight, so every thread count gives the
+/// same results in the same frames) and delivers what they found in rank
+/// order ([`finish`]). With one lane a round is the best flight alone,
+/// which takes everything it needs first, so results come strictly by
+/// priority; with more, every flight in flight is dealt into the lanes.
+pub(super) fn run_flights(
+    queue: &mut PathfindingQueue,
+    settings: &PathfindingSettings,
+    budget: &mut FrameBudget,
+    maps: &Maps,
+    delivery: &mut Delivery,
+) {
+    let lanes = settings.search_lanes.max(1);
+    let aging = settings.aging_frames;
+    while budget.left() > 0 {
+        admit(queue, settings, maps, delivery);
+        if queue.in_flight.is_empty() {
+            break;
+        }
+        let flying = queue.in_flight.len();
+        let delivered = delivery.stats.delivered;
+        let per_round = if lanes == 1 { 1 } else { usize::MAX };
+        let mut ready: Vec<(Flight, MapView)> = Vec::new();
+        for flight in take_best(&mut queue.in_flight, per_round, aging) {
+            let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) else {
+                continue;
+            };
+            let Some(view) = maps.get(flight.lead().map) else {
+                continue;
+            };
+            let view = view.for_size(flight.lead().size);
+            if let Some(flight) = prepare(queue, flight, &view, settings) {
+                ready.push((flight, view));
+            }
+        }
+        let lane_count = lanes.min(ready.len());
+        let mut spent = 0;
+        if lane_count > 0 {
+            let total = budget.slice_of(lane_count as u32);
+            let mut items: Vec<(&mut Flight, &NavGrid)> = ready
+                .iter_mut()
+                .map(|(flight, view)| (flight, view.grid))
+                .collect();
+            spent = run_side_by_side(&mut items, lanes, settings.threads, total, |item, most| {
+                let (flight, live) = item;
+                let pinned = flight.pinned.clone();
+                advance(flight, pinned.as_deref().unwrap_or(live), most)
+            });
+            budget.spend(spent);
+        }
+        for (flight, view) in ready {
+            let flight = finish(queue, flight, &view, settings, delivery);
+            queue.in_flight.extend(flight);
+        }
+        let changed =
+            spent > 0 || delivery.stats.delivered > delivered || queue.in_flight.len() != flying;
+        if !changed {
+            break;
+        }
+    }
+}

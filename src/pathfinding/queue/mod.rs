@@ -1,0 +1,371 @@
+//! The request queue and the per-frame budget loop behind
+//! [`PathfindingPlugin`](super::PathfindingPlugin), by concept:
+//!
+//! - `resolve`: a request turned into cells on its map ([`Job`], `plan`);
+//! - `flights`: the searches kept between frames, waiting or in flight,
+//!   their admission to slots, their checks against edited maps, and the
+//!   lane runner that spends the budget on them;
+//! - `shared`: requests with one goal put in one shared search;
+//! - `quick`: quick provisional paths on maps with terrain costs;
+//! - `delivery`: results handed to their units.
+
+mod delivery;
+mod flights;
+mod quick;
+mod resolve;
+mod shared;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bevy::diagnostic::Diagnostics;
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+
+use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
+use super::request::{Footprint, PathRequest};
+use super::result::{InvalidReason, PathResult, PathStatus};
+use crate::core::{Flood, NavGrid, ScratchPool, Search, SearchConfig};
+use crate::maps::Maps;
+use crate::schedule::{FrameBudget, PathfindingSettings};
+use delivery::Delivery;
+use flights::{Flight, SharedWork, Work};
+pub(crate) use resolve::locate;
+use resolve::{Job, NearestCache, Plan, locate_request, plan};
+
+/// The plugin's requests: those waiting for a search slot and those in
+/// flight. Read it for [`queued`](Self::queued) and
+/// [`in_flight`](Self::in_flight) counts.
+#[derive(Resource, Default)]
+pub struct PathfindingQueue {
+    /// Runs of the plugin's schedule so far.
+    frame: u64,
+    next_ticket: u64,
+    /// Entities with a request waiting or in flight, so that cancelling the
+    /// many that have none skips the scans.
+    live: EntityHashSet,
+    waiting: Vec<Flight>,
+    in_flight: Vec<Flight>,
+    pool: ScratchPool,
+    /// Reachable cell nearest to an unreachable goal, per (map, grid
+    /// version, unit size, goal, start region): a group ordered onto a lake
+    /// asks once. Emptied every frame, so it never outgrows one frame's
+    /// orders.
+    nearest: NearestCache,
+    /// Copies of maps made this frame for searches that stop following
+    /// edits, shared by all of them (emptied every frame).
+    copies: HashMap<(Entity, u64), Arc<NavGrid>>,
+    /// Whether a request that could share a search has started waiting
+    /// since requests were last put together (`share_goals`).
+    unshared: bool,
+    /// The quick search under way (see [`PathfindingSettings::refine`]):
+    /// the ticket of its job, and the search.
+    quick: Option<(u64, Search)>,
+    /// Quick paths found this frame, sent at its end to the requests not
+    /// answered for good by then.
+    provisional: Vec<(Entity, PathResult)>,
+}
+
+impl PathfindingQueue {
+    /// Requests waiting for a search slot.
+    pub fn queued(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Searches started and not yet finished.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Whether no request is waiting or being searched.
+    pub fn is_idle(&self) -> bool {
+        self.waiting.is_empty() && self.in_flight.is_empty()
+    }
+
+    /// Runs of the plugin's schedule so far.
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// The searches in flight that have started: the requesting entity,
+    /// the map and the search (for drawing frontiers, say).
+    pub fn searches(&self) -> impl Iterator<Item = (Entity, Entity, &Search)> {
+        self.in_flight
+            .iter()
+            .filter_map(|flight| match &flight.work {
+                Work::Alone(Some(search)) => {
+                    Some((flight.lead().entity, flight.lead().map, search))
+                }
+                _ => None,
+            })
+    }
+
+    /// Searches shared by units with one goal, in flight: the jobs' map,
+    /// the number of requests still waiting on it, and its search (a
+    /// [`Flood`] run backwards from the goal).
+    pub fn shared_searches(&self) -> impl Iterator<Item = (Entity, usize, &Flood)> {
+        self.in_flight
+            .iter()
+            .filter_map(|flight| match &flight.work {
+                Work::Shared(SharedWork {
+                    flood: Some(flood), ..
+                }) => Some((flight.lead().map, flight.jobs.len(), flood)),
+                _ => None,
+            })
+    }
+
+    fn cancel(&mut self, entity: Entity) {
+        if !self.live.remove(&entity) {
+            return;
+        }
+        for list in [&mut self.waiting, &mut self.in_flight] {
+            let Some(i) = list
+                .iter()
+                .position(|f| f.jobs.iter().any(|job| job.entity == entity))
+            else {
+                continue;
+            };
+            list[i].jobs.retain(|job| job.entity != entity);
+            if list[i].jobs.is_empty() {
+                list.swap_remove(i).land(&mut self.pool);
+            }
+        }
+    }
+}
+
+/// What the plugin did in the last frame.
+#[derive(Resource, Clone, Debug, Default, PartialEq)]
+pub struct PathfindingStats {
+    /// Node expansions spent in the last frame, by searches and by group
+    /// moves' floods (never above `nodes_per_frame`).
+    pub frame_expansions: u64,
+    /// Wall-clock time the plugin's request and search systems took in the
+    /// last frame.
+    pub frame_time: Duration,
+    /// The part of `frame_time` spent flagging finished paths that map
+    /// edits cut (`PathInvalidated`).
+    pub invalidate_time: Duration,
+    /// Results delivered in the last frame.
+    pub delivered: usize,
+    /// Results delivered since the app started.
+    pub delivered_total: u64,
+    /// Most frames any result delivered in the last frame waited.
+    pub max_frames_waited: u32,
+    frames_waited_sum: u64,
+}
+
+impl PathfindingStats {
+    pub(super) fn begin_frame(&mut self) {
+        *self = Self {
+            delivered_total: self.delivered_total,
+            ..Self::default()
+        };
+    }
+
+    /// Mean frames from request to result over the last frame's results.
+    pub fn mean_frames_waited(&self) -> Option<f64> {
+        (self.delivered > 0).then(|| self.frames_waited_sum as f64 / self.delivered as f64)
+    }
+}
+
+/// `Invalidate`: a map that has just appeared (or changed) gets its region
+/// labels now, for every unit size seen so far (and every map gets them
+/// for a size when the first unit of that size appears), and the scratch
+/// pool enough warm space for a search in every slot on it: in the frame
+/// the game loads the map, not in the first frame that orders units on it.
+pub(crate) fn prepare_maps(
+    maps: Query<Ref<NavGrid>>,
+    new_sizes: Query<&Footprint, Added<Footprint>>,
+    mut sizes_seen: Local<Vec<u8>>,
+    mut queue: ResMut<PathfindingQueue>,
+    settings: Res<PathfindingSettings>,
+) {
+    let before = sizes_seen.len();
+    for footprint in &new_sizes {
+        if footprint.is_valid() && footprint.0 > 1 && !sizes_seen.contains(&footprint.0) {
+            sizes_seen.push(footprint.0);
+        }
+    }
+    let new_size = sizes_seen.len() > before;
+    for grid in &maps {
+        if !grid.is_changed() && !new_size {
+            continue;
+        }
+        grid.label_regions_now();
+        // Units bigger than a cell: their size class's costs and regions
+        // too, once per map and size.
+        for &size in sizes_seen.iter() {
+            grid.size_class(size).label_regions_now();
+        }
+        if grid.is_changed() {
+            queue
+                .pool
+                .warm(settings.max_in_flight.max(1), grid.cell_count());
+        }
+    }
+}
+
+/// Requests new or changed this frame, with where and how big their units
+/// are.
+type ChangedRequests<'w, 's> = Query<
+    'w,
+    's,
+    (
+        Entity,
+        &'static PathRequest,
+        Option<&'static Transform>,
+        Option<&'static Footprint>,
+    ),
+    Changed<PathRequest>,
+>;
+
+/// `Collect`: reads removed and new or changed requests. Bad ones and
+/// those needing no search are answered now; the rest wait in the queue.
+pub(crate) fn collect_requests(
+    mut queue: ResMut<PathfindingQueue>,
+    mut removed: RemovedComponents<PathRequest>,
+    still_requesting: Query<(), With<PathRequest>>,
+    changed: ChangedRequests,
+    maps: Maps,
+    mut delivery: Delivery,
+) {
+    let began = Instant::now();
+    let queue = &mut *queue;
+    queue.frame += 1;
+    queue.nearest.clear();
+    queue.copies.clear();
+    for entity in removed.read() {
+        if !still_requesting.contains(entity) {
+            queue.cancel(entity);
+        }
+    }
+    for (entity, request, transform, footprint) in &changed {
+        queue.cancel(entity);
+        let footprint = footprint.copied().unwrap_or_default();
+        let (map, view) = match maps.find(request.map) {
+            Ok(found) => found,
+            Err(error) => {
+                let result = PathResult::without_path(PathStatus::Invalid(error.into()), None, 0);
+                delivery.send(entity, result);
+                continue;
+            }
+        };
+        if !footprint.is_valid() {
+            let result = PathResult::without_path(
+                PathStatus::Invalid(InvalidReason::BadFootprint),
+                Some(map),
+                0,
+            );
+            delivery.send(entity, result);
+            continue;
+        }
+        let view = view.for_size(footprint.0);
+        let cells = locate_request(&view, request, transform);
+        let (origin, goal) = match cells {
+            Ok(cells) => cells,
+            Err(reason) => {
+                let result = PathResult::without_path(PathStatus::Invalid(reason), Some(map), 0);
+                delivery.send(entity, result);
+                continue;
+            }
+        };
+        match plan(
+            &mut queue.nearest,
+            map,
+            view.class(),
+            origin,
+            goal,
+            request.on_unreachable,
+        ) {
+            Plan::Answer(status, cells) => {
+                delivery.answer(entity, map, (status, cells), &view, 0);
+            }
+            Plan::Search {
+                start,
+                goal: target,
+            } => {
+                let ticket = queue.next_ticket;
+                queue.next_ticket += 1;
+                queue.live.insert(entity);
+                let frame_requested = queue.frame;
+                queue.unshared = true;
+                queue.waiting.push(Flight::new(Job {
+                    entity,
+                    ticket,
+                    priority: request.priority,
+                    map,
+                    size: footprint.0,
+                    origin,
+                    start,
+                    requested_goal: goal,
+                    policy: request.on_unreachable,
+                    goal: target,
+                    grid_version: view.grid.version(),
+                    frame_requested,
+                    alone: false,
+                    quick: request.refine,
+                }));
+            }
+        }
+    }
+    delivery.stats.frame_time += began.elapsed();
+}
+
+/// `Search`: spends what is left of the frame's node budget on the best
+/// search in flight, then the next, admitting waiting requests as slots
+/// free up, and delivers what finishes. Requests with one goal share a
+/// search first (see [`PathfindingSettings::share_goals`]).
+pub(crate) fn run_searches(
+    mut queue: ResMut<PathfindingQueue>,
+    settings: Res<PathfindingSettings>,
+    mut budget: ResMut<FrameBudget>,
+    maps: Maps,
+    mut delivery: Delivery,
+    mut diagnostics: Diagnostics,
+) {
+    let began = Instant::now();
+    let queue = &mut *queue;
+
+    if settings.share_goals && std::mem::take(&mut queue.unshared) {
+        shared::share_goals(queue, &maps, settings.jump_points, &mut delivery);
+    }
+    if settings.refine {
+        quick::run_quick(queue, &settings, &mut budget, &maps);
+    } else if let Some((_, search)) = queue.quick.take() {
+        queue.pool.give(search.into_scratch());
+    }
+    flights::run_flights(queue, &settings, &mut budget, &maps, &mut delivery);
+    // Fill free slots so the queue count says what truly waits.
+    flights::admit(queue, &settings, &maps, &mut delivery);
+    // A quick path whose real one came in the same frame is not sent: one
+    // answer a frame.
+    for (entity, result) in std::mem::take(&mut queue.provisional) {
+        if queue.live.contains(&entity) {
+            delivery.send(entity, result);
+        }
+    }
+
+    let stats = &mut *delivery.stats;
+    stats.frame_expansions = budget.spent();
+    let spent = stats.frame_expansions;
+    stats.frame_time += began.elapsed();
+    diagnostics.add_measurement(&EXPANSIONS, || spent as f64);
+    diagnostics.add_measurement(&IN_FLIGHT, || queue.in_flight.len() as f64);
+    diagnostics.add_measurement(&QUEUED, || queue.waiting.len() as f64);
+    diagnostics.add_measurement(&SEARCH_MS, || stats.frame_time.as_secs_f64() * 1000.0);
+    if let Some(mean) = stats.mean_frames_waited() {
+        diagnostics.add_measurement(&FRAMES_TO_RESULT, || mean);
+    }
+}
+
+/// How searches run under `settings`.
+fn search_config(settings: &PathfindingSettings) -> SearchConfig {
+    SearchConfig {
+        heuristic_weight: settings.heuristic_weight,
+        max_expansions: settings.max_expansions_per_request,
+        jump_points: settings.jump_points,
+        size: 1,
+        ignore_costs: false,
+    }
+}

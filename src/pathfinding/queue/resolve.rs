@@ -1,0 +1,222 @@
+//! Turning a request into cells: where it starts and ends on its map, and
+//! what to search between, or the answer when nothing needs searching.
+
+use std::collections::HashMap;
+
+use bevy::prelude::*;
+
+use super::super::request::{PathRequest, PathTarget, Unreachable};
+use super::super::result::{InvalidReason, PathStatus};
+use crate::core::{Cell, SizeClass};
+use crate::maps::{CellLookup, MapView};
+
+/// A request resolved to cells, waiting for or holding a search.
+#[derive(Clone, Debug)]
+pub(super) struct Job {
+    pub(super) entity: Entity,
+    /// Arrival order; also tells a live request from a replaced one.
+    pub(super) ticket: u64,
+    pub(super) priority: i32,
+    pub(super) map: Entity,
+    /// The unit's size: its cells are anchors of that size class.
+    pub(super) size: u8,
+    /// The cell the unit stood on (or the start asked for): every plan
+    /// starts from it, so a unit in a wall always starts from the walkable
+    /// cell nearest to itself.
+    pub(super) origin: Cell,
+    /// The cell searched from: `origin`, or the walkable cell nearest to it.
+    pub(super) start: Cell,
+    /// The cell asked for.
+    pub(super) requested_goal: Cell,
+    pub(super) policy: Unreachable,
+    /// The cell searched for: the requested goal, or the reachable cell
+    /// nearest to it.
+    pub(super) goal: Cell,
+    /// The grid version `start` and `goal` were chosen on.
+    pub(super) grid_version: u64,
+    pub(super) frame_requested: u64,
+    /// Searched alone, never in a shared search (it left one that could
+    /// not serve it).
+    pub(super) alone: bool,
+    /// Still to get a quick path first, on a map with terrain costs (see
+    /// [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)).
+    pub(super) quick: bool,
+}
+
+/// A job's rank: higher first (see [`Job::rank`]).
+pub(super) type Rank = (i128, std::cmp::Reverse<u64>);
+
+impl Job {
+    /// Orders jobs, higher first: priority plus one level per
+    /// `aging_frames` frames since the request, then arrival. Every job ages
+    /// at the same rate, so the order of two jobs never changes over time
+    /// (`priority × aging_frames − frame requested` is the same at every
+    /// frame): once a job outranks another it always will, and eviction
+    /// cannot go back and forth.
+    pub(super) fn rank(&self, aging_frames: u32) -> Rank {
+        let key = if aging_frames == 0 {
+            self.priority as i128
+        } else {
+            self.priority as i128 * aging_frames as i128 - self.frame_requested as i128
+        };
+        (key, std::cmp::Reverse(self.ticket))
+    }
+}
+
+/// The cell of a start or goal, or why there is none.
+pub(crate) fn locate(
+    view: &MapView,
+    target: PathTarget,
+    is_goal: bool,
+) -> Result<Cell, InvalidReason> {
+    let (out_of_bounds, non_finite) = if is_goal {
+        (InvalidReason::GoalOutOfBounds, InvalidReason::NonFiniteGoal)
+    } else {
+        (
+            InvalidReason::StartOutOfBounds,
+            InvalidReason::NonFiniteStart,
+        )
+    };
+    match target {
+        PathTarget::Cell(cell) if view.grid.in_bounds(cell) => Ok(view.anchor_of(cell)),
+        PathTarget::Cell(_) => Err(out_of_bounds),
+        PathTarget::World(position) => match view.world_to_cell(position) {
+            CellLookup::Inside(cell) => Ok(cell),
+            CellLookup::Outside(..) => Err(out_of_bounds),
+            CellLookup::NonFinite => Err(non_finite),
+        },
+    }
+}
+
+/// The start and goal cells of a request on its map.
+pub(super) fn locate_request(
+    view: &MapView,
+    request: &PathRequest,
+    transform: Option<&Transform>,
+) -> Result<(Cell, Cell), InvalidReason> {
+    if !view.is_valid() {
+        return Err(InvalidReason::BadMapPlacement);
+    }
+    let start = match request.start {
+        Some(start) => start,
+        None => PathTarget::World(
+            transform
+                .ok_or(InvalidReason::NoStartPosition)?
+                .translation
+                .truncate(),
+        ),
+    };
+    Ok((
+        locate(view, start, false)?,
+        locate(view, request.goal, true)?,
+    ))
+}
+
+/// `(map, grid version, unit size, goal, start region)`.
+pub(super) type NearestKey = (Entity, u64, u8, Cell, u32);
+
+/// Reachable cell nearest to an unreachable goal, per (map, grid version,
+/// unit size, goal, start region): a group ordered onto a lake asks once.
+pub(super) type NearestCache = HashMap<NearestKey, Option<Cell>>;
+
+/// Where a resolved request should search to, or its answer when no search
+/// is needed.
+pub(super) enum Plan {
+    Search { start: Cell, goal: Cell },
+    Answer(PathStatus, Vec<Cell>),
+}
+
+/// Chooses the cells to search between on the grid as it is now: a start
+/// in a wall moves to the nearest walkable cell (a unit a wall went up
+/// under must still be able to walk out), and an unreachable goal becomes
+/// the nearest reachable cell or an `Unreachable` answer, without a node
+/// expanded.
+pub(super) fn plan(
+    nearest: &mut NearestCache,
+    map: Entity,
+    grid: SizeClass<'_>,
+    start: Cell,
+    goal: Cell,
+    policy: Unreachable,
+) -> Plan {
+    let start = if grid.is_walkable(start) {
+        start
+    } else {
+        match grid.nearest_walkable((start.x as i64, start.y as i64), None) {
+            Some(cell) => cell,
+            None => {
+                return Plan::Answer(PathStatus::Invalid(InvalidReason::NoWalkableStart), vec![]);
+            }
+        }
+    };
+    let goal = if grid.connected(start, goal) {
+        goal
+    } else if policy == Unreachable::Fail {
+        return Plan::Answer(PathStatus::Unreachable, vec![]);
+    } else {
+        let Some(region) = grid.region(start) else {
+            return Plan::Answer(PathStatus::Invalid(InvalidReason::NoWalkableStart), vec![]);
+        };
+        let key = (map, grid.version(), grid.size(), goal, region);
+        let found = *nearest
+            .entry(key)
+            .or_insert_with(|| grid.nearest_walkable((goal.x as i64, goal.y as i64), Some(region)));
+        match found {
+            Some(cell) if cell == start => {
+                return Plan::Answer(PathStatus::NearestReachable, vec![start]);
+            }
+            Some(cell) => cell,
+            None => return Plan::Answer(PathStatus::Unreachable, vec![]),
+        }
+    };
+    if start == goal {
+        return Plan::Answer(PathStatus::Complete, vec![start]);
+    }
+    Plan::Search { start, goal }
+}
+
+/// What choosing a job's cells again on an edited map gave.
+pub(super) enum Replan {
+    /// Still a search, between the same cells as before.
+    Same,
+    /// Still a search, between other cells.
+    Moved,
+    /// No search needed any more: the answer.
+    Answer(PathStatus, Vec<Cell>),
+}
+
+impl Job {
+    /// Chooses the job's cells again on `grid` (its map as it is now) if it
+    /// was planned on an older version.
+    pub(super) fn replan(&mut self, nearest: &mut NearestCache, grid: SizeClass<'_>) -> Replan {
+        if self.grid_version == grid.version() {
+            return Replan::Same;
+        }
+        match plan(
+            nearest,
+            self.map,
+            grid,
+            self.origin,
+            self.requested_goal,
+            self.policy,
+        ) {
+            Plan::Answer(status, cells) => Replan::Answer(status, cells),
+            Plan::Search { start, goal } => {
+                self.grid_version = grid.version();
+                let moved = (start, goal) != (self.start, self.goal);
+                self.start = start;
+                self.goal = goal;
+                if moved { Replan::Moved } else { Replan::Same }
+            }
+        }
+    }
+
+    /// The status of a path found to the job's goal.
+    pub(super) fn found_status(&self) -> PathStatus {
+        if self.goal != self.requested_goal {
+            PathStatus::NearestReachable
+        } else {
+            PathStatus::Complete
+        }
+    }
+}
