@@ -123,19 +123,26 @@ impl PluginGroup for FrontierPlugins {
     }
 }
 
-/// What a game touches every day. Names that could collide with a game's
-/// own (`Cell`, `Path`, `Route`, `Steering`, …) stay in their modules.
+/// What a game touches every day: the plugins, the map (`NavGrid`, `Cell`,
+/// `GridLayout`), a unit's request, size and answer, its arrival, its body
+/// in a crowd (`Avoidance`, `AvoidanceSettings`), group orders, the
+/// settings and the figures of the last frame (`PathfindingStats`). Names
+/// a game is likelier to have its own of (`Path`, `Route`, `Steering`, …)
+/// stay in their modules; a game's own `Cell`, imported by name, wins over
+/// this one.
 pub mod prelude {
     pub use crate::FrontierPlugins;
-    pub use crate::core::NavGrid;
+    pub use crate::core::{Cell, NavGrid};
     #[cfg(feature = "debug_draw")]
     pub use crate::debug::{DebugDrawPlugin, FrontierGizmos};
     pub use crate::groups::{GroupMove, GroupsPlugin};
     pub use crate::maps::GridLayout;
-    pub use crate::movement::{MovementPlugin, Mover, UnitArrived};
+    pub use crate::movement::{
+        Arrived, Avoidance, AvoidanceSettings, MovementPlugin, Mover, UnitArrived,
+    };
     pub use crate::pathfinding::{
         Footprint, InvalidReason, PathInvalidated, PathReady, PathRequest, PathResult, PathStatus,
-        PathfindingPlugin, Unreachable,
+        PathTarget, PathfindingPlugin, PathfindingStats, Unreachable,
     };
     pub use crate::schedule::{FrontierSystems, PathfindingSettings};
     #[cfg(feature = "tilemap")]

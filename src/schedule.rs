@@ -78,9 +78,17 @@ pub struct PathfindingSettings {
     /// every machine finds the same paths in the same frames. 0 pauses
     /// searching (requests that need no search are still answered).
     pub nodes_per_frame: u32,
-    /// Searches kept in flight (started, with their state kept between
-    /// frames) at once; each holds 16 bytes of scratch per map cell. More
-    /// requests wait in a queue.
+    /// Searches kept in flight at once (admitted, their state kept between
+    /// frames); more requests wait in a queue. Memory follows the searches
+    /// that have run, not this number: a search takes its scratch, 16 bytes
+    /// per cell of its map plus its open list (16 MiB on a 1024×1024 map),
+    /// when it first runs, and holds it until it ends (one that loses its
+    /// slot to a more urgent request keeps it too, up to one such per
+    /// slot). Scratch given back waits in a pool of at most
+    /// `min(search_lanes, max_in_flight) + 1` (17 at most) for the next
+    /// search; the rest is freed. With one lane, searches run one at a
+    /// time, so only a few ever hold scratch at once; `usize::MAX` means no
+    /// limit.
     pub max_in_flight: usize,
     /// Give up a search after this many expansions and answer
     /// `PathStatus::Partial` with a path to the explored cell nearest the
@@ -111,15 +119,21 @@ pub struct PathfindingSettings {
     /// ([`PathResult::invalidated`](crate::pathfinding::PathResult::invalidated))
     /// at once if a later edit touched its path, so the unit asks again from
     /// where it has got to. Edits a search has not looked at never restart
-    /// it (see [`Search::step`](crate::core::Search::step)).
+    /// it (see [`Search::step`](crate::core::Search::step)); an edit that
+    /// moves the cells it searches between (a goal walled off, say) counts
+    /// as a restart. At most [`MAX_RESTARTS`](Self::MAX_RESTARTS).
     pub max_restarts: u32,
-    /// Units sent one by one to the same cell (same map and unit size)
-    /// share one search, run backwards from that cell until every start it
-    /// serves is settled: each still gets its own optimal path, answered as
-    /// soon as its start is settled, for a fraction of the work of a search
-    /// each. Requests that arrive while it runs join it, or are answered at
-    /// once when their start is already settled. `false`: a search per
-    /// request.
+    /// Units sent one by one to the same cell (same map, unit size and
+    /// [priority](crate::pathfinding::PathRequest::priority)) from starts
+    /// close together share one search, run backwards from that cell until
+    /// every start it serves is settled: each still gets its own optimal
+    /// path, answered as soon as its start is settled (so in the order of
+    /// their starts' distance from the goal, not of the requests), for a
+    /// fraction of the work of a search each. Requests that arrive while it
+    /// runs join it, or are answered at once when their start is already
+    /// settled, unless the map changed since the search was pinned to a
+    /// copy of it: a request is never answered from a map older than
+    /// itself. `false`: a search per request.
     pub share_goals: bool,
     /// On maps with terrain costs (walkable cells that cost more than
     /// others), a request that its real search did not answer in the frame
@@ -159,6 +173,9 @@ impl PathfindingSettings {
     /// Expansions between two clock reads when
     /// [`PathfindingSettings::max_frame_time`] is set.
     pub const TIME_CHECK_INTERVAL: u32 = 256;
+
+    /// The most [`max_restarts`](Self::max_restarts) can be.
+    pub const MAX_RESTARTS: u32 = 32;
 }
 
 impl Default for PathfindingSettings {
@@ -266,7 +283,12 @@ fn refill_budget(mut settings: ResMut<PathfindingSettings>, mut budget: ResMut<F
 impl PathfindingSettings {
     /// Puts settings that make no sense back to something that works, with
     /// a warning naming each: a heuristic weight that is NaN, infinite or
-    /// negative becomes 1 (optimal paths), no search slots becomes one.
+    /// negative becomes 1 (optimal paths), no search slots becomes one, and
+    /// more restarts than [`MAX_RESTARTS`](Self::MAX_RESTARTS) become that
+    /// many (a search must stop following edits at some point, or edits
+    /// could keep it from ever ending). Every other value, however large,
+    /// works as documented: a `max_in_flight` of `usize::MAX` means no
+    /// limit on searches in flight and allocates nothing up front.
     /// Returns whether anything was changed. The plugin calls it whenever
     /// the settings change.
     pub fn validate(&mut self) -> bool {
@@ -277,6 +299,15 @@ impl PathfindingSettings {
                 "bevy_frontier: PathfindingSettings::heuristic_weight = {weight} is not a finite number ≥ 0; using 1"
             );
             self.heuristic_weight = 1.0;
+            changed = true;
+        }
+        if self.max_restarts > Self::MAX_RESTARTS {
+            warn!(
+                "bevy_frontier: PathfindingSettings::max_restarts = {} would let edits starve a search; using {}",
+                self.max_restarts,
+                Self::MAX_RESTARTS
+            );
+            self.max_restarts = Self::MAX_RESTARTS;
             changed = true;
         }
         if self.max_in_flight == 0 {

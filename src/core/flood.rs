@@ -243,7 +243,8 @@ impl Flood {
     }
 
     /// Whether `cell` is settled: its path ([`Flood::path`]) and cost are
-    /// final.
+    /// final. Never on a grid of another size than the one the flood last
+    /// ran on.
     pub fn is_settled(&self, grid: &NavGrid, cell: Cell) -> bool {
         self.settled_index(grid, cell).is_some()
     }
@@ -373,6 +374,12 @@ impl Flood {
         self.remaining.len()
     }
 
+    /// Bytes of memory the flood holds: its scratch space (16 bytes per
+    /// cell of the largest grid it has run on) and its open list.
+    pub fn memory_bytes(&self) -> usize {
+        self.scratch.memory_bytes()
+    }
+
     /// Gives back the scratch space.
     pub fn into_scratch(self) -> Scratch {
         self.scratch
@@ -482,6 +489,12 @@ impl Flood {
     }
 
     fn settled_index(&self, grid: &NavGrid, cell: Cell) -> Option<usize> {
+        // Its records are by cell index on the grid it ran on: on a grid of
+        // another shape (a replaced map) they mean nothing.
+        let (width, height, _) = self.grid_shape;
+        if (grid.width(), grid.height()) != (width, height) {
+            return None;
+        }
         let index = grid.index(cell)?;
         self.scratch
             .nodes

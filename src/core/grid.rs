@@ -233,10 +233,31 @@ impl NavGrid {
     /// remembers an older version of this grid sees that everything
     /// changed. Used when a tilemap is resized.
     pub fn replace(&mut self, other: NavGrid) {
-        let version = self.version.max(other.version) + 1;
+        let previous = self.version;
         *self = other;
+        self.supersede(previous);
+    }
+
+    /// Makes this grid the successor of a grid that was at version
+    /// `previous` in the same place (a map entity whose `NavGrid` was
+    /// replaced by this one): its version moves past both, and anything
+    /// that remembers a version from before sees that everything changed
+    /// ([`GridChanges::Everything`], [`NavGrid::rebuilt_since`]). Two grids
+    /// can carry the same version number; after this, none of this grid's
+    /// versions is one its predecessor had. The plugins do it when a
+    /// `NavGrid` is inserted over another.
+    pub fn supersede(&mut self, previous: u64) {
+        let version = self.version.max(previous) + 1;
         self.version = version;
         self.journal_floor = version;
+    }
+
+    /// Whether the grid changed as a whole after `version`: it was
+    /// replaced ([`NavGrid::replace`], [`NavGrid::supersede`]) or its move
+    /// set changed, so cells chosen on that version may mean other places
+    /// now. Single-cell edits, however many, do not count.
+    pub fn rebuilt_since(&self, version: u64) -> bool {
+        version < self.journal_floor
     }
 
     /// Columns.
@@ -516,13 +537,25 @@ impl NavGrid {
         Some((version + 1..=self.version).map(move |v| self.journal[(v % limit) as usize]))
     }
 
-    /// The walkable cell nearest to `target` by straight-line distance (ties
-    /// to the lower row, then the lower column), searching ring by ring
-    /// outwards. With `region`, only cells of that region count. `target`
-    /// may lie in a wall, or anywhere outside the grid: it is first moved to
-    /// the nearest cell of the grid, so the answer is as fast for
-    /// `(i64::MIN, i64::MAX)` as for a cell beside the grid. `None` when no
-    /// cell qualifies.
+    /// The walkable cell nearest to `target` by straight-line distance from
+    /// `target` (ties to the lower row, then the lower column), searching
+    /// ring by ring outwards. With `region`, only cells of that region
+    /// count. `target` may lie in a wall, or anywhere outside the grid: the
+    /// rings start at the grid cell nearest to it, so the answer is as fast
+    /// for `(i64::MIN, i64::MAX)` as for a cell beside the grid, and
+    /// distances are still measured from `target` itself, exactly. `None`
+    /// when no cell qualifies.
+    ///
+    /// ```
+    /// use bevy_frontier::core::{Cell, NavGrid};
+    ///
+    /// let mut grid = NavGrid::new(8, 8).unwrap();
+    /// grid.set_cost(Cell::new(0, 5), NavGrid::BLOCKED).unwrap();
+    /// grid.set_cost(Cell::new(0, 4), NavGrid::BLOCKED).unwrap();
+    /// // Three columns left of the grid, on row 5: (0, 6) is √10 away,
+    /// // (1, 5) is 4.
+    /// assert_eq!(grid.nearest_walkable((-3, 5), None), Some(Cell::new(0, 6)));
+    /// ```
     pub fn nearest_walkable(&self, target: (i64, i64), region: Option<u32>) -> Option<Cell> {
         self.cells().nearest_walkable(target, region)
     }

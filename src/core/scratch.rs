@@ -218,10 +218,14 @@ impl Scratch {
 }
 
 /// A pool of [`Scratch`] spaces, so that searches started one after another
-/// reuse memory instead of allocating a grid-sized array each time.
+/// reuse memory instead of allocating a grid-sized array each time. It
+/// keeps at most [`ScratchPool::limit`] spaces (unbounded unless set): one
+/// given back beyond that is freed, so memory follows the searches under
+/// way, not the most there ever were.
 #[derive(Debug, Default)]
 pub struct ScratchPool {
     free: Vec<Scratch>,
+    limit: Option<usize>,
 }
 
 impl ScratchPool {
@@ -235,16 +239,35 @@ impl ScratchPool {
         self.free.pop().unwrap_or_default()
     }
 
-    /// Returns a scratch space to the pool.
+    /// Returns a scratch space to the pool (or frees it, when the pool
+    /// already holds its limit).
     pub fn give(&mut self, scratch: Scratch) {
-        self.free.push(scratch);
+        if self.limit.is_none_or(|limit| self.free.len() < limit) {
+            self.free.push(scratch);
+        }
     }
 
-    /// Fills the pool up to `count` spaces of at least `cells` cells each,
-    /// their memory touched now: the operating system then hands over its
-    /// pages here (when a map is loaded, say), not in the first frames that
-    /// search it, where that cost is not counted in node expansions.
+    /// Keeps at most `limit` spaces from now on, freeing any beyond it (the
+    /// coldest first: warm ones are taken first, from the end).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = Some(limit);
+        if self.free.len() > limit {
+            self.free.drain(..self.free.len() - limit);
+        }
+    }
+
+    /// The most spaces the pool keeps, if it is bounded.
+    pub fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    /// Fills the pool up to `count` spaces (no more than its limit) of at
+    /// least `cells` cells each, their memory touched now: the operating
+    /// system then hands over its pages here (when a map is loaded, say),
+    /// not in the first frames that search it, where that cost is not
+    /// counted in node expansions.
     pub fn warm(&mut self, count: usize, cells: usize) {
+        let count = self.limit.map_or(count, |limit| count.min(limit));
         let ready = self
             .free
             .iter()
@@ -254,7 +277,10 @@ impl ScratchPool {
             let mut scratch = Scratch::new();
             scratch.begin(cells);
             scratch.nodes.touch();
-            // Warm ones are taken first.
+            // Warm ones are taken first; a full pool frees its coldest.
+            if self.limit.is_some_and(|limit| self.free.len() >= limit) {
+                self.free.remove(0);
+            }
             self.free.push(scratch);
         }
     }
@@ -267,6 +293,11 @@ impl ScratchPool {
     /// Whether the pool holds none.
     pub fn is_empty(&self) -> bool {
         self.free.is_empty()
+    }
+
+    /// Bytes the spaces in the pool hold.
+    pub fn memory_bytes(&self) -> usize {
+        self.free.iter().map(Scratch::memory_bytes).sum()
     }
 }
 

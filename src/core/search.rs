@@ -178,7 +178,8 @@ impl KeyPacking {
         let cells = grid.cell_count() as u128;
         let max_g = cells * grid.max_walkable_cost() as u128 * DIAGONAL as u128;
         let span = grid.width() as u128 + grid.height() as u128;
-        let max_h = span * DIAGONAL as u128 * heuristic_scale as u128 / WEIGHT_SCALE as u128;
+        let max_h = (span * DIAGONAL as u128 * heuristic_scale as u128 / WEIGHT_SCALE as u128)
+            .min(MAX_H as u128);
         let bits = |n: u128| 128 - n.leading_zeros();
         let tie_bits = 64u32.saturating_sub(bits(max_g + max_h));
         Self {
@@ -400,8 +401,9 @@ impl Search {
     /// The heuristic's scale on `grid`: the cheapest walkable cost times
     /// the weight.
     fn heuristic_scale_on(&self, grid: SizeClass<'_>) -> u64 {
-        grid.min_walkable_cost() as u64
-            * (self.config.heuristic_weight as f64 * WEIGHT_SCALE as f64).round() as u64
+        (grid.min_walkable_cost() as u64).saturating_mul(
+            (self.config.heuristic_weight as f64 * WEIGHT_SCALE as f64).round() as u64,
+        )
     }
 
     /// Whether the edits made to `grid` since the search last ran on it can
@@ -541,6 +543,12 @@ impl Search {
             .copied()
             .chain(bypass)
             .map(|index| grid.cell(index as usize))
+    }
+
+    /// Bytes of memory the search holds: its scratch space (16 bytes per
+    /// cell of the largest grid it has run on) and its open list.
+    pub fn memory_bytes(&self) -> usize {
+        self.scratch.memory_bytes()
     }
 
     /// Ends the search and hands back its scratch space for reuse.
@@ -1018,8 +1026,14 @@ pub(crate) fn heuristic<const EIGHT: bool>(dx: u32, dy: u32, scale: u64) -> u64 
     } else {
         manhattan(dx, dy)
     };
-    distance * scale / WEIGHT_SCALE
+    // In 128 bits: a heavy weight on a long grid of dear ground would not
+    // fit in 64 (the sum with g stays below 2⁶⁴ with this cap).
+    (distance as u128 * scale as u128 / WEIGHT_SCALE as u128).min(MAX_H as u128) as u64
 }
+
+/// The largest heuristic value: g stays below 2⁶⁰ on any grid (2²⁸ cells,
+/// each entered diagonally at cost 255), so g + h never overflows.
+const MAX_H: u64 = 1 << 62;
 
 /// Runs a search from `start` to `goal` to its end and returns its status
 /// and path (none when unreachable).

@@ -476,14 +476,30 @@ impl<'a> SizeClass<'a> {
     }
 
     /// The anchor nearest to `target` where the unit fits, by straight-line
-    /// distance (ties to the lower row, then the lower column), searching
-    /// ring by ring outwards. With `region`, only anchors of that region
-    /// count. `target` may lie anywhere, even outside the grid: it is first
-    /// moved to the nearest cell of the grid. `None` when no anchor
+    /// distance from `target` itself (ties to the lower row, then the lower
+    /// column), searching ring by ring outwards. With `region`, only
+    /// anchors of that region count. `target` may lie anywhere, even far
+    /// outside the grid (`(i64::MIN, i64::MAX)` is as fast as a cell beside
+    /// it): the rings start at the grid cell nearest to it, and distances
+    /// are measured from `target`, exactly. `None` when no anchor
     /// qualifies.
     pub fn nearest_walkable(&self, target: (i64, i64), region: Option<u32>) -> Option<Cell> {
         let (w, h) = (self.width() as i64, self.height() as i64);
-        let target = (target.0.clamp(0, w - 1), target.1.clamp(0, h - 1));
+        let centre = (target.0.clamp(0, w - 1), target.1.clamp(0, h - 1));
+        // How far `target` lies off the grid along each axis. A cell `dx`
+        // columns from `centre` lies `|dx|` + that from `target` (the grid
+        // is all on one side of an outside target), so the squared distance
+        // is exact in 128 bits and a carry.
+        let off = (
+            target.0.abs_diff(centre.0) as u128,
+            target.1.abs_diff(centre.1) as u128,
+        );
+        let distance = |dx: i64, dy: i64| {
+            let a = dx.unsigned_abs() as u128 + off.0;
+            let b = dy.unsigned_abs() as u128 + off.1;
+            let (sum, carry) = (a * a).overflowing_add(b * b);
+            (carry, sum)
+        };
         let regions = region.map(|_| self.regions());
         let costs = &self.layer.costs;
         let accept = |x: i64, y: i64| {
@@ -495,15 +511,16 @@ impl<'a> SizeClass<'a> {
         };
         // Rings end once they have covered the whole grid.
         let reach = |v: i64, len: i64| v.max(len - 1 - v);
-        let last = reach(target.0, w).max(reach(target.1, h));
-        let mut best: Option<(i64, i64, i64)> = None;
+        let last = reach(centre.0, w).max(reach(centre.1, h));
+        let mut best: Option<((bool, u128), i64, i64)> = None;
         for radius in 0..=last {
-            // Every cell on ring r is at least r away.
-            if best.is_some_and(|(d, _, _)| radius * radius > d) {
+            // Every cell on ring r is r columns or r rows from the centre.
+            let nearest_on_ring = distance(radius, 0).min(distance(0, radius));
+            if best.is_some_and(|(d, _, _)| nearest_on_ring > d) {
                 break;
             }
             for dy in -radius..=radius {
-                let y = target.1 + dy;
+                let y = centre.1 + dy;
                 if y < 0 || y >= h {
                     continue;
                 }
@@ -511,9 +528,9 @@ impl<'a> SizeClass<'a> {
                 let step = if dy.abs() == radius { 1 } else { 2 * radius };
                 let mut dx = -radius;
                 while dx <= radius {
-                    let x = target.0 + dx;
+                    let x = centre.0 + dx;
                     if (0..w).contains(&x) && accept(x, y) {
-                        let candidate = (dx * dx + dy * dy, y, x);
+                        let candidate = (distance(dx, dy), y, x);
                         if best.is_none_or(|b| candidate < b) {
                             best = Some(candidate);
                         }

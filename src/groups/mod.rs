@@ -612,6 +612,8 @@ pub(crate) fn splice_groups(
     mut commands: Commands,
 ) {
     let began = std::time::Instant::now();
+    // Two floods a group; what more were given back is freed.
+    scratch.0.set_limit(4);
     let mut order: Vec<_> = groups.iter_mut().collect();
     order.sort_by_key(|(_, group, _, _, _)| group.sequence);
     // Routes are handed out a few dozen a frame, so a big group does not

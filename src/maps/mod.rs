@@ -13,6 +13,8 @@
 //! plugins), and [`Cell`] becomes `Reflect`.
 
 use bevy::ecs::component::{Mutable, StorageType};
+use bevy::ecs::entity::{Entities, EntityHashMap};
+use bevy::ecs::lifecycle::ComponentHook;
 use bevy::ecs::query::QueryFilter;
 use bevy::ecs::system::SystemParam;
 use bevy::math::{DAffine2, DVec2};
@@ -22,9 +24,52 @@ use crate::core::{Cell, MAX_UNIT_SIZE, NavGrid, SizeClass};
 
 /// The grid lives on its map entity. The derive would have to sit on the
 /// core type, so the impl is written out here instead.
+///
+/// A `NavGrid` inserted over another (a game loading a level) is a new
+/// map, whatever version number it carries: its hooks make it the old
+/// grid's successor ([`NavGrid::supersede`]), exactly as if the old one had
+/// been [replaced](NavGrid::replace) in place, so every search, path,
+/// route and copy made on the old grid sees that everything changed.
 impl Component for NavGrid {
     const STORAGE_TYPE: StorageType = StorageType::Table;
     type Mutability = Mutable;
+
+    fn on_discard() -> Option<ComponentHook> {
+        Some(|mut world, context| {
+            let Some(version) = world.get::<NavGrid>(context.entity).map(NavGrid::version) else {
+                return;
+            };
+            if let Some(mut last) = world.get_resource_mut::<LastGridVersions>() {
+                last.0.insert(context.entity, version);
+            }
+        })
+    }
+
+    fn on_insert() -> Option<ComponentHook> {
+        Some(|mut world, context| {
+            let previous = world
+                .get_resource_mut::<LastGridVersions>()
+                .and_then(|mut last| last.0.remove(&context.entity));
+            if let (Some(previous), Some(mut grid)) =
+                (previous, world.get_mut::<NavGrid>(context.entity))
+            {
+                grid.supersede(previous);
+            }
+        })
+    }
+}
+
+/// The version of the last grid each map entity held before it was
+/// replaced or removed, so that a grid inserted after it succeeds it.
+/// Entries of despawned entities are dropped every frame.
+#[derive(Resource, Default)]
+pub(crate) struct LastGridVersions(EntityHashMap<u64>);
+
+/// Drops what [`LastGridVersions`] holds for despawned entities.
+pub(crate) fn forget_despawned_maps(mut last: ResMut<LastGridVersions>, entities: &Entities) {
+    if !last.0.is_empty() {
+        last.0.retain(|&entity, _| entities.contains(entity));
+    }
 }
 
 bevy::reflect::impl_reflect!(
@@ -39,7 +84,9 @@ bevy::reflect::impl_reflect!(
 /// Registers the map types once for any plugin of the crate: `Cell` and
 /// `GridLayout` for reflection, and `GridLayout` as required by `NavGrid`.
 pub(crate) fn register(app: &mut App) {
-    app.register_type::<GridLayout>().register_type::<Cell>();
+    app.register_type::<GridLayout>()
+        .register_type::<Cell>()
+        .init_resource::<LastGridVersions>();
     // Fails harmlessly when another plugin registered it first.
     let _ = app.try_register_required_components::<NavGrid, GridLayout>();
 }

@@ -106,7 +106,11 @@ impl Plugin for PathfindingPlugin {
         app.add_systems(
             self.schedule,
             (
-                (queue::prepare_maps, index::invalidate_paths)
+                (
+                    crate::maps::forget_despawned_maps,
+                    queue::prepare_maps,
+                    index::invalidate_paths,
+                )
                     .chain()
                     .in_set(FrontierSystems::Invalidate),
                 (crate::maps::warn_bad_placement, queue::collect_requests)

@@ -3,6 +3,7 @@
 use bevy::prelude::*;
 
 use crate::core::{Cell, MAX_UNIT_SIZE};
+use crate::maps::GridLayout;
 
 /// A point a path starts or ends at: a world position or a grid cell.
 #[derive(Clone, Copy, Debug, PartialEq, Reflect)]
@@ -64,6 +65,14 @@ pub struct PathRequest {
     /// Higher goes first; equal priorities are served first come, first
     /// served. Requests that wait gain priority over time, so none starves
     /// (see [`PathfindingSettings::aging_frames`](crate::schedule::PathfindingSettings::aging_frames)).
+    ///
+    /// With [`PathfindingSettings::share_goals`](crate::schedule::PathfindingSettings::share_goals)
+    /// (on by default), requests of one priority sent to one goal from
+    /// starts close together share one search, which ranks as its best
+    /// request and answers them in the order it reaches their starts
+    /// (nearest the goal first), not in the order they came. A request of
+    /// another priority never joins it: a more urgent one gets its own
+    /// search, which goes first.
     pub priority: i32,
     /// What to do when the goal cannot be reached.
     pub on_unreachable: Unreachable,
@@ -127,8 +136,8 @@ impl PathRequest {
 /// fits, never through a gap narrower than itself, and each step costs the
 /// dearest cell under it. Its `Transform` is the centre of the footprint;
 /// its path's cells are anchors, the footprint's lowest-`x`, lowest-`y`
-/// cells, and its waypoints the footprint's centres. A size outside the
-/// range is answered
+/// cells, and its waypoints the footprint's centres ([`Footprint::centre`]
+/// places a unit by its anchor). A size outside the range is answered
 /// [`InvalidReason::BadFootprint`](super::InvalidReason::BadFootprint).
 ///
 /// ```
@@ -158,5 +167,43 @@ impl Footprint {
     /// Whether the size is one a grid answers for (1 to [`MAX_UNIT_SIZE`]).
     pub fn is_valid(self) -> bool {
         (1..=MAX_UNIT_SIZE).contains(&self.0)
+    }
+
+    /// Where a unit of this size stands when its square's lowest-`x`,
+    /// lowest-`y` cell (its *anchor*) is `anchor`: the square's centre, which
+    /// is what its `Transform` must hold. In the map's local space under
+    /// `layout`, which is the world when the map's `Transform` is the
+    /// identity (otherwise put it through that transform, or ask
+    /// [`MapView::cell_to_world`](crate::maps::MapView::cell_to_world) of a
+    /// view for this size).
+    ///
+    /// Placing a k×k unit at its anchor cell's centre instead puts its
+    /// square (k − 1)/2 cells up and right of where it was meant to be: on a
+    /// map edge, its anchor is then off the map and its requests are
+    /// answered [`InvalidReason::StartOutOfBounds`](super::InvalidReason::StartOutOfBounds).
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_frontier::prelude::*;
+    ///
+    /// let layout = GridLayout::default(); // cells one unit wide, (0, 0) at the origin
+    /// // A 3×3 tank whose square covers cells (0..=2, 0..=2) stands at (1, 1).
+    /// assert_eq!(Footprint(3).centre(Cell::new(0, 0), &layout), Vec2::new(1.0, 1.0));
+    /// // A 2×2 one covering (4..=5, 6..=7), at the corner the four share.
+    /// assert_eq!(Footprint(2).centre(Cell::new(4, 6), &layout), Vec2::new(4.5, 6.5));
+    /// assert_eq!(Footprint(2).anchor(Vec2::new(4.5, 6.5), &layout), Some((4, 6)));
+    /// ```
+    pub fn centre(self, anchor: Cell, layout: &GridLayout) -> Vec2 {
+        layout.cell_center(anchor) + layout.cell_size * (self.0.max(1) as f32 - 1.0) / 2.0
+    }
+
+    /// The anchor (its square's lowest-`x`, lowest-`y` cell, as cell
+    /// coordinates that may lie off the grid) of a unit of this size
+    /// standing at `centre`, in the map's local space under `layout`: the
+    /// inverse of [`Footprint::centre`]. `None` for a position that is not
+    /// finite or a layout that cannot place cells.
+    pub fn anchor(self, centre: Vec2, layout: &GridLayout) -> Option<(i64, i64)> {
+        let back = layout.cell_size * (self.0.max(1) as f32 - 1.0) / 2.0;
+        layout.local_to_cell(centre - back)
     }
 }

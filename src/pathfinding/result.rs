@@ -12,7 +12,15 @@ use crate::maps::MapError;
 /// Why a request could not be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 pub enum InvalidReason {
-    /// The start lies outside the map.
+    /// The start lies outside the map: the position or cell the request
+    /// starts from (its unit's `Transform` unless it names a start) falls
+    /// off the grid. For a unit with a [`Footprint`](super::Footprint) of
+    /// k×k cells the position is its square's centre, and the square must
+    /// lie on the grid: its anchor, (k − 1)/2 cells down and left of the
+    /// centre's cell, must be a cell of the map. A unit placed by its
+    /// anchor cell's centre rather than its square's centre (see
+    /// [`Footprint::centre`](super::Footprint::centre)) has its square
+    /// shifted by that much, and at a map's low edge its anchor falls off.
     StartOutOfBounds,
     /// The goal lies outside the map.
     GoalOutOfBounds,
@@ -52,7 +60,9 @@ impl From<MapError> for InvalidReason {
 impl fmt::Display for InvalidReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            InvalidReason::StartOutOfBounds => "the start is outside the map",
+            InvalidReason::StartOutOfBounds => {
+                "the start is outside the map (for a unit bigger than a cell: its square, centred on its Transform, does not lie on the map)"
+            }
             InvalidReason::GoalOutOfBounds => "the goal is outside the map",
             InvalidReason::NonFiniteStart => "the start position is not finite",
             InvalidReason::NonFiniteGoal => "the goal position is not finite",
@@ -93,6 +103,13 @@ pub enum PathStatus {
 }
 
 impl PathStatus {
+    /// Whether this is the request's last answer: everything but
+    /// [`PathStatus::Provisional`], which a final answer always follows
+    /// (unless the request is replaced or removed first).
+    pub fn is_final(self) -> bool {
+        self != PathStatus::Provisional
+    }
+
     /// Whether the result carries a path to follow.
     pub fn has_path(self) -> bool {
         matches!(
@@ -166,6 +183,51 @@ impl PathResult {
 /// an observer event (`app.add_observer(|ready: On<PathReady>| ...)`, or on
 /// the entity) and written as a message for systems that read
 /// `MessageReader<PathReady>`.
+///
+/// On maps with terrain costs a request is usually answered twice: first
+/// with a quick [`PathStatus::Provisional`] path for the unit to set off
+/// along, then with its final path. [`PathReady::is_final`] tells them
+/// apart; react to it where only the final path matters:
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::prelude::*;
+///
+/// /// Counts units whose order has its final answer (the quick path of a
+/// /// terrain map does not count).
+/// #[derive(Resource, Default)]
+/// struct Routed(usize);
+///
+/// fn count_routed(mut ready: MessageReader<PathReady>, mut routed: ResMut<Routed>) {
+///     routed.0 += ready.read().filter(|ready| ready.is_final()).count();
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, FrontierPlugins::default()))
+///     .init_resource::<Routed>()
+///     .add_systems(Update, count_routed.after(FrontierSystems::Last))
+///     // The observer form: only final answers.
+///     .add_observer(|ready: On<PathReady>| {
+///         if ready.is_final() {
+///             info!("{} has its path: {:?}", ready.entity, ready.status);
+///         }
+///     });
+/// // Swamp (cost 4) everywhere but a dry road along the bottom row.
+/// let mut grid = NavGrid::new(64, 64).unwrap();
+/// grid.fill_rect(Cell::new(0, 1), Cell::new(63, 63), 4).unwrap();
+/// app.world_mut().spawn((grid, Transform::default()));
+/// app.update();
+/// for i in 0..20 {
+///     app.world_mut().spawn((
+///         Transform::from_xyz(i as f32, 60.0, 0.0),
+///         PathRequest::new(Vec2::new(63.0 - i as f32, 0.0)),
+///     ));
+/// }
+/// for _ in 0..60 {
+///     app.update();
+/// }
+/// assert_eq!(app.world().resource::<Routed>().0, 20);
+/// ```
 #[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
 pub struct PathReady {
     /// The unit.
@@ -176,6 +238,14 @@ pub struct PathReady {
     pub expansions: u64,
     /// Frames from request to result.
     pub frames_waited: u32,
+}
+
+impl PathReady {
+    /// Whether this is the request's last answer, not a quick path that a
+    /// final one will replace (see [`PathStatus::is_final`]).
+    pub fn is_final(&self) -> bool {
+        self.status.is_final()
+    }
 }
 
 /// A unit's finished path crosses a cell that changed (its

@@ -136,6 +136,29 @@ pub fn app() -> App {
     app
 }
 
+/// An app whose searches take many frames: plain A* (no jump points) on
+/// `nodes_per_frame` expansions a frame, restarted by edits at most
+/// `max_restarts` times before it finishes on a copy of the map.
+pub fn slow_app(nodes_per_frame: u32, max_restarts: u32) -> App {
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame,
+        jump_points: false,
+        max_restarts,
+        ..default()
+    });
+    app
+}
+
+/// A 64×64 map of plain ground in a [`slow_app`] of 8 expansions a frame,
+/// run one frame.
+pub fn slow_open_scene(max_restarts: u32) -> (App, Entity) {
+    let mut app = slow_app(8, max_restarts);
+    let map = spawn_map(&mut app, NavGrid::new(64, 64).unwrap());
+    app.update();
+    (app, map)
+}
+
 /// Spawns a map entity: the grid with the default layout (cell (x, y)
 /// centred at world (x, y)).
 pub fn spawn_map(app: &mut App, grid: NavGrid) -> Entity {

@@ -152,3 +152,46 @@ fn nearest_walkable_answers_any_target_fast() {
     }
     assert_eq!(grid.nearest_walkable((5, 5), Some(u32::MAX)), None);
 }
+
+/// `nearest_walkable` gives the walkable cell nearest to the target itself,
+/// by exact straight-line distance, wherever the target lies: on the grid,
+/// just off it, or far away (checked against every cell).
+#[test]
+fn nearest_walkable_is_nearest_to_the_target_itself() {
+    let mut rng = crate::common::Rng::new(41);
+    let mut differs_from_clamped = 0;
+    for round in 0..400 {
+        let (width, height) = (1 + rng.below(12), 1 + rng.below(12));
+        let grid = crate::common::random_grid(&mut rng, width, height, 15 + round % 70, 1);
+        let pick = |rng: &mut crate::common::Rng, len: u32| match rng.below(5) {
+            0 => -(rng.below(6) as i64) - 1,
+            1 => len as i64 + rng.below(6) as i64,
+            2 => [i64::MIN, i64::MAX, -(1 << 40), 1 << 40][rng.below(4) as usize],
+            _ => rng.below(len) as i64,
+        };
+        let target = (pick(&mut rng, width), pick(&mut rng, height));
+        let brute = (0..height)
+            .flat_map(|y| (0..width).map(move |x| Cell::new(x, y)))
+            .filter(|&cell| grid.is_walkable(cell))
+            .min_by_key(|cell| {
+                let dx = (cell.x as i128 - target.0 as i128).unsigned_abs();
+                let dy = (cell.y as i128 - target.1 as i128).unsigned_abs();
+                // Exact: both squares fit in 128 bits, their sum with a carry.
+                let (low, carry) = (dx * dx).overflowing_add(dy * dy);
+                ((carry, low), cell.y, cell.x)
+            });
+        let found = grid.nearest_walkable(target, None);
+        assert_eq!(
+            found, brute,
+            "round {round}: target {target:?} on {width}x{height}"
+        );
+        let clamped = (
+            target.0.clamp(0, width as i64 - 1),
+            target.1.clamp(0, height as i64 - 1),
+        );
+        differs_from_clamped += usize::from(grid.nearest_walkable(clamped, None) != found);
+    }
+    // The rule matters: off-grid targets often have another answer than
+    // the grid cell nearest to them.
+    assert!(differs_from_clamped > 5, "{differs_from_clamped}");
+}

@@ -14,6 +14,7 @@ mod heap_vs_std;
 mod jump_points;
 mod liveness;
 mod map_edits;
+mod maps_replaced;
 mod model;
 mod movement_units;
 mod movingai_files;

@@ -4,12 +4,22 @@
 //! despawned, single cells and rectangles edited near and far from the
 //! searches, rally points (units close together sent one by one to one
 //! goal, which share a search), group orders naming despawned, duplicated and non-mover
-//! entities, and settings changed down to one slot, a budget of one node
-//! and ageing of one frame), checked after every frame:
+//! entities, levels swapped (a new `NavGrid`, of another size or of the
+//! same version number, inserted over a map's), late orders to the goal of
+//! a shared search just after an edit (when edits may have pinned it to a
+//! copy), edits round the goals of requests waiting for a quick path, and
+//! settings changed down to one slot, a budget of one node and ageing of
+//! one frame, and up to no limits at all (`usize::MAX` slots and lanes,
+//! `u32::MAX` nodes, restarts and ageing)), checked after every frame:
 //!
 //! - the frame's expansions stay within its budget;
 //! - every path delivered is legal on the grid version it was answered on,
 //!   and a `Complete` one costs what Dijkstra says on that version;
+//! - every path delivered ends where its request leads on the version it
+//!   was answered on: the goal if it is reachable from the path's start,
+//!   else the reachable cell nearest to it (quick paths included);
+//! - no request the game made is answered from a version of its map older
+//!   than the one it was made on;
 //! - every path held is legal on the map as it is now, or flagged;
 //! - no unit is answered twice in one frame;
 //! - movers never step into a wall (units of 2×2 and 3×3 cells: never to
@@ -31,6 +41,7 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::core::{Cell, MAX_UNIT_SIZE};
 use bevy_frontier::movement::Steering;
+use bevy_frontier::pathfinding::PathTarget;
 use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
 use bevy_frontier::prelude::*;
 
@@ -49,11 +60,37 @@ const REQUEST_BOUND: u32 = 1_000;
 
 struct Map {
     entity: Entity,
-    /// The costs at each version the test left the grid at (answers are
-    /// given on those versions only).
-    versions: HashMap<u64, Vec<u8>>,
+    /// The size and costs at each version the test left the grid at
+    /// (answers are given on those versions only).
+    versions: HashMap<u64, Version>,
     width: u32,
     height: u32,
+}
+
+/// A grid as it was at one version.
+struct Version {
+    width: u32,
+    height: u32,
+    costs: Vec<u8>,
+}
+
+impl Version {
+    fn of(grid: &NavGrid) -> Self {
+        Self {
+            width: grid.width(),
+            height: grid.height(),
+            costs: grid.costs().to_vec(),
+        }
+    }
+
+    /// The grid a unit of `size` walks at this version.
+    fn grid(&self, size: u8) -> NavGrid {
+        let grid = NavGrid::from_costs(self.width, self.height, self.costs.clone()).unwrap();
+        match size {
+            1 => grid,
+            size => brute_size_grid(&grid, size as u32),
+        }
+    }
 }
 
 struct Model {
@@ -70,6 +107,14 @@ struct Model {
     optimal: u32,
     /// Legs of routes a wall cut, as the last frame left them.
     cut: Vec<(Entity, Vec2, Vec2)>,
+    /// Requests the game made since the last frame.
+    made: Vec<Entity>,
+    /// Per unit, the request the game last made (its change tick) and the
+    /// version of its map then: an answer to that request comes from that
+    /// version or a newer one.
+    asked: HashMap<Entity, (Tick, Entity, u64)>,
+    /// Answers checked to end where their request leads.
+    ends: u32,
 }
 
 impl Model {
@@ -92,6 +137,9 @@ impl Model {
             cut: Vec::new(),
             answers: 0,
             optimal: 0,
+            made: Vec::new(),
+            asked: HashMap::new(),
+            ends: 0,
         };
         model.spawn_map(&mut app, Vec2::ZERO);
         (app, model)
@@ -102,7 +150,7 @@ impl Model {
         let walls = 10 + self.rng.below(25);
         let max_cost = if self.rng.below(2) == 0 { 1 } else { 4 };
         let grid = random_grid(&mut self.rng, width, height, walls, max_cost);
-        let versions = HashMap::from([(grid.version(), grid.costs().to_vec())]);
+        let versions = HashMap::from([(grid.version(), Version::of(&grid))]);
         let entity = app
             .world_mut()
             .spawn((grid, Transform::from_translation(offset.extend(0.0))))
@@ -158,14 +206,18 @@ impl Model {
     }
 
     fn settings(&mut self) -> PathfindingSettings {
-        let nodes_per_frame = [1, 7, 60, 500, 4096][self.rng.below(5) as usize];
+        let nodes_per_frame = [1, 7, 60, 500, 4096, u32::MAX][self.rng.below(6) as usize];
+        let lanes = [1, 1, 2, 3, usize::MAX][self.rng.below(5) as usize];
         PathfindingSettings {
             nodes_per_frame,
-            max_in_flight: [1, 2, 3, 16][self.rng.below(4) as usize],
-            aging_frames: [0, 1, 2, 30][self.rng.below(4) as usize],
-            max_restarts: self.rng.below(4),
+            max_in_flight: [1, 2, 3, 16, usize::MAX][self.rng.below(5) as usize],
+            aging_frames: [0, 1, 2, 30, u32::MAX][self.rng.below(5) as usize],
+            max_restarts: [0, 1, 2, 3, u32::MAX][self.rng.below(5) as usize],
             jump_points: self.rng.below(3) > 0,
-            max_expansions_per_request: (self.rng.below(6) == 0).then_some(300),
+            max_expansions_per_request: [None, None, None, None, None, Some(300), Some(0)]
+                [self.rng.below(7) as usize],
+            search_lanes: lanes,
+            threads: [0, 1, 2, usize::MAX][self.rng.below(4) as usize],
             share_goals: self.rng.below(4) > 0,
             heuristic_weight: if self.rng.below(10) == 0 {
                 f32::NAN
@@ -215,6 +267,7 @@ impl Model {
                 unit.insert(Footprint(2));
             }
             self.units.push(unit.id());
+            self.made.push(unit.id());
         }
     }
 
@@ -247,10 +300,101 @@ impl Model {
         }
     }
 
+    /// A new level on map `m`: a `NavGrid` inserted over its own, of
+    /// another size or the same, sometimes of the very version number the
+    /// old one has.
+    fn swap_level(&mut self, app: &mut App, m: usize) {
+        let map = self.maps[m].entity;
+        let old = app.world().get::<NavGrid>(map).unwrap().version();
+        let (width, height) = if self.rng.below(2) == 0 {
+            (self.maps[m].width, self.maps[m].height)
+        } else {
+            (16 + self.rng.below(40), 16 + self.rng.below(40))
+        };
+        let max_cost = if self.rng.below(2) == 0 { 1 } else { 4 };
+        let walls = 10 + self.rng.below(25);
+        let mut grid = random_grid(&mut self.rng, width, height, walls, max_cost);
+        // Often brought to the old grid's version number by edits of its
+        // own: the number alone cannot tell the two apart.
+        while self.rng.below(4) > 0 && grid.version() < old {
+            let cell = Cell::new(self.rng.below(width), self.rng.below(height));
+            let cost = grid.cost(cell).unwrap();
+            let _ = grid.set_cost(cell, if cost == 1 { 2 } else { 1 });
+        }
+        app.world_mut().entity_mut(map).insert(grid);
+        let new = app.world().get::<NavGrid>(map).unwrap().version();
+        assert!(new > old, "a level swapped in succeeds the old one");
+        self.maps[m].width = width;
+        self.maps[m].height = height;
+    }
+
+    /// Units ordered to the goal of a shared search in flight right after
+    /// an edit of its map (which may pin the search to a copy, or already
+    /// has): they must not be answered from a map older than their order.
+    fn late_rally(&mut self, app: &mut App) {
+        let queue = app.world().resource::<PathfindingQueue>();
+        let floods: Vec<(Entity, Cell)> = queue
+            .shared_searches()
+            .map(|(map, _, flood)| (map, flood.source()))
+            .collect();
+        let Some((map, goal)) = self.pick(&floods) else {
+            return;
+        };
+        let Some(m) = self.maps.iter().position(|m| m.entity == map) else {
+            return;
+        };
+        self.edit(app, m);
+        let at = self.cell(m);
+        let offset = app.world().get::<Transform>(map).unwrap().translation;
+        for _ in 0..1 + self.rng.below(4) {
+            let cell = Vec3::new(
+                (at.x + self.rng.below(3)) as f32,
+                (at.y + self.rng.below(3)) as f32,
+                0.0,
+            );
+            let unit = app
+                .world_mut()
+                .spawn((
+                    Transform::from_translation(offset + cell),
+                    PathRequest::new(goal).on_map(map),
+                ))
+                .id();
+            self.units.push(unit);
+            self.made.push(unit);
+        }
+    }
+
+    /// Edits round the goal of a request that may be waiting for its quick
+    /// path: the goal walled off or opened up again.
+    fn edit_near_goals(&mut self, app: &mut App) {
+        let mut requests = app
+            .world_mut()
+            .query::<(&PathRequest, Option<&PathResult>)>();
+        let goals: Vec<(Option<Entity>, Cell)> = requests
+            .iter(app.world())
+            .filter(|(_, result)| result.is_none_or(|r| !r.status.is_final()))
+            .filter_map(|(request, _)| match request.goal {
+                PathTarget::Cell(cell) => Some((request.map, cell)),
+                PathTarget::World(_) => None,
+            })
+            .collect();
+        let Some((map, goal)) = self.pick(&goals) else {
+            return;
+        };
+        let Some(map) = map.or(self.maps.first().map(|m| m.entity)) else {
+            return;
+        };
+        let cost = [NavGrid::BLOCKED, 1, 2][self.rng.below(3) as usize];
+        if let Some(mut grid) = app.world_mut().get_mut::<NavGrid>(map) {
+            let (x, y) = (goal.x.saturating_sub(1), goal.y.saturating_sub(1));
+            let _ = grid.fill_rect(Cell::new(x, y), Cell::new(goal.x + 1, goal.y + 1), cost);
+        }
+    }
+
     /// One random thing a game does.
     fn act(&mut self, app: &mut App) {
         let m = self.rng.below(self.maps.len() as u32) as usize;
-        match self.rng.below(20) {
+        match self.rng.below(24) {
             0..=4 => {
                 let request = self.request(app, m);
                 let at = self.cell(m);
@@ -278,11 +422,13 @@ impl Model {
                     unit.insert(Footprint(size));
                 }
                 self.units.push(unit.id());
+                self.made.push(unit.id());
             }
             5..=7 => {
                 if let Some(unit) = self.pick(&self.units.clone()) {
                     let request = self.request(app, m);
                     app.world_mut().entity_mut(unit).insert(request);
+                    self.made.push(unit);
                 }
             }
             8 => {
@@ -325,6 +471,10 @@ impl Model {
                 app.insert_resource(settings);
             }
             19 => self.rally(app, m),
+            // A level now and then.
+            20 if self.rng.below(4) == 0 => self.swap_level(app, m),
+            21 => self.late_rally(app),
+            22 | 23 => self.edit_near_goals(app),
             18 => {
                 if self.maps.len() == 1 {
                     self.spawn_map(app, Vec2::new(200.0, -50.0));
@@ -344,7 +494,28 @@ impl Model {
             let grid = app.world().get::<NavGrid>(map.entity).unwrap();
             map.versions
                 .entry(grid.version())
-                .or_insert_with(|| grid.costs().to_vec());
+                .or_insert_with(|| Version::of(grid));
+        }
+        // The game's requests of this frame, with their maps' versions now.
+        for unit in std::mem::take(&mut self.made) {
+            let Some(request) = app
+                .world()
+                .get_entity(unit)
+                .ok()
+                .and_then(|unit| unit.get_ref::<PathRequest>())
+            else {
+                continue;
+            };
+            let map = request.map.or(match self.maps.as_slice() {
+                [only] => Some(only.entity),
+                _ => None,
+            });
+            let version =
+                map.and_then(|map| Some((map, app.world().get::<NavGrid>(map)?.version())));
+            if let Some((map, version)) = version {
+                self.asked
+                    .insert(unit, (request.last_changed(), map, version));
+            }
         }
         let before = app.world().read_change_tick();
         app.update();
@@ -371,6 +542,22 @@ impl Model {
                 .unwrap()
                 .last_changed();
             assert!(changed.is_newer_than(before, world.read_change_tick()));
+            if let Some(&(tick, map, version)) = self.asked.get(&unit)
+                && answer.map == Some(map)
+                && answer.status.has_path()
+                && world
+                    .entity(unit)
+                    .get_ref::<PathRequest>()
+                    .is_some_and(|request| request.last_changed() == tick)
+            {
+                assert!(
+                    answer.grid_version >= version,
+                    "frame {frame}: {unit}'s request, made on version {version}, answered \
+                     from version {} ({:?})",
+                    answer.grid_version,
+                    answer.status
+                );
+            }
             self.check_answer(world, unit, answer, frame);
         }
 
@@ -445,17 +632,33 @@ impl Model {
         let Some(map) = self.maps.iter().find(|m| Some(m.entity) == answer.map) else {
             return;
         };
-        let costs = map
+        let version = map
             .versions
             .get(&answer.grid_version)
             .unwrap_or_else(|| panic!("frame {frame}: answered on unknown version"));
-        let grid = NavGrid::from_costs(map.width, map.height, costs.clone()).unwrap();
         // A unit bigger than a cell walks the grid of its footprints.
-        let grid = match answer.size {
-            1 => grid,
-            size => brute_size_grid(&grid, size as u32),
-        };
+        let grid = version.grid(answer.size);
         let (first, last) = (answer.cells[0], *answer.cells.last().unwrap());
+        if let Some(request) = world.get::<PathRequest>(unit)
+            && answer.status != PathStatus::Partial
+        {
+            let offset = world
+                .get::<Transform>(map.entity)
+                .unwrap()
+                .translation
+                .truncate();
+            let end = expected_end(&grid, answer.size, request, offset, first);
+            assert_eq!(
+                Some(last),
+                end,
+                "frame {frame}: {unit}'s {:?} path from {first} ends at {last}, but its \
+                 request ({:?}) leads to {end:?} on version {}",
+                answer.status,
+                request.goal,
+                answer.grid_version
+            );
+            self.ends += 1;
+        }
         let mut cost = 0.0;
         for step in answer.cells.windows(2) {
             cost += grid
@@ -520,7 +723,7 @@ fn run(seed: u64) {
                 "seed {seed}: {} frames, {} answers, {} optimal paths checked",
                 model.frame, model.answers, model.optimal
             );
-            assert!(model.answers > 100 && model.optimal > 30);
+            assert!(model.answers > 100 && model.optimal > 30 && model.ends > 100);
             return;
         }
     }
@@ -567,6 +770,43 @@ fn random_games_are_answered_legally_and_in_time() {
     for seed in crate::common::seeds_from_env("FRONTIER_MODEL_SEEDS", "FRONTIER_MODEL_SEED", 100) {
         run(seed);
     }
+}
+
+/// Where a path for `request`, starting at `start` on `grid` (the grid a
+/// unit of `size` walks, on a map placed at `offset`), must end: its goal's
+/// anchor if `start` reaches it, else the reachable anchor nearest to it
+/// (`None`: no path, or a goal off the map).
+fn expected_end(
+    grid: &NavGrid,
+    size: u8,
+    request: &PathRequest,
+    offset: Vec2,
+    start: Cell,
+) -> Option<Cell> {
+    let back = (size as i64 - 1) / 2;
+    let (x, y) = match request.goal {
+        PathTarget::Cell(cell) => ((cell.x as i64 - back).max(0), (cell.y as i64 - back).max(0)),
+        PathTarget::World(at) => {
+            let local = (at - offset).as_dvec2() - glam_back(size);
+            (
+                (local.x + 0.5).floor() as i64,
+                (local.y + 0.5).floor() as i64,
+            )
+        }
+    };
+    let goal = Cell::new(u32::try_from(x).ok()?, u32::try_from(y).ok()?);
+    if !grid.in_bounds(goal) {
+        return None;
+    }
+    if grid.connected(start, goal) {
+        return Some(goal);
+    }
+    grid.nearest_walkable((goal.x as i64, goal.y as i64), grid.region(start))
+}
+
+/// From a footprint's centre to its anchor cell's centre, in cells.
+fn glam_back(size: u8) -> bevy::math::DVec2 {
+    bevy::math::DVec2::splat((size as f64 - 1.0) / 2.0)
 }
 
 /// Whether a unit of `size` may step from anchor `a` to the adjacent `b`,

@@ -152,3 +152,157 @@ fn a_heuristic_weight_that_makes_no_sense_is_clamped() {
         assert_eq!(settings.heuristic_weight, 1.0, "weight {weight}");
     }
 }
+
+/// Bytes of search memory one search holds on `grid`: its scratch.
+fn scratch_of(grid: &NavGrid) -> usize {
+    grid.cell_count() * bevy_frontier::core::Scratch::BYTES_PER_CELL
+}
+
+/// A game that means "no limit" writes `usize::MAX` slots. Nothing is
+/// allocated for them: memory follows the searches that run. With one lane
+/// a few searches hold scratch at a time, however many are in flight (the
+/// old rule reserved a search's scratch per slot when the map appeared:
+/// 64 slots on this map were a gigabyte, `usize::MAX` never ended).
+#[test]
+fn a_huge_max_in_flight_allocates_nothing_up_front() {
+    for slots in [64, usize::MAX] {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
+        app.insert_resource(PathfindingSettings {
+            max_in_flight: slots,
+            ..default()
+        });
+        let mut grid = NavGrid::new(1024, 1024).unwrap();
+        grid.fill_rect(Cell::new(500, 0), Cell::new(500, 1000), NavGrid::BLOCKED)
+            .unwrap();
+        let one = scratch_of(&grid);
+        spawn_map(&mut app, grid);
+        app.update();
+        let memory = |app: &App| {
+            app.world()
+                .resource::<bevy_frontier::pathfinding::PathfindingQueue>()
+                .memory_bytes()
+        };
+        assert!(
+            memory(&app) <= 2 * one,
+            "{slots} slots: {} bytes",
+            memory(&app)
+        );
+        let mut rng = crate::common::Rng::new(5);
+        let units: Vec<Entity> = (0..300)
+            .map(|_| {
+                let start = Cell::new(rng.below(400), rng.below(1024));
+                let goal = Cell::new(600 + rng.below(400), rng.below(1024));
+                spawn_unit(&mut app, start, PathRequest::new(goal))
+            })
+            .collect();
+        let mut most = 0;
+        for _ in 0..2_000 {
+            app.update();
+            most = most.max(memory(&app));
+            if units
+                .iter()
+                .all(|&u| app.world().get::<PathResult>(u).is_some())
+            {
+                break;
+            }
+        }
+        for &unit in &units {
+            let answer = app.world().get::<PathResult>(unit).expect("answered");
+            assert_eq!(answer.status, PathStatus::Complete);
+        }
+        assert!(
+            most <= 4 * one,
+            "{slots} slots: {most} bytes at most, {} searches' worth",
+            most as f64 / one as f64
+        );
+    }
+}
+
+/// Settings at the ends of their ranges, as a config file might hold
+/// them: every request is still answered, and nothing panics.
+#[test]
+fn settings_at_their_limits_still_answer_every_request() {
+    let huge = PathfindingSettings {
+        nodes_per_frame: u32::MAX,
+        max_in_flight: usize::MAX,
+        max_expansions_per_request: Some(u32::MAX),
+        max_frame_time: Some(std::time::Duration::MAX),
+        heuristic_weight: 1e30,
+        jump_points: true,
+        aging_frames: u32::MAX,
+        max_restarts: u32::MAX,
+        share_goals: true,
+        refine: true,
+        search_lanes: usize::MAX,
+        threads: usize::MAX,
+    };
+    let tiny = PathfindingSettings {
+        nodes_per_frame: 1,
+        max_in_flight: 1,
+        max_expansions_per_request: Some(0),
+        max_frame_time: Some(std::time::Duration::ZERO),
+        heuristic_weight: 0.0,
+        jump_points: false,
+        aging_frames: 1,
+        max_restarts: 0,
+        share_goals: true,
+        refine: true,
+        search_lanes: 1,
+        threads: 1,
+    };
+    for (name, settings) in [("huge", huge), ("tiny", tiny)] {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
+        app.insert_resource(settings);
+        let mut rng = crate::common::Rng::new(9);
+        // Terrain (quick paths), walls, and units in a squad (a shared
+        // search) and alone, some to unreachable goals.
+        let grid = crate::common::random_grid(&mut rng, 48, 48, 20, 3);
+        let map = spawn_map(&mut app, grid.clone());
+        let mut units = Vec::new();
+        for i in 0..40u32 {
+            let start = crate::common::random_walkable(&mut rng, &grid).unwrap();
+            let goal = if i < 10 {
+                Cell::new(40, 40)
+            } else {
+                Cell::new(rng.below(48), rng.below(48))
+            };
+            let start = if i < 10 {
+                Cell::new(3 + i % 4, 3 + i / 4)
+            } else {
+                start
+            };
+            units.push(spawn_unit(
+                &mut app,
+                start,
+                PathRequest::new(goal).with_priority(i as i32 % 3),
+            ));
+        }
+        let mut answered = false;
+        for frame in 0..20_000 {
+            // Edits now and then, near and far.
+            if frame % 7 == 0 {
+                let cell = Cell::new(rng.below(48), rng.below(48));
+                let cost = [NavGrid::BLOCKED, 1, 2][rng.below(3) as usize];
+                let _ = app
+                    .world_mut()
+                    .get_mut::<NavGrid>(map)
+                    .unwrap()
+                    .set_cost(cell, cost);
+            }
+            app.update();
+            answered = units.iter().all(|&u| {
+                app.world()
+                    .get::<PathResult>(u)
+                    .is_some_and(|r| r.status.is_final())
+            });
+            if answered {
+                break;
+            }
+        }
+        assert!(answered, "{name}: a request went unanswered");
+        let settings = app.world().resource::<PathfindingSettings>();
+        assert!(settings.max_restarts <= PathfindingSettings::MAX_RESTARTS);
+    }
+}

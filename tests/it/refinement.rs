@@ -395,3 +395,49 @@ fn a_steady_stream_of_orders_does_not_starve_the_real_searches() {
         "{waiting} of the first 20 orders still without their real path after 600 frames of new orders"
     );
 }
+
+/// A quick path leads where the unit's order now leads: a goal walled in
+/// when the request was made, and opened before its quick path was found,
+/// is the quick path's end (before, it led to the nearest reachable cell
+/// chosen before the edit).
+#[test]
+fn a_quick_path_leads_to_the_goal_an_edit_made_reachable() {
+    let mut rng = Rng::new(31);
+    let mut grid = random_grid(&mut rng, 64, 64, 0, 3);
+    // The goal, walled in.
+    let goal = Cell::new(54, 54);
+    grid.fill_rect(Cell::new(52, 52), Cell::new(56, 56), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(53, 53), Cell::new(55, 55), 1)
+        .unwrap();
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 24,
+        ..default()
+    });
+    let map = spawn_map(&mut app, grid);
+    app.update();
+    let unit = spawn_unit(&mut app, Cell::new(3, 3), PathRequest::new(goal));
+    // Its first frame goes to its real search, towards the nearest cell
+    // it can reach.
+    app.update();
+    assert!(result(&app, unit).is_none());
+    // A gap in the box.
+    app.world_mut()
+        .get_mut::<NavGrid>(map)
+        .unwrap()
+        .set_cost(Cell::new(52, 54), 1)
+        .unwrap();
+    let mut quick = None;
+    for _ in 0..500 {
+        app.update();
+        if let Some(answer) = result(&app, unit) {
+            quick = Some(answer);
+            break;
+        }
+    }
+    let quick = quick.expect("an answer");
+    assert_eq!(quick.status, PathStatus::Provisional);
+    assert_eq!(quick.cells.last(), Some(&goal));
+    assert!(!quick.invalidated);
+}

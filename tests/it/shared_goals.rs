@@ -395,3 +395,88 @@ fn a_shared_search_thrown_out_of_its_slot_starts_over_and_answers_all() {
         "the squad's answers count {counted} expansions, the frames spent {spent}"
     );
 }
+
+/// A shared search that edits pinned to a copy of the map serves the
+/// requests it has; one made after a later edit is never answered from
+/// that copy: it gets its path on the map as it is, which goes round the
+/// wall the edit put up (before, it joined the pinned search and got a
+/// path through that wall, flagged on arrival).
+#[test]
+fn a_late_request_is_not_answered_from_a_copy_older_than_itself() {
+    let (mut app, map) = crate::common::slow_open_scene(0);
+    let goal = Cell::new(60, 32);
+    let squad: Vec<Cell> = (0..4).map(|i| Cell::new(2 + i, 30)).collect();
+    let first = send(&mut app, &squad, goal);
+    app.update();
+    assert_eq!(
+        app.world()
+            .resource::<PathfindingQueue>()
+            .shared_searches()
+            .count(),
+        1
+    );
+    // Any edit: with no restarts allowed, the search is pinned to a copy.
+    let edit = |app: &mut App, from: Cell, to: Cell| {
+        app.world_mut()
+            .get_mut::<NavGrid>(map)
+            .unwrap()
+            .fill_rect(from, to, NavGrid::BLOCKED)
+            .unwrap();
+    };
+    edit(&mut app, Cell::new(0, 63), Cell::new(0, 63));
+    app.update();
+    // A wall across the squad's way, and a unit of the squad's ordered to
+    // the same goal after it.
+    edit(&mut app, Cell::new(30, 0), Cell::new(30, 60));
+    let version = app.world().get::<NavGrid>(map).unwrap().version();
+    let late = send(&mut app, &[Cell::new(3, 31)], goal)[0];
+    let mut answer = None;
+    for _ in 0..3_000 {
+        app.update();
+        if let Some(found) = result(&app, late) {
+            answer = Some(found);
+            break;
+        }
+    }
+    let answer = answer.expect("the late request answered");
+    assert!(answer.grid_version >= version, "answered from an older map");
+    assert!(!answer.invalidated);
+    let grid = app.world().get::<NavGrid>(map).unwrap();
+    assert!(answer.cells.windows(2).all(|s| grid.can_step(s[0], s[1])));
+    // The squad's own requests still get their answers.
+    answer_all(&mut app, &first);
+}
+
+/// A more urgent request with a squad's goal does not wait in the squad's
+/// shared search: it gets its own, which goes first.
+#[test]
+fn an_urgent_request_does_not_wait_in_a_shared_search() {
+    let (grid, starts, goal) = terrain_scene(7);
+    let mut app = app_with(true, 100);
+    spawn_map(&mut app, grid.clone());
+    app.update();
+    let squad = send(&mut app, &starts, goal);
+    app.update();
+    // The first unit of the squad stands furthest from the goal: the
+    // shared search would reach it last. Ordered again, urgently.
+    let (urgent, at) = (squad[0], starts[0]);
+    app.world_mut()
+        .entity_mut(urgent)
+        .insert(PathRequest::new(Vec2::new(goal.x as f32, goal.y as f32)).with_priority(5));
+    let mut frames = 0;
+    while !result(&app, urgent).is_some_and(|r| r.status.is_final()) {
+        app.update();
+        frames += 1;
+        assert!(frames < 2_000);
+    }
+    let others_done = squad
+        .iter()
+        .filter(|&&u| u != urgent && result(&app, u).is_some())
+        .count();
+    assert_eq!(
+        others_done, 0,
+        "{at} answered after {others_done} of the squad, in frame {frames}"
+    );
+    assert_eq!(result(&app, urgent).unwrap().status, PathStatus::Complete);
+    answer_all(&mut app, &squad);
+}

@@ -49,6 +49,12 @@ pub(super) struct Flight {
     /// The map as it was when edits had restarted the search
     /// `max_restarts` times: it finishes on this copy.
     pub(super) pinned: Option<Arc<NavGrid>>,
+    /// Times edits made it drop its search: restarts of searches it no
+    /// longer has, and plans that moved its cells.
+    setbacks: u32,
+    /// Times its map was replaced while it was pinned, and the copy made
+    /// anew from the new map.
+    repins: u32,
 }
 
 impl Flight {
@@ -58,6 +64,8 @@ impl Flight {
             jobs: vec![job],
             work: Work::Alone(None),
             pinned: None,
+            setbacks: 0,
+            repins: 0,
         }
     }
 
@@ -79,15 +87,24 @@ impl Flight {
         }
     }
 
-    /// Times edits made its search start over.
+    /// Times edits made its search start over, this search or one it
+    /// dropped.
     fn restarts(&self) -> u32 {
-        match &self.work {
+        let now = match &self.work {
             Work::Alone(Some(search)) => search.restarts(),
             Work::Shared(SharedWork {
                 flood: Some(flood), ..
             }) => flood.restarts(),
             _ => 0,
-        }
+        };
+        now.saturating_add(self.setbacks)
+    }
+
+    /// Drops the search because edits made it useless; it counts as a
+    /// restart.
+    fn set_back(&mut self, pool: &mut ScratchPool) {
+        self.setbacks = self.restarts().saturating_add(1);
+        self.reset(pool);
     }
 
     /// The best rank of its jobs (see [`Job::rank`]).
@@ -172,14 +189,17 @@ pub(super) fn admit(
 
 /// Checks a flight against its map as it is now, before it runs. Jobs on
 /// a removed map are answered `MapRemoved`. After edits, each job's cells
-/// are chosen again from where its unit stood: the same cells keep the
+/// are chosen again from where its unit stood ([`Job::replan`]; on a
+/// replaced map, found again from the request): the same cells keep the
 /// search (which itself carries on or starts over, see `Search::step`),
 /// other cells start a new one (a job of a shared flight whose goal moved
 /// waits for a search of its own; one whose start moved becomes a new
 /// target of the shared search), and a job that needs no search any more
-/// is answered. A search that edits made start over `max_restarts` times
-/// is pinned to a copy of the map as it is now, and finishes there.
-/// `None` when no job is left in the flight.
+/// is answered. A flight whose searches edits made start over
+/// `max_restarts` times in all is pinned to a copy of the map as it is
+/// now, and finishes there; if the map is replaced (a new `NavGrid`), the
+/// copy is made anew from the new map, up to `max_restarts` times (at
+/// least once). `None` when no job is left in the flight.
 pub(super) fn refresh(
     queue: &mut PathfindingQueue,
     mut flight: Flight,
@@ -198,13 +218,20 @@ pub(super) fn refresh(
     let view = view.for_size(flight.lead().size);
     let grid = view.grid;
     let version = grid.version();
-    if flight.pinned.is_some() || flight.jobs.iter().all(|job| job.grid_version == version) {
+    if let Some(copy) = &flight.pinned {
+        if !grid.rebuilt_since(copy.version()) || flight.repins >= max_restarts.max(1) {
+            return Some(flight);
+        }
+        flight.repins += 1;
+        flight.set_back(&mut queue.pool);
+    }
+    if flight.jobs.iter().all(|job| job.grid_version == version) {
         return Some(flight);
     }
     let goal = flight.lead().goal;
     let mut kept = Vec::with_capacity(flight.jobs.len());
     for mut job in std::mem::take(&mut flight.jobs) {
-        let moved = match job.replan(&mut queue.nearest, view.class()) {
+        let moved = match job.replan(&mut queue.nearest, &view) {
             Replan::Answer(status, cells) => {
                 queue.live.remove(&job.entity);
                 let waited = (frame - job.frame_requested) as u32;
@@ -217,7 +244,7 @@ pub(super) fn refresh(
         match &mut flight.work {
             Work::Alone(_) => {
                 if moved {
-                    flight.reset(&mut queue.pool);
+                    flight.set_back(&mut queue.pool);
                 }
                 kept.push(job);
             }
@@ -238,7 +265,8 @@ pub(super) fn refresh(
         flight.land(&mut queue.pool);
         return None;
     }
-    if flight.is_started() && flight.restarts() >= max_restarts {
+    let set_back = flight.is_started() || flight.setbacks > 0;
+    if set_back && flight.restarts() >= max_restarts {
         let copy = queue
             .copies
             .entry((flight.lead().map, version))

@@ -59,9 +59,8 @@ pub struct PathfindingQueue {
     /// Whether a request that could share a search has started waiting
     /// since requests were last put together (`share_goals`).
     unshared: bool,
-    /// The quick search under way (see [`PathfindingSettings::refine`]):
-    /// the ticket of its job, and the search.
-    quick: Option<(u64, Search)>,
+    /// The quick search under way (see [`PathfindingSettings::refine`]).
+    quick: Option<quick::QuickSearch>,
     /// Quick paths found this frame, sent at its end to the requests not
     /// answered for good by then.
     provisional: Vec<(Entity, PathResult)>,
@@ -81,6 +80,26 @@ impl PathfindingQueue {
     /// Whether no request is waiting or being searched.
     pub fn is_idle(&self) -> bool {
         self.waiting.is_empty() && self.in_flight.is_empty()
+    }
+
+    /// Bytes of search memory the queue holds: the scratch space of every
+    /// search that has run and not ended (in flight, or waiting after
+    /// losing its slot), of the quick search under way, and of the pool
+    /// kept for the next searches (see
+    /// [`PathfindingSettings::max_in_flight`]).
+    pub fn memory_bytes(&self) -> usize {
+        let flights = self.waiting.iter().chain(&self.in_flight);
+        let work: usize = flights
+            .map(|flight| match &flight.work {
+                Work::Alone(search) => search.as_ref().map_or(0, Search::memory_bytes),
+                Work::Shared(shared) => shared.flood.as_ref().map_or(0, Flood::memory_bytes),
+            })
+            .sum();
+        let quick = self
+            .quick
+            .as_ref()
+            .map_or(0, quick::QuickSearch::memory_bytes);
+        work + quick + self.pool.memory_bytes()
     }
 
     /// Runs of the plugin's schedule so far.
@@ -169,11 +188,25 @@ impl PathfindingStats {
     }
 }
 
+/// Idle scratch spaces the queue keeps for the next searches: one per lane
+/// (they start searches side by side) and one for a quick search, never
+/// more than the slots could use, and at most [`MAX_POOLED`]. What runs
+/// holds its own; a space given back beyond these is freed.
+fn pooled(settings: &PathfindingSettings) -> usize {
+    let lanes = settings.search_lanes.clamp(1, MAX_POOLED - 1);
+    lanes.min(settings.max_in_flight.max(1)) + 1
+}
+
+/// The most idle scratch spaces the queue keeps, however many lanes.
+const MAX_POOLED: usize = 17;
+
 /// `Invalidate`: a map that has just appeared (or changed) gets its region
 /// labels now, for every unit size seen so far (and every map gets them
 /// for a size when the first unit of that size appears), and the scratch
-/// pool enough warm space for a search in every slot on it: in the frame
-/// the game loads the map, not in the first frame that orders units on it.
+/// pool warm space for the searches that start first on it ([`pooled`]):
+/// in the frame the game loads the map, not in the first frame that orders
+/// units on it. Nothing here grows with `max_in_flight`: a search holds
+/// scratch only once it runs.
 pub(crate) fn prepare_maps(
     maps: Query<Ref<NavGrid>>,
     new_sizes: Query<&Footprint, Added<Footprint>>,
@@ -199,9 +232,9 @@ pub(crate) fn prepare_maps(
             grid.size_class(size).label_regions_now();
         }
         if grid.is_changed() {
-            queue
-                .pool
-                .warm(settings.max_in_flight.max(1), grid.cell_count());
+            let keep = pooled(&settings);
+            queue.pool.set_limit(keep);
+            queue.pool.warm(keep, grid.cell_count());
         }
     }
 }
@@ -261,8 +294,9 @@ pub(crate) fn collect_requests(
             continue;
         }
         let view = view.for_size(footprint.0);
-        let cells = locate_request(&view, request, transform);
-        let (origin, goal) = match cells {
+        let asked = resolve::asked(request, transform);
+        let cells = asked.and_then(|asked| Ok((asked, locate_request(&view, asked)?)));
+        let (asked, (origin, goal)) = match cells {
             Ok(cells) => cells,
             Err(reason) => {
                 let result = PathResult::without_path(PathStatus::Invalid(reason), Some(map), 0);
@@ -296,6 +330,7 @@ pub(crate) fn collect_requests(
                     priority: request.priority,
                     map,
                     size: footprint.0,
+                    asked,
                     origin,
                     start,
                     requested_goal: goal,
@@ -327,13 +362,14 @@ pub(crate) fn run_searches(
     let began = Instant::now();
     let queue = &mut *queue;
 
+    queue.pool.set_limit(pooled(&settings));
     if settings.share_goals && std::mem::take(&mut queue.unshared) {
         shared::share_goals(queue, &maps, settings.jump_points, &mut delivery);
     }
     if settings.refine {
         quick::run_quick(queue, &settings, &mut budget, &maps);
-    } else if let Some((_, search)) = queue.quick.take() {
-        queue.pool.give(search.into_scratch());
+    } else if let Some(quick) = queue.quick.take() {
+        queue.pool.give(quick.into_scratch());
     }
     flights::run_flights(queue, &settings, &mut budget, &maps, &mut delivery);
     // Fill free slots so the queue count says what truly waits.

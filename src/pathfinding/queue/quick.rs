@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use super::super::result::PathStatus;
 use super::delivery::Found;
 use super::flights::Work;
-use super::resolve::Job;
+use super::resolve::{Job, Plan};
 use super::{PathfindingQueue, search_config};
 use crate::core::{Search, SearchConfig, SearchStatus};
 use crate::maps::Maps;
@@ -29,15 +29,42 @@ const QUICK_FIRST_FRAMES: u64 = 120;
 /// per cent).
 const QUICK_WEIGHT: f32 = 1.5;
 
+/// A quick search under way, kept between frames like any search.
+pub(super) struct QuickSearch {
+    /// The ticket of its job.
+    ticket: u64,
+    /// The grid version its cells were chosen on.
+    version: u64,
+    /// Times it was made anew because an edit moved its cells.
+    setbacks: u32,
+    search: Search,
+}
+
+impl QuickSearch {
+    /// Bytes of memory it holds.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.search.memory_bytes()
+    }
+
+    /// Gives back its scratch space.
+    pub(super) fn into_scratch(self) -> crate::core::Scratch {
+        self.search.into_scratch()
+    }
+}
+
 /// Quick searches before the searches with real costs, on the whole
 /// budget while no request has waited [`QUICK_FIRST_FRAMES`], else on up
 /// to half of it: one at a time, kept between frames like any search, each
 /// for the best-ranked request alone on a map with terrain costs that has
 /// neither its quick path nor its real one yet and was not answered in the
-/// frame it was made in. One that edits restart more than `max_restarts`
-/// times is dropped (the request gets its real path only). Its path is
-/// sent at the frame's end as [`PathStatus::Provisional`] (unless the real
-/// one came too), and the request goes on waiting for its real search.
+/// frame it was made in. A quick path leads where the request's real
+/// search would go on the map as it is now ([`Job::plan_now`]): after an
+/// edit its cells are chosen again, so a goal made reachable (or cut off)
+/// since the request was planned is the quick path's end too. One that
+/// edits make start over more than `max_restarts` times is dropped (the
+/// request gets its real path only). Its path is sent at the frame's end
+/// as [`PathStatus::Provisional`] (unless the real one came too), and the
+/// request goes on waiting for its real search.
 pub(super) fn run_quick(
     queue: &mut PathfindingQueue,
     settings: &PathfindingSettings,
@@ -63,60 +90,44 @@ pub(super) fn run_quick(
             settings.nodes_per_frame
         };
     while budget.left() > 0 && left > 0 {
-        let (ticket, mut search) = match queue.quick.take() {
-            Some(quick) => quick,
+        let quick = match queue.quick.take() {
+            Some(quick) => Some(quick),
             None => {
-                let Some(job) = next_quick(queue, settings.aging_frames, maps) else {
+                let Some(ticket) = next_quick(queue, settings.aging_frames, maps) else {
                     return;
                 };
-                let Some(view) = maps.get(job.map) else {
-                    return;
-                };
-                let config = SearchConfig {
-                    size: job.size,
-                    ignore_costs: true,
-                    heuristic_weight: QUICK_WEIGHT,
-                    ..search_config(settings)
-                };
-                let search =
-                    Search::planned(&mut queue.pool, view.grid, job.start, job.goal, config);
-                (job.ticket, search)
+                start_quick(queue, ticket, 0, settings, maps)
             }
         };
-        // The request may have been answered, cancelled, or planned anew
-        // on an edited map since the search began.
-        let Some(job) = quick_job(queue, ticket)
-            .filter(|job| job.quick && (job.start, job.goal) == (search.start(), search.goal()))
+        let Some(mut quick) = quick.and_then(|quick| keep_up(queue, quick, settings, maps)) else {
+            continue;
+        };
+        // `keep_up` found the job and its map.
+        let Some((job, view)) = quick_job(queue, quick.ticket)
+            .and_then(|job| Some((job.clone(), maps.get(job.map)?.for_size(job.size))))
         else {
-            queue.pool.give(search.into_scratch());
+            queue.pool.give(quick.into_scratch());
             continue;
         };
-        let Some(view) = maps.get(job.map) else {
-            queue.pool.give(search.into_scratch());
-            continue;
-        };
-        let view = view.for_size(job.size);
+        let search = &mut quick.search;
         let before = search.expansions();
         let status = search.step(view.grid, budget.slice().min(left));
         let used = search.expansions() - before;
         budget.spend(used);
         left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
-        if search.restarts() > settings.max_restarts {
+        if search.restarts().saturating_add(quick.setbacks) > settings.max_restarts {
             // Edits keep hitting it: the real path will do.
-            job.quick = false;
-            queue.pool.give(search.into_scratch());
+            give_up(queue, quick);
             continue;
         }
         if !status.is_finished() {
-            queue.quick = Some((ticket, search));
+            queue.quick = Some(quick);
             if used == 0 {
                 return;
             }
             continue;
         }
-        job.quick = false;
         if status == SearchStatus::Found {
-            let job = job.clone();
             let found = Found {
                 path: search.take_path().unwrap_or_default(),
                 expansions: search.expansions(),
@@ -126,14 +137,102 @@ pub(super) fn run_quick(
             let result = found.into_result(PathStatus::Provisional, job.map, &view, waited);
             queue.provisional.push((job.entity, result));
         }
-        queue.pool.give(search.into_scratch());
+        give_up(queue, quick);
     }
+}
+
+/// A quick search for the job with `ticket`, between the cells its real
+/// search would take on its map as it is now; `None` (and the job wants
+/// no quick path any more) when it needs no search.
+fn start_quick(
+    queue: &mut PathfindingQueue,
+    ticket: u64,
+    setbacks: u32,
+    settings: &PathfindingSettings,
+    maps: &Maps,
+) -> Option<QuickSearch> {
+    let job = quick_job(queue, ticket)?.clone();
+    let view = maps.get(job.map).map(|view| view.for_size(job.size));
+    let cells = view
+        .as_ref()
+        .and_then(|view| match job.plan_now(&mut queue.nearest, view) {
+            Plan::Search { start, goal } => Some((start, goal)),
+            Plan::Answer(..) => None,
+        });
+    let (Some(view), Some((start, goal))) = (view, cells) else {
+        // Its own refresh answers it.
+        if let Some(job) = quick_job(queue, ticket) {
+            job.quick = false;
+        }
+        return None;
+    };
+    let config = SearchConfig {
+        size: job.size,
+        ignore_costs: true,
+        heuristic_weight: QUICK_WEIGHT,
+        ..search_config(settings)
+    };
+    let search = Search::planned(&mut queue.pool, view.grid, start, goal, config);
+    Some(QuickSearch {
+        ticket,
+        version: view.grid.version(),
+        setbacks,
+        search,
+    })
+}
+
+/// Brings a quick search up to date: dropped if its job was answered,
+/// cancelled or no longer wants it; made anew, if an edit since it was
+/// planned moved the cells the job's search would take (counted as a
+/// restart).
+fn keep_up(
+    queue: &mut PathfindingQueue,
+    quick: QuickSearch,
+    settings: &PathfindingSettings,
+    maps: &Maps,
+) -> Option<QuickSearch> {
+    let version = quick_job(queue, quick.ticket)
+        .filter(|job| job.quick)
+        .and_then(|job| maps.get(job.map))
+        .map(|view| view.grid.version());
+    let Some(version) = version else {
+        queue.pool.give(quick.into_scratch());
+        return None;
+    };
+    if version == quick.version {
+        return Some(quick);
+    }
+    let (ticket, setbacks) = (quick.ticket, quick.setbacks);
+    let moved = start_quick(queue, ticket, setbacks.saturating_add(1), settings, maps);
+    match moved {
+        Some(fresh)
+            if (fresh.search.start(), fresh.search.goal())
+                == (quick.search.start(), quick.search.goal()) =>
+        {
+            // Same cells: the search itself decides whether the edits
+            // touch it (`Search::step`).
+            queue.pool.give(fresh.into_scratch());
+            Some(QuickSearch { version, ..quick })
+        }
+        moved => {
+            queue.pool.give(quick.into_scratch());
+            moved
+        }
+    }
+}
+
+/// Ends a quick search: its job wants no other.
+fn give_up(queue: &mut PathfindingQueue, quick: QuickSearch) {
+    if let Some(job) = quick_job(queue, quick.ticket) {
+        job.quick = false;
+    }
+    queue.pool.give(quick.into_scratch());
 }
 
 /// The best-ranked request that still wants a quick path, is searched
 /// alone, is on a map with terrain costs (for its unit's size) and went
 /// unanswered through the frame it was made in.
-fn next_quick(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Option<Job> {
+fn next_quick(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Option<u64> {
     // Whether each (map, size) seen has terrain costs, looked up once.
     let mut terrain: Vec<(Entity, u8, bool)> = Vec::new();
     let mut has_terrain = |job: &Job| {
@@ -161,7 +260,7 @@ fn next_quick(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Optio
         // map end there, and a quick path would only delay them.
         .filter(|job| job.quick && job.frame_requested < queue.frame && has_terrain(job))
         .max_by_key(|job| job.rank(aging_frames))
-        .cloned()
+        .map(|job| job.ticket)
 }
 
 /// The job with `ticket`, searched alone, waiting or in flight.

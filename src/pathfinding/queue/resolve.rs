@@ -20,6 +20,10 @@ pub(super) struct Job {
     pub(super) map: Entity,
     /// The unit's size: its cells are anchors of that size class.
     pub(super) size: u8,
+    /// Where the request starts and ends as it was asked (the start: where
+    /// the unit stood, unless the request names one), to find the cells
+    /// again on a map that is replaced.
+    pub(super) asked: (PathTarget, PathTarget),
     /// The cell the unit stood on (or the start asked for): every plan
     /// starts from it, so a unit in a wall always starts from the walkable
     /// cell nearest to itself.
@@ -88,15 +92,12 @@ pub(crate) fn locate(
     }
 }
 
-/// The start and goal cells of a request on its map.
-pub(super) fn locate_request(
-    view: &MapView,
+/// Where a request starts and ends, as asked: its start, or where its unit
+/// stands.
+pub(super) fn asked(
     request: &PathRequest,
     transform: Option<&Transform>,
-) -> Result<(Cell, Cell), InvalidReason> {
-    if !view.is_valid() {
-        return Err(InvalidReason::BadMapPlacement);
-    }
+) -> Result<(PathTarget, PathTarget), InvalidReason> {
     let start = match request.start {
         Some(start) => start,
         None => PathTarget::World(
@@ -106,10 +107,18 @@ pub(super) fn locate_request(
                 .truncate(),
         ),
     };
-    Ok((
-        locate(view, start, false)?,
-        locate(view, request.goal, true)?,
-    ))
+    Ok((start, request.goal))
+}
+
+/// The start and goal cells of a request on its map.
+pub(super) fn locate_request(
+    view: &MapView,
+    (start, goal): (PathTarget, PathTarget),
+) -> Result<(Cell, Cell), InvalidReason> {
+    if !view.is_valid() {
+        return Err(InvalidReason::BadMapPlacement);
+    }
+    Ok((locate(view, start, false)?, locate(view, goal, true)?))
 }
 
 /// `(map, grid version, unit size, goal, start region)`.
@@ -186,20 +195,38 @@ pub(super) enum Replan {
 }
 
 impl Job {
-    /// Chooses the job's cells again on `grid` (its map as it is now) if it
-    /// was planned on an older version.
-    pub(super) fn replan(&mut self, nearest: &mut NearestCache, grid: SizeClass<'_>) -> Replan {
+    /// The cells the job would search between on its map as `view` shows
+    /// it now, or its answer if it needs no search: what [`plan`] chooses
+    /// from where the unit stood and the goal asked for, both found again
+    /// from the request if the map was replaced since the job was planned
+    /// (cells of the old grid may mean other places, or none, on the new
+    /// one).
+    pub(super) fn plan_now(&self, nearest: &mut NearestCache, view: &MapView) -> Plan {
+        let (origin, goal) = if view.grid.rebuilt_since(self.grid_version) {
+            match locate_request(view, self.asked) {
+                Ok(cells) => cells,
+                Err(reason) => return Plan::Answer(PathStatus::Invalid(reason), vec![]),
+            }
+        } else {
+            (self.origin, self.requested_goal)
+        };
+        plan(nearest, self.map, view.class(), origin, goal, self.policy)
+    }
+
+    /// Chooses the job's cells again on its map as `view` shows it now, if
+    /// it was planned on an older version (see [`Job::plan_now`]).
+    pub(super) fn replan(&mut self, nearest: &mut NearestCache, view: &MapView) -> Replan {
+        let grid = view.grid;
         if self.grid_version == grid.version() {
             return Replan::Same;
         }
-        match plan(
-            nearest,
-            self.map,
-            grid,
-            self.origin,
-            self.requested_goal,
-            self.policy,
-        ) {
+        if grid.rebuilt_since(self.grid_version)
+            && let Ok((origin, goal)) = locate_request(view, self.asked)
+        {
+            self.origin = origin;
+            self.requested_goal = goal;
+        }
+        match self.plan_now(nearest, view) {
             Plan::Answer(status, cells) => Replan::Answer(status, cells),
             Plan::Search { start, goal } => {
                 self.grid_version = grid.version();

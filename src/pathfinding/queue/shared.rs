@@ -13,8 +13,11 @@ use super::flights::{Flight, SharedWork, Work};
 use crate::core::{Cell, Neighborhood};
 use crate::maps::Maps;
 
-/// Which jobs can share one search: `(map, unit size, goal cell)`.
-type ShareKey = (Entity, u8, Cell);
+/// Which jobs can share one search: `(map, unit size, goal cell,
+/// priority)`. Only requests of one priority share: a shared search
+/// answers its requests in the order it settles their starts, so a more
+/// urgent request must not wait in one for less urgent ones.
+type ShareKey = (Entity, u8, Cell, i32);
 
 impl Flight {
     /// What a flight with these jobs could share, if it can: a shared
@@ -26,7 +29,7 @@ impl Flight {
             Work::Shared(_) => true,
             Work::Alone(search) => search.is_none() && !job.alone && self.jobs.len() == 1,
         };
-        shareable.then_some((job.map, job.size, job.goal))
+        shareable.then_some((job.map, job.size, job.goal, job.priority))
     }
 
     /// Makes a flight not yet searched a shared one.
@@ -150,8 +153,20 @@ pub(super) fn share_goals(
         waiting,
         ..
     } = &mut *queue;
+    // A flight pinned to a copy older than its map serves only the
+    // requests it has: one made since the edits must not be answered from
+    // the map as it was before them.
+    let behind = |flight: &Flight| {
+        flight.pinned.as_ref().is_some_and(|copy| {
+            maps.get(flight.lead().map)
+                .is_none_or(|view| view.grid.version() != copy.version())
+        })
+    };
     let mut clusters = Clusters::default();
     for (i, flight) in in_flight.iter().enumerate() {
+        if behind(flight) {
+            continue;
+        }
         if let Some(key) = flight.share_key().filter(|_| flight.is_shared()) {
             let c = clusters.join(key, flight);
             clusters.all[c].in_flight.get_or_insert(i);
@@ -160,7 +175,10 @@ pub(super) fn share_goals(
     let waiting = std::mem::take(waiting);
     let cluster_of: Vec<Option<usize>> = waiting
         .iter()
-        .map(|flight| Some(clusters.join(flight.share_key()?, flight)))
+        .map(|flight| {
+            let key = flight.share_key().filter(|_| !behind(flight))?;
+            Some(clusters.join(key, flight))
+        })
         .collect();
     let fewest = |key: ShareKey| {
         let jumps = jump_points
@@ -217,7 +235,7 @@ pub(super) fn share_goals(
             // flight's copy): the job waits for the flood to run again.
             let current =
                 job.grid_version == grid.version() && flood.grid_version() == grid.version();
-            match flood.path(grid, job.start).filter(|_| current) {
+            match current.then(|| flood.path(grid, job.start)).flatten() {
                 Some(path) => {
                     *served += 1;
                     ready.push((job, path, grid.version()));
