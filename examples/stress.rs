@@ -231,11 +231,24 @@ fn main() -> ExitCode {
         " expansions={} results_digest={:016x}",
         run.expansions, run.digest
     );
+    let slowest: Vec<String> = run
+        .slowest
+        .iter()
+        .map(|(ms, frame)| format!("{ms:.3}@{frame}"))
+        .collect();
+    println!("slowest frames (ms@frame): {}", slowest.join(" "));
     if let Some(threads) = options.threads {
         last += &format!(" threads={threads}");
     }
     if let Some(lanes) = options.lanes {
         last += &format!(" lanes={lanes}");
+    }
+    if !run.imbalance.is_empty() {
+        last += &format!(
+            " lane_imbalance_p50={:.3} lane_imbalance_p99={:.3}",
+            percentile(&run.imbalance, 50.0),
+            percentile(&run.imbalance, 99.0)
+        );
     }
     if options.terrain || options.swamp > 1 || options.refine.is_some() {
         let worst = run.first_path.iter().max().copied().unwrap_or_default();
@@ -363,6 +376,11 @@ fn squads(grid: &NavGrid, cells: &[Cell], units: usize, groups: usize) -> Orders
 struct Run {
     frames: u32,
     frame_ms: Vec<f64>,
+    /// Per frame that spent its whole budget in several lanes, the slowest
+    /// lane's time over the mean lane's, sorted.
+    imbalance: Vec<f64>,
+    /// The slowest frames, slowest first: (ms, frame).
+    slowest: Vec<(f64, u32)>,
     max_expansions: u64,
     last_path: u32,
     expansions: u64,
@@ -487,6 +505,8 @@ fn run_orders(
     let mut run = Run {
         frames: 0,
         frame_ms: Vec::new(),
+        slowest: Vec::new(),
+        imbalance: Vec::new(),
         max_expansions: 0,
         last_path: 0,
         expansions: 0,
@@ -506,6 +526,14 @@ fn run_orders(
         run.frames += 1;
         let stats = app.world().resource::<PathfindingStats>();
         run.frame_ms.push(stats.frame_time.as_secs_f64() * 1e3);
+        run.slowest
+            .push((stats.frame_time.as_secs_f64() * 1e3, run.frames));
+        let lanes: Vec<f64> = stats.lane_times.iter().map(|t| t.as_secs_f64()).collect();
+        let mean = lanes.iter().sum::<f64>() / lanes.len().max(1) as f64;
+        if lanes.len() > 1 && stats.frame_expansions >= budget as u64 && mean > 0.0 {
+            run.imbalance
+                .push(lanes.iter().copied().fold(0.0, f64::max) / mean);
+        }
         run.max_expansions = run.max_expansions.max(stats.frame_expansions);
         run.expansions += stats.frame_expansions;
         for unit in std::mem::take(&mut *answered.lock().unwrap()) {
@@ -532,6 +560,9 @@ fn run_orders(
         }
     }
     run.frame_ms.sort_by(f64::total_cmp);
+    run.slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+    run.slowest.truncate(5);
+    run.imbalance.sort_by(f64::total_cmp);
     if edits > 0 {
         edit_cells(&mut app, &mut run, edits);
     }

@@ -176,6 +176,16 @@ impl PathfindingSettings {
 
     /// The most [`max_restarts`](Self::max_restarts) can be.
     pub const MAX_RESTARTS: u32 = 32;
+
+    /// The most lanes searches run in, whatever
+    /// [`search_lanes`](Self::search_lanes) says.
+    pub const MAX_LANES: usize = 64;
+
+    /// The lanes searches run in: [`search_lanes`](Self::search_lanes),
+    /// from 1 to [`MAX_LANES`](Self::MAX_LANES).
+    pub fn lanes(&self) -> usize {
+        self.search_lanes.clamp(1, Self::MAX_LANES)
+    }
 }
 
 impl Default for PathfindingSettings {
@@ -203,6 +213,11 @@ impl Default for PathfindingSettings {
 /// [`FrontierSystems::Orders`]. With
 /// [`PathfindingSettings::max_frame_time`] set it is handed out in slices
 /// and runs dry once the budgeted work of the frame has taken that long.
+///
+/// With [`PathfindingSettings::search_lanes`] above 1 the budget is split
+/// equally among the lanes: each lane spends its own part over the frame's
+/// rounds of work, so every lane does about the same work each frame
+/// whatever the rounds dealt it (see [`FrameBudget::lane_times`]).
 #[derive(Resource, Debug, Default)]
 pub struct FrameBudget {
     nodes_per_frame: u32,
@@ -211,6 +226,16 @@ pub struct FrameBudget {
     /// When the first slice was handed out this frame.
     clock: Option<Instant>,
     timed_out: bool,
+    /// Per lane: what it may still spend this frame and how long it has
+    /// worked.
+    lanes: Vec<Lane>,
+}
+
+/// One lane's part of the frame.
+#[derive(Clone, Copy, Debug, Default)]
+struct Lane {
+    left: u32,
+    time: Duration,
 }
 
 impl FrameBudget {
@@ -228,46 +253,112 @@ impl FrameBudget {
         self.spent
     }
 
+    /// How long each lane has worked this frame (one lane unless
+    /// [`PathfindingSettings::search_lanes`] says more): the time of its
+    /// group floods, quick searches and searches, measured on whatever
+    /// thread ran it. Lanes that work alike take alike, so the slowest
+    /// against the mean says how evenly a frame's work spreads over cores.
+    pub fn lane_times(&self) -> impl Iterator<Item = Duration> + '_ {
+        self.lanes.iter().map(|lane| lane.time)
+    }
+
     /// The most the next piece of work may spend: everything left, or a
     /// [`PathfindingSettings::TIME_CHECK_INTERVAL`] slice when a time cap
     /// is set (the clock starts with the frame's first slice).
     pub fn slice(&mut self) -> u32 {
         let left = self.left();
+        self.capped(left)
+    }
+
+    /// `most`, or a time-check slice of it when a time cap is set (and the
+    /// clock started).
+    fn capped(&mut self, most: u32) -> u32 {
         match self.time_cap {
-            Some(_) if left > 0 => {
+            Some(_) if most > 0 => {
                 self.clock.get_or_insert_with(Instant::now);
-                left.min(PathfindingSettings::TIME_CHECK_INTERVAL)
+                most.min(PathfindingSettings::TIME_CHECK_INTERVAL)
             }
-            _ => left,
+            _ => most,
         }
     }
 
-    /// The most a round of `parts` pieces of work side by side may spend:
-    /// everything left, or a slice per piece when a time cap is set.
-    pub(crate) fn slice_of(&mut self, parts: u32) -> u32 {
-        let left = self.left();
-        match self.time_cap {
-            Some(_) if left > 0 => {
-                self.clock.get_or_insert_with(Instant::now);
-                left.min(PathfindingSettings::TIME_CHECK_INTERVAL.saturating_mul(parts.max(1)))
-            }
-            _ => left,
-        }
-    }
-
-    /// Records `expansions` spent; with a time cap, also reads the clock.
+    /// Records `expansions` spent outside the lanes' rounds (charged to the
+    /// lanes in order); with a time cap, also reads the clock.
     pub fn spend(&mut self, expansions: u64) {
+        let mut charge = expansions;
+        for lane in &mut self.lanes {
+            let taken = charge.min(lane.left as u64);
+            lane.left -= taken as u32;
+            charge -= taken;
+        }
+        self.record(expansions);
+    }
+
+    fn record(&mut self, expansions: u64) {
         self.spent += expansions;
         if let (Some(cap), Some(clock)) = (self.time_cap, self.clock) {
             self.timed_out |= clock.elapsed() >= cap;
         }
     }
 
+    /// Lanes this frame.
+    pub(crate) fn lane_count(&self) -> usize {
+        self.lanes.len().max(1)
+    }
+
+    /// What lane `lane` may still spend this frame.
+    pub(crate) fn lane_left(&self, lane: usize) -> u32 {
+        if self.timed_out || self.left() == 0 {
+            return 0;
+        }
+        self.lanes.get(lane).map_or(0, |lane| lane.left)
+    }
+
+    /// The most a lane may spend in one round of work: everything with one
+    /// lane; with L lanes, a share of the frame's budget split into L / 2
+    /// rounds ([`FrameBudget::ROUNDS_PER_TWO_LANES`]), so that a lane whose
+    /// work ran slow in one round (its searches' memory was cold, it
+    /// started and ended more of them) evens out over the next. The lanes'
+    /// times then differ by a fraction of a round, not of a frame.
+    fn round_share(&self) -> u32 {
+        let lanes = self.lanes.len().max(1) as u32;
+        if lanes == 1 {
+            return u32::MAX;
+        }
+        let rounds = (lanes / 2 * Self::ROUNDS_PER_TWO_LANES).max(1);
+        (self.nodes_per_frame / lanes).div_ceil(rounds).max(1)
+    }
+
+    /// Rounds a frame's budget is split into per two lanes (see
+    /// [`FrameBudget::round_share`]).
+    const ROUNDS_PER_TWO_LANES: u32 = 1;
+
+    /// The lanes with expansions left, those with the most first (ties to
+    /// the lower lane): the order work is dealt in.
+    pub(crate) fn open_lanes(&self) -> Vec<usize> {
+        let mut open: Vec<usize> = (0..self.lanes.len())
+            .filter(|&lane| self.lane_left(lane) > 0)
+            .collect();
+        open.sort_by_key(|&lane| std::cmp::Reverse(self.lanes[lane].left));
+        open
+    }
+
     /// A full budget for a new frame under `settings`.
     fn refill(&mut self, settings: &PathfindingSettings) {
+        let count = settings.lanes();
+        let share = |lane: usize| {
+            settings.nodes_per_frame / count as u32
+                + u32::from(lane < (settings.nodes_per_frame % count as u32) as usize)
+        };
         *self = Self {
             nodes_per_frame: settings.nodes_per_frame,
             time_cap: settings.max_frame_time,
+            lanes: (0..count)
+                .map(|lane| Lane {
+                    left: share(lane),
+                    time: Duration::ZERO,
+                })
+                .collect(),
             ..Self::default()
         };
     }
@@ -381,37 +472,36 @@ impl Plugin for FrontierSchedulePlugin {
     }
 }
 
-/// Runs budgeted work side by side: `items` (best first) are dealt in turn
-/// into as many lanes as there are items, up to `lanes`; `total` is split
-/// equally among the lanes (the first lanes get the remainder); within a
-/// lane the first item runs first with the lane's share and hands what it
-/// leaves to the next. `work(item, most)` spends at most `most` expansions
-/// and returns what it spent. Lanes run on up to `threads` threads
-/// ([`threads_for`]) of the compute task pool, the frame's own thread
-/// taking the first group, and nothing a lane does depends on the thread
-/// it runs on, so every thread count gives the same results. Returns the
-/// expansions spent.
-pub(crate) fn run_side_by_side<T: Send>(
-    items: &mut [T],
-    lanes: usize,
+/// Runs one round of budgeted work in lanes: `dealt[lane]` holds the work
+/// dealt to each lane (best first), and each lane runs its pieces in turn
+/// on what it may still spend this frame (at most `caps[lane]` when given,
+/// and a time-check slice when a time cap is set): the first piece runs
+/// first and hands what it leaves to the next. `work(item, most)` spends at
+/// most `most` expansions and returns what it spent. Lanes run on up to
+/// `threads` threads ([`threads_for`]) of the compute task pool, the
+/// frame's own thread taking the first group, and nothing a lane does
+/// depends on the thread it runs on, so every thread count gives the same
+/// results. Each lane's spending and time are charged to it; returns what
+/// each lane spent.
+pub(crate) fn run_lanes<T: Send>(
+    budget: &mut FrameBudget,
     threads: usize,
-    total: u32,
+    dealt: &mut [Vec<T>],
+    caps: Option<&[u32]>,
     work: impl Fn(&mut T, u32) -> u64 + Sync,
-) -> u64 {
-    let lane_count = lanes.min(items.len());
-    if lane_count == 0 {
-        return 0;
-    }
-    let share = |lane: usize| {
-        (total / lane_count as u32) + u32::from(lane < (total % lane_count as u32) as usize)
-    };
-    let mut dealt: Vec<Vec<&mut T>> = (0..lane_count).map(|_| Vec::new()).collect();
-    for (i, item) in items.iter_mut().enumerate() {
-        dealt[i % lane_count].push(item);
-    }
-    let run_lane = |lane: &mut Vec<&mut T>, mut left: u32| {
+) -> Vec<u64> {
+    let round = budget.round_share();
+    let allowance: Vec<u32> = (0..dealt.len())
+        .map(|lane| {
+            let most = budget.lane_left(lane).min(round);
+            let most = caps.map_or(most, |caps| most.min(caps[lane]));
+            budget.capped(most)
+        })
+        .collect();
+    let run_lane = |items: &mut Vec<T>, mut left: u32| {
+        let began = Instant::now();
         let mut spent = 0;
-        for item in lane.iter_mut() {
+        for item in items.iter_mut() {
             if left == 0 {
                 break;
             }
@@ -419,44 +509,79 @@ pub(crate) fn run_side_by_side<T: Send>(
             spent += used;
             left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
         }
-        spent
+        (spent, began.elapsed())
     };
-    let threads = threads_for(threads).min(lane_count);
+    let busy: Vec<usize> = (0..dealt.len())
+        .filter(|&lane| !dealt[lane].is_empty() && allowance[lane] > 0)
+        .collect();
+    let threads = threads_for(threads).min(busy.len());
+    let mut results = vec![(0, Duration::ZERO); dealt.len()];
     if threads <= 1 {
-        return dealt
-            .iter_mut()
-            .enumerate()
-            .map(|(lane, items)| run_lane(items, share(lane)))
-            .sum();
-    }
-    let mut groups: Vec<Vec<(usize, &mut Vec<&mut T>)>> =
-        (0..threads).map(|_| Vec::new()).collect();
-    for (lane, items) in dealt.iter_mut().enumerate() {
-        groups[lane % threads].push((lane, items));
-    }
-    let pool = bevy::tasks::ComputeTaskPool::get_or_init(bevy::tasks::TaskPool::default);
-    let run_group = |group: Vec<(usize, &mut Vec<&mut T>)>| {
-        group
-            .into_iter()
-            .map(|(lane, items)| run_lane(items, share(lane)))
-            .sum::<u64>()
-    };
-    let run_group = &run_group;
-    // The frame's thread takes the first group itself while the pool's
-    // threads take the others (it would otherwise only wait for them).
-    let mut here = 0;
-    let there: u64 = pool
-        .scope(|scope| {
+        for (lane, items) in dealt.iter_mut().enumerate() {
+            if busy.contains(&lane) {
+                results[lane] = run_lane(items, allowance[lane]);
+            }
+        }
+    } else {
+        let mut groups: Vec<Vec<(usize, &mut Vec<T>)>> = (0..threads).map(|_| Vec::new()).collect();
+        for (lane, items) in dealt.iter_mut().enumerate() {
+            if let Some(at) = busy.iter().position(|&b| b == lane) {
+                groups[at % threads].push((lane, items));
+            }
+        }
+        let pool = bevy::tasks::ComputeTaskPool::get_or_init(bevy::tasks::TaskPool::default);
+        let run_group = |group: Vec<(usize, &mut Vec<T>)>| {
+            group
+                .into_iter()
+                .map(|(lane, items)| (lane, run_lane(items, allowance[lane])))
+                .collect::<Vec<_>>()
+        };
+        let run_group = &run_group;
+        // The frame's thread takes the first group itself while the pool's
+        // threads take the others (it would otherwise only wait for them).
+        let mut here = Vec::new();
+        let there = pool.scope(|scope| {
             let mut groups = groups.into_iter();
             let first = groups.next();
             for group in groups {
                 scope.spawn(async move { run_group(group) });
             }
-            here = first.map_or(0, run_group);
-        })
-        .into_iter()
-        .sum();
-    here + there
+            here = first.map_or_else(Vec::new, run_group);
+        });
+        for (lane, result) in here.into_iter().chain(there.into_iter().flatten()) {
+            results[lane] = result;
+        }
+    }
+    let mut spent = Vec::with_capacity(results.len());
+    for (lane, (used, time)) in results.into_iter().enumerate() {
+        if let Some(budget_lane) = budget.lanes.get_mut(lane) {
+            budget_lane.left = budget_lane
+                .left
+                .saturating_sub(used.min(u32::MAX as u64) as u32);
+            budget_lane.time += time;
+        }
+        budget.record(used);
+        spent.push(used);
+    }
+    spent
+}
+
+/// Deals `items` (best first) in turn into `open` lanes (the order
+/// [`FrameBudget::open_lanes`] gives), as many lists as the frame has
+/// lanes.
+pub(crate) fn deal<T>(
+    lanes: usize,
+    open: &[usize],
+    items: impl IntoIterator<Item = T>,
+) -> Vec<Vec<T>> {
+    let mut dealt: Vec<Vec<T>> = (0..lanes).map(|_| Vec::new()).collect();
+    if open.is_empty() {
+        return dealt;
+    }
+    for (i, item) in items.into_iter().enumerate() {
+        dealt[open[i % open.len()]].push(item);
+    }
+    dealt
 }
 
 /// The threads work is spread over: `setting`, or with 0 all the compute

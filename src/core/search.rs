@@ -292,19 +292,19 @@ impl Search {
         Ok(Self::unchecked(grid, start, goal, config, scratch))
     }
 
-    /// A search with scratch space from `pool` for a caller that chose its
-    /// cells and configuration on this very grid. It is not checked again:
+    /// A search in `scratch` for a caller that chose its cells and
+    /// configuration on this very grid. It is not checked again:
     /// a start or goal off the grid or in a wall, or a bad weight, makes it
     /// [`Unreachable`](SearchStatus::Unreachable) before any expansion, as a
     /// grid edit would.
     pub(crate) fn planned(
-        pool: &mut ScratchPool,
+        scratch: Scratch,
         grid: &NavGrid,
         start: Cell,
         goal: Cell,
         config: SearchConfig,
     ) -> Self {
-        Self::unchecked(grid, start, goal, config, pool.take())
+        Self::unchecked(grid, start, goal, config, scratch)
     }
 
     fn unchecked(

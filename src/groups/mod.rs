@@ -37,7 +37,7 @@ use crate::movement::{
 use crate::pathfinding::{
     Footprint, PathRequest, PathResult, PathTarget, PathfindingStats, locate,
 };
-use crate::schedule::{FrameBudget, FrontierSystems, PathfindingSettings, run_side_by_side};
+use crate::schedule::{FrameBudget, FrontierSystems, PathfindingSettings, deal, run_lanes};
 
 /// Group moves: [`GroupMove`] orders become one shared path, heads and
 /// tails from two budgeted floods, and routes handed out a few dozen a
@@ -624,7 +624,7 @@ pub(crate) fn splice_groups(
         .any(|(_, group, _, _, _)| matches!(group.stage, Stage::Splicing(_)));
     // With several search lanes, the floods of splicing groups run side by
     // side after this loop instead of one after the other in it.
-    let lanes = settings.search_lanes.max(1);
+    let lanes = budget.lane_count();
     let mut side_by_side = vec![false; order.len()];
     for (index, (entity, group, members, result, request)) in order.iter_mut().enumerate() {
         let (entity, members, result) = (*entity, *members, *result);
@@ -742,22 +742,27 @@ pub(crate) fn splice_groups(
                     }
                 }
             }
-            if floods.is_empty() {
+            let open = budget.open_lanes();
+            if floods.is_empty() || open.is_empty() {
                 break;
             }
-            let total = budget.slice_of(lanes.min(floods.len()) as u32);
-            if total == 0 {
-                break;
-            }
-            let spent =
-                run_side_by_side(&mut floods, lanes, settings.threads, total, |item, most| {
-                    let (flood, grid, used, _) = item;
+            let mut dealt = deal(budget.lane_count(), &open, floods.iter_mut());
+            let spent: u64 = run_lanes(
+                &mut budget,
+                settings.threads,
+                &mut dealt,
+                None,
+                |item, most| {
+                    let (flood, grid, used, _) = &mut **item;
                     let before = flood.expansions();
                     flood.step(grid, most);
                     *used += flood.expansions() - before;
                     flood.expansions() - before
-                });
-            budget.spend(spent);
+                },
+            )
+            .iter()
+            .sum();
+            drop(dealt);
             let used: Vec<(usize, u64)> = floods
                 .into_iter()
                 .map(|(_, _, used, index)| (index, used))

@@ -13,14 +13,14 @@ use super::{PathfindingQueue, search_config};
 use crate::core::{Flood, FloodDirection, NavGrid, ScratchPool, Search};
 use crate::maps::{MapView, Maps};
 use crate::pathfinding::result::InvalidReason;
-use crate::schedule::{FrameBudget, PathfindingSettings, run_side_by_side};
+use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes};
 
 /// What a flight searches with.
 pub(super) enum Work {
     /// One job's own search, made when the flight first gets budget (so
     /// admitting many requests at once does not set up grid-sized scratch
     /// for searches that will not run this frame).
-    Alone(Option<Search>),
+    Alone(Option<Box<Search>>),
     /// Jobs with one goal sharing a search run backwards from it.
     Shared(SharedWork),
 }
@@ -30,7 +30,7 @@ pub(super) enum Work {
 #[derive(Default)]
 pub(super) struct SharedWork {
     /// Made, like a search, when the flight first gets budget.
-    pub(super) flood: Option<Flood>,
+    pub(super) flood: Option<Box<Flood>>,
     /// Jobs answered so far.
     pub(super) served: u64,
     /// The flood's expansions when it last answered a job.
@@ -158,12 +158,11 @@ pub(super) fn admit(
     let slots = settings.max_in_flight.max(1);
     let aging = settings.aging_frames;
     loop {
-        let Some(best) = (0..queue.waiting.len()).max_by_key(|&i| queue.waiting[i].rank(aging))
-        else {
+        queue.sort_waiting(aging);
+        let Some(best_rank) = queue.waiting.last().map(|best| best.rank(aging)) else {
             return;
         };
         if queue.in_flight.len() >= slots {
-            let best_rank = queue.waiting[best].rank(aging);
             let Some(worst) =
                 (0..queue.in_flight.len()).min_by_key(|&i| queue.in_flight[i].rank(aging))
             else {
@@ -177,10 +176,15 @@ pub(super) fn admit(
             if parked >= slots {
                 evicted.reset(&mut queue.pool);
             }
-            queue.waiting.push(evicted);
+            // In its place in the sorted list: it ranks below the best.
+            let rank = evicted.rank(aging);
+            let at = queue.waiting.partition_point(|f| f.rank(aging) < rank);
+            queue.waiting.insert(at, evicted);
             continue;
         }
-        let flight = queue.waiting.swap_remove(best);
+        let Some(flight) = queue.waiting.pop() else {
+            return;
+        };
         if let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) {
             queue.in_flight.push(flight);
         }
@@ -250,7 +254,7 @@ pub(super) fn refresh(
             }
             Work::Shared(_) if job.goal != goal => {
                 queue.unshared = true;
-                queue.waiting.push(Flight::new(job));
+                queue.wait(Flight::new(job));
             }
             Work::Shared(shared) => {
                 if let Some(flood) = shared.flood.as_mut().filter(|_| moved) {
@@ -297,7 +301,13 @@ fn prepare(
             };
             // `plan` chose both cells on this grid version.
             search.get_or_insert_with(|| {
-                Search::planned(&mut queue.pool, grid, lead.start, lead.goal, config)
+                Box::new(Search::planned(
+                    queue.pool.take(),
+                    grid,
+                    lead.start,
+                    lead.goal,
+                    config,
+                ))
             });
         }
         Work::Shared(SharedWork { flood: Some(_), .. }) => {}
@@ -313,7 +323,7 @@ fn prepare(
                 None,
             );
             match flood {
-                Ok(flood) => shared.flood = Some(flood.guided(grid)),
+                Ok(flood) => shared.flood = Some(Box::new(flood.guided(grid))),
                 Err(_) => {
                     split_alone(queue, flight);
                     return None;
@@ -371,7 +381,7 @@ fn finish(
             let search = search.take()?;
             let job = jobs.swap_remove(0);
             queue.live.remove(&job.entity);
-            let search = delivery.deliver_search(&job, search, view, version, frame);
+            let search = delivery.deliver_search(&job, *search, view, version, frame);
             queue.pool.give(search.into_scratch());
             None
         }
@@ -430,16 +440,24 @@ fn take_best(flights: &mut Vec<Flight>, count: usize, aging: u32) -> Vec<Flight>
     best
 }
 
+/// Flights dealt to a lane per round when there are several lanes: a lane
+/// whose first flight ends early goes on with its second instead of
+/// idling until the round ends. (With one lane, a round is the best flight
+/// alone, which takes everything it needs first, so results come strictly
+/// by priority.)
+pub(super) const FLIGHTS_PER_LANE: usize = 4;
+
 /// Spends what is left of the frame's budget on the flights in flight, in
 /// rounds: each round admits waiting requests to free slots, takes the
-/// best flights, checks them against their maps and sets them up one by
-/// one ([`refresh`], [`prepare`]: all that touches the queue), advances
-/// them side by side in `search_lanes` lanes ([`run_side_by_side`]:
-/// [`advance`] touches only the flight, so every thread count gives the
-/// same results in the same frames) and delivers what they found in rank
-/// order ([`finish`]). With one lane a round is the best flight alone,
-/// which takes everything it needs first, so results come strictly by
-/// priority; with more, every flight in flight is dealt into the lanes.
+/// best flights (one per lane with one lane, [`FLIGHTS_PER_LANE`] per lane
+/// with expansions left otherwise), checks them against their maps and
+/// sets them up one by one ([`refresh`], [`prepare`]: all that touches the
+/// queue), deals them best first to the lanes with the most left and
+/// advances them side by side ([`run_lanes`]: [`advance`] touches only the
+/// flight, so every thread count gives the same results in the same
+/// frames), and delivers what they found in rank order ([`finish`]). Each
+/// lane spends its own part of the frame's budget over the rounds, so the
+/// lanes do alike work each frame; only the flights dealt hold scratch.
 pub(super) fn run_flights(
     queue: &mut PathfindingQueue,
     settings: &PathfindingSettings,
@@ -447,18 +465,19 @@ pub(super) fn run_flights(
     maps: &Maps,
     delivery: &mut Delivery,
 ) {
-    let lanes = settings.search_lanes.max(1);
+    let lanes = budget.lane_count();
+    let per_lane = if lanes == 1 { 1 } else { FLIGHTS_PER_LANE };
     let aging = settings.aging_frames;
     while budget.left() > 0 {
         admit(queue, settings, maps, delivery);
-        if queue.in_flight.is_empty() {
+        let open = budget.open_lanes();
+        if queue.in_flight.is_empty() || open.is_empty() {
             break;
         }
         let flying = queue.in_flight.len();
         let delivered = delivery.stats.delivered;
-        let per_round = if lanes == 1 { 1 } else { usize::MAX };
         let mut ready: Vec<(Flight, MapView)> = Vec::new();
-        for flight in take_best(&mut queue.in_flight, per_round, aging) {
+        for flight in take_best(&mut queue.in_flight, open.len() * per_lane, aging) {
             let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) else {
                 continue;
             };
@@ -470,21 +489,16 @@ pub(super) fn run_flights(
                 ready.push((flight, view));
             }
         }
-        let lane_count = lanes.min(ready.len());
-        let mut spent = 0;
-        if lane_count > 0 {
-            let total = budget.slice_of(lane_count as u32);
-            let mut items: Vec<(&mut Flight, &NavGrid)> = ready
-                .iter_mut()
-                .map(|(flight, view)| (flight, view.grid))
-                .collect();
-            spent = run_side_by_side(&mut items, lanes, settings.threads, total, |item, most| {
-                let (flight, live) = item;
-                let pinned = flight.pinned.clone();
-                advance(flight, pinned.as_deref().unwrap_or(live), most)
-            });
-            budget.spend(spent);
-        }
+        let items = ready.iter_mut().map(|(flight, view)| (flight, view.grid));
+        let mut dealt = deal(lanes, &open, items);
+        let spent: u64 = run_lanes(budget, settings.threads, &mut dealt, None, |item, most| {
+            let (flight, live) = item;
+            let pinned = flight.pinned.clone();
+            advance(flight, pinned.as_deref().unwrap_or(live), most)
+        })
+        .iter()
+        .sum();
+        drop(dealt);
         for (flight, view) in ready {
             let flight = finish(queue, flight, &view, settings, delivery);
             queue.in_flight.extend(flight);

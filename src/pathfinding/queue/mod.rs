@@ -45,7 +45,11 @@ pub struct PathfindingQueue {
     /// Entities with a request waiting or in flight, so that cancelling the
     /// many that have none skips the scans.
     live: EntityHashSet,
+    /// Best last once sorted ([`PathfindingQueue::sort_waiting`]), so that
+    /// admitting the best is a pop, not a scan of a thousand.
     waiting: Vec<Flight>,
+    /// The ageing `waiting` is sorted for, if it is.
+    waiting_sorted: Option<u32>,
     in_flight: Vec<Flight>,
     pool: ScratchPool,
     /// Reachable cell nearest to an unreachable goal, per (map, grid
@@ -59,8 +63,9 @@ pub struct PathfindingQueue {
     /// Whether a request that could share a search has started waiting
     /// since requests were last put together (`share_goals`).
     unshared: bool,
-    /// The quick search under way (see [`PathfindingSettings::refine`]).
-    quick: Option<quick::QuickSearch>,
+    /// The quick searches under way (see [`PathfindingSettings::refine`]):
+    /// one, or a few per lane with several lanes.
+    quick: Vec<quick::QuickSearch>,
     /// Quick paths found this frame, sent at its end to the requests not
     /// answered for good by then.
     provisional: Vec<(Entity, PathResult)>,
@@ -91,14 +96,18 @@ impl PathfindingQueue {
         let flights = self.waiting.iter().chain(&self.in_flight);
         let work: usize = flights
             .map(|flight| match &flight.work {
-                Work::Alone(search) => search.as_ref().map_or(0, Search::memory_bytes),
-                Work::Shared(shared) => shared.flood.as_ref().map_or(0, Flood::memory_bytes),
+                Work::Alone(search) => search.as_ref().map_or(0, |search| search.memory_bytes()),
+                Work::Shared(shared) => shared
+                    .flood
+                    .as_ref()
+                    .map_or(0, |flood| flood.memory_bytes()),
             })
             .sum();
-        let quick = self
+        let quick: usize = self
             .quick
-            .as_ref()
-            .map_or(0, quick::QuickSearch::memory_bytes);
+            .iter()
+            .map(quick::QuickSearch::memory_bytes)
+            .sum();
         work + quick + self.pool.memory_bytes()
     }
 
@@ -114,7 +123,7 @@ impl PathfindingQueue {
             .iter()
             .filter_map(|flight| match &flight.work {
                 Work::Alone(Some(search)) => {
-                    Some((flight.lead().entity, flight.lead().map, search))
+                    Some((flight.lead().entity, flight.lead().map, &**search))
                 }
                 _ => None,
             })
@@ -129,7 +138,7 @@ impl PathfindingQueue {
             .filter_map(|flight| match &flight.work {
                 Work::Shared(SharedWork {
                     flood: Some(flood), ..
-                }) => Some((flight.lead().map, flight.jobs.len(), flood)),
+                }) => Some((flight.lead().map, flight.jobs.len(), &**flood)),
                 _ => None,
             })
     }
@@ -149,6 +158,22 @@ impl PathfindingQueue {
             if list[i].jobs.is_empty() {
                 list.swap_remove(i).land(&mut self.pool);
             }
+        }
+        // A flight moved or lost its best job.
+        self.waiting_sorted = None;
+    }
+
+    /// Puts a flight in the waiting list.
+    fn wait(&mut self, flight: Flight) {
+        self.waiting.push(flight);
+        self.waiting_sorted = None;
+    }
+
+    /// Sorts the waiting list for `aging`, best last, if it is not.
+    fn sort_waiting(&mut self, aging: u32) {
+        if self.waiting_sorted != Some(aging) {
+            self.waiting.sort_by_cached_key(|flight| flight.rank(aging));
+            self.waiting_sorted = Some(aging);
         }
     }
 }
@@ -171,6 +196,12 @@ pub struct PathfindingStats {
     pub delivered_total: u64,
     /// Most frames any result delivered in the last frame waited.
     pub max_frames_waited: u32,
+    /// How long each search lane worked in the last frame (group floods,
+    /// quick searches and searches; one lane unless
+    /// [`PathfindingSettings::search_lanes`] says more), on whatever thread
+    /// ran it: the slowest against the mean says how evenly the frame's
+    /// work spread.
+    pub lane_times: Vec<Duration>,
     frames_waited_sum: u64,
 }
 
@@ -188,13 +219,22 @@ impl PathfindingStats {
     }
 }
 
-/// Idle scratch spaces the queue keeps for the next searches: one per lane
-/// (they start searches side by side) and one for a quick search, never
-/// more than the slots could use, and at most [`MAX_POOLED`]. What runs
+/// Idle scratch spaces the queue keeps for the next searches: one per
+/// search a round deals (one with one lane, two per lane with more) and
+/// one for a quick search, never more than the slots could use, and at
+/// most [`MAX_POOLED`]. What runs
 /// holds its own; a space given back beyond these is freed.
 fn pooled(settings: &PathfindingSettings) -> usize {
-    let lanes = settings.search_lanes.clamp(1, MAX_POOLED - 1);
-    lanes.min(settings.max_in_flight.max(1)) + 1
+    let lanes = settings.lanes();
+    let per_lane = if lanes == 1 {
+        1
+    } else {
+        flights::FLIGHTS_PER_LANE
+    };
+    (lanes * per_lane)
+        .min(settings.max_in_flight.max(1))
+        .min(MAX_POOLED - 1)
+        + 1
 }
 
 /// The most idle scratch spaces the queue keeps, however many lanes.
@@ -273,10 +313,21 @@ pub(crate) fn collect_requests(
             queue.cancel(entity);
         }
     }
+    // Each map looked up once (a view inverts its map's transform): a burst
+    // of a thousand orders names one or two.
+    let mut found = Vec::new();
     for (entity, request, transform, footprint) in &changed {
         queue.cancel(entity);
         let footprint = footprint.copied().unwrap_or_default();
-        let (map, view) = match maps.find(request.map) {
+        let lookup = match found.iter().find(|(named, _)| *named == request.map) {
+            Some(&(_, lookup)) => lookup,
+            None => {
+                let lookup = maps.find(request.map);
+                found.push((request.map, lookup));
+                lookup
+            }
+        };
+        let (map, view) = match lookup {
             Ok(found) => found,
             Err(error) => {
                 let result = PathResult::without_path(PathStatus::Invalid(error.into()), None, 0);
@@ -324,7 +375,7 @@ pub(crate) fn collect_requests(
                 queue.live.insert(entity);
                 let frame_requested = queue.frame;
                 queue.unshared = true;
-                queue.waiting.push(Flight::new(Job {
+                queue.wait(Flight::new(Job {
                     entity,
                     ticket,
                     priority: request.priority,
@@ -368,8 +419,10 @@ pub(crate) fn run_searches(
     }
     if settings.refine {
         quick::run_quick(queue, &settings, &mut budget, &maps);
-    } else if let Some(quick) = queue.quick.take() {
-        queue.pool.give(quick.into_scratch());
+    } else {
+        for quick in std::mem::take(&mut queue.quick) {
+            queue.pool.give(quick.into_scratch());
+        }
     }
     flights::run_flights(queue, &settings, &mut budget, &maps, &mut delivery);
     // Fill free slots so the queue count says what truly waits.
@@ -384,6 +437,8 @@ pub(crate) fn run_searches(
 
     let stats = &mut *delivery.stats;
     stats.frame_expansions = budget.spent();
+    stats.lane_times.clear();
+    stats.lane_times.extend(budget.lane_times());
     let spent = stats.frame_expansions;
     stats.frame_time += began.elapsed();
     diagnostics.add_measurement(&EXPANSIONS, || spent as f64);

@@ -3,16 +3,18 @@
 //! off along a sensible route while its real search waits its turn (see
 //! [`PathfindingSettings::refine`]).
 
+use std::collections::{HashMap, VecDeque};
+
 use bevy::prelude::*;
 
-use super::super::result::PathStatus;
+use super::super::result::{PathResult, PathStatus};
 use super::delivery::Found;
-use super::flights::Work;
+use super::flights::Flight;
 use super::resolve::{Job, Plan};
 use super::{PathfindingQueue, search_config};
-use crate::core::{Search, SearchConfig, SearchStatus};
-use crate::maps::Maps;
-use crate::schedule::{FrameBudget, PathfindingSettings};
+use crate::core::{Cell, NavGrid, Path, Scratch, Search, SearchConfig, SearchStatus};
+use crate::maps::{MapView, Maps};
+use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes};
 
 /// Frames a request may wait (for its quick path or its real one) before
 /// the quick searches leave half the budget to the searches with real
@@ -28,6 +30,10 @@ const QUICK_FIRST_FRAMES: u64 = 120;
 /// a path at most this factor longer on flat ground (in practice a few
 /// per cent).
 const QUICK_WEIGHT: f32 = 1.5;
+
+/// Quick searches planned for a lane per round: a lane runs them one after
+/// another in one scratch space, so a round covers its whole share.
+const QUICK_PLANNED_PER_LANE: usize = 16;
 
 /// A quick search under way, kept between frames like any search.
 pub(super) struct QuickSearch {
@@ -47,17 +53,94 @@ impl QuickSearch {
     }
 
     /// Gives back its scratch space.
-    pub(super) fn into_scratch(self) -> crate::core::Scratch {
+    pub(super) fn into_scratch(self) -> Scratch {
         self.search.into_scratch()
+    }
+}
+
+/// A quick search to start: a job's ticket and the cells its real search
+/// would take on its map as it is now.
+struct Planned<'a> {
+    ticket: u64,
+    grid: &'a NavGrid,
+    start: Cell,
+    goal: Cell,
+    config: SearchConfig,
+}
+
+/// One lane's quick searches in a round: the one it carries on from an
+/// earlier round, then those planned for it, run one after another, each
+/// started in the scratch space the one before it left.
+struct QuickLane<'a> {
+    current: Option<(QuickSearch, &'a NavGrid)>,
+    planned: VecDeque<Planned<'a>>,
+    /// Scratch space for the first search started, if none is carried on.
+    spare: Option<Scratch>,
+    /// Searches that ended: ticket, the path found (none when the goal
+    /// could not be reached), expansions, the grid version.
+    ended: Vec<(u64, Option<Path>, u64, u64)>,
+}
+
+impl QuickLane<'_> {
+    /// Runs the lane's quick searches on at most `most` expansions; returns
+    /// what it spent.
+    fn run(&mut self, most: u32) -> u64 {
+        let mut spent = 0;
+        let mut left = most;
+        while left > 0 {
+            if self.current.is_none() {
+                let Some(next) = self.planned.pop_front() else {
+                    break;
+                };
+                let scratch = self.spare.take().unwrap_or_default();
+                let search =
+                    Search::planned(scratch, next.grid, next.start, next.goal, next.config);
+                let quick = QuickSearch {
+                    ticket: next.ticket,
+                    version: next.grid.version(),
+                    setbacks: 0,
+                    search,
+                };
+                self.current = Some((quick, next.grid));
+            }
+            let Some((quick, grid)) = self.current.as_mut() else {
+                break;
+            };
+            let before = quick.search.expansions();
+            let status = quick.search.step(grid, left);
+            let used = quick.search.expansions() - before;
+            spent += used;
+            left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
+            if !status.is_finished() {
+                if used == 0 {
+                    break;
+                }
+                continue;
+            }
+            let Some((mut quick, grid)) = self.current.take() else {
+                break;
+            };
+            let path = (status == SearchStatus::Found)
+                .then(|| quick.search.take_path())
+                .flatten();
+            let expansions = quick.search.expansions();
+            self.ended
+                .push((quick.ticket, path, expansions, grid.version()));
+            self.spare = Some(quick.into_scratch());
+        }
+        spent
     }
 }
 
 /// Quick searches before the searches with real costs, on the whole
 /// budget while no request has waited [`QUICK_FIRST_FRAMES`], else on up
-/// to half of it: one at a time, kept between frames like any search, each
-/// for the best-ranked request alone on a map with terrain costs that has
-/// neither its quick path nor its real one yet and was not answered in the
-/// frame it was made in. A quick path leads where the request's real
+/// to half of it (split among the lanes as the budget is), for the
+/// best-ranked requests alone on a map with terrain costs that have neither
+/// their quick path nor their real one yet and were not answered in the
+/// frame they were made in. Each lane runs its quick searches one after
+/// another in one scratch space (one with one lane: the best request
+/// first, then the next), so a lane holds at most one quick search from
+/// one frame to the next. A quick path leads where the request's real
 /// search would go on the map as it is now ([`Job::plan_now`]): after an
 /// edit its cells are chosen again, so a goal made reachable (or cut off)
 /// since the request was planned is the quick path's end too. One that
@@ -83,75 +166,158 @@ pub(super) fn run_quick(
         .flat_map(|flight| &flight.jobs)
         .map(|job| job.frame_requested)
         .min();
-    let mut left =
+    let quota =
         if oldest.is_some_and(|frame| queue.frame.saturating_sub(frame) >= QUICK_FIRST_FRAMES) {
             settings.nodes_per_frame / 2
         } else {
             settings.nodes_per_frame
         };
-    while budget.left() > 0 && left > 0 {
-        let quick = match queue.quick.take() {
-            Some(quick) => Some(quick),
-            None => {
-                let Some(ticket) = next_quick(queue, settings.aging_frames, maps) else {
-                    return;
-                };
-                start_quick(queue, ticket, 0, settings, maps)
-            }
-        };
-        let Some(mut quick) = quick.and_then(|quick| keep_up(queue, quick, settings, maps)) else {
-            continue;
-        };
-        // `keep_up` found the job and its map.
-        let Some((job, view)) = quick_job(queue, quick.ticket)
-            .and_then(|job| Some((job.clone(), maps.get(job.map)?.for_size(job.size))))
-        else {
-            queue.pool.give(quick.into_scratch());
-            continue;
-        };
-        let search = &mut quick.search;
-        let before = search.expansions();
-        let status = search.step(view.grid, budget.slice().min(left));
-        let used = search.expansions() - before;
-        budget.spend(used);
-        left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
-        if search.restarts().saturating_add(quick.setbacks) > settings.max_restarts {
-            // Edits keep hitting it: the real path will do.
-            give_up(queue, quick);
-            continue;
+    let candidates = candidates(queue, settings.aging_frames, maps);
+    if candidates.is_empty() && queue.quick.is_empty() {
+        return;
+    }
+    let lanes = budget.lane_count();
+    let mut quota_left: Vec<u32> = (0..lanes)
+        .map(|lane| quota / lanes as u32 + u32::from(lane < (quota % lanes as u32) as usize))
+        .collect();
+    // The lists do not change while quick searches run: each job is found
+    // through one index, and the requests that want a quick path are
+    // ranked once, not scanned for every search started.
+    let spots = Spots::of(queue);
+    let mut candidates = candidates.into_iter();
+    loop {
+        let open: Vec<usize> = budget
+            .open_lanes()
+            .into_iter()
+            .filter(|&lane| quota_left[lane] > 0)
+            .collect();
+        if open.is_empty() {
+            return;
         }
-        if !status.is_finished() {
-            queue.quick = Some(quick);
-            if used == 0 {
-                return;
-            }
-            continue;
+        // Those under way, brought up to date, each back in its lane.
+        let mut carried: Vec<QuickSearch> = Vec::new();
+        for quick in std::mem::take(&mut queue.quick) {
+            carried.extend(keep_up(queue, &spots, quick, maps, settings));
         }
-        if status == SearchStatus::Found {
-            let found = Found {
-                path: search.take_path().unwrap_or_default(),
-                expansions: search.expansions(),
-                version: view.grid.version(),
+        let mut work: Vec<QuickLane> = (0..lanes)
+            .map(|_| QuickLane {
+                current: None,
+                planned: VecDeque::new(),
+                spare: None,
+                ended: Vec::new(),
+            })
+            .collect();
+        let mut busy: Vec<u64> = carried.iter().map(|quick| quick.ticket).collect();
+        let mut idle = open.iter().copied();
+        for quick in carried {
+            let grid = spots
+                .map_of(queue, quick.ticket)
+                .and_then(|map| maps.get(map));
+            match (idle.next(), grid) {
+                (Some(lane), Some(view)) => work[lane].current = Some((quick, view.grid)),
+                _ => queue.quick.push(quick),
+            }
+        }
+        // New ones for the best requests, dealt in turn.
+        let mut planned = Vec::new();
+        while planned.len() < open.len() * QUICK_PLANNED_PER_LANE {
+            let Some(ticket) = candidates.find(|ticket| !busy.contains(ticket)) else {
+                break;
             };
-            let waited = (queue.frame - job.frame_requested) as u32;
-            let result = found.into_result(PathStatus::Provisional, job.map, &view, waited);
-            queue.provisional.push((job.entity, result));
+            if let Some(next) = plan_quick(queue, &spots, ticket, maps, settings) {
+                busy.push(ticket);
+                planned.push(next);
+            }
         }
-        give_up(queue, quick);
+        if planned.is_empty() && work.iter().all(|lane| lane.current.is_none()) {
+            return;
+        }
+        for (lane, list) in deal(lanes, &open, planned).into_iter().enumerate() {
+            work[lane].planned = list.into();
+            if work[lane].current.is_none() && !work[lane].planned.is_empty() {
+                work[lane].spare = Some(queue.pool.take());
+            }
+        }
+        let mut dealt: Vec<Vec<&mut QuickLane>> = work.iter_mut().map(|lane| vec![lane]).collect();
+        let spent = run_lanes(
+            budget,
+            settings.threads,
+            &mut dealt,
+            Some(&quota_left),
+            |lane, most| lane.run(most),
+        );
+        drop(dealt);
+        for (lane, used) in spent.iter().enumerate() {
+            quota_left[lane] = quota_left[lane].saturating_sub(*used as u32);
+        }
+        let mut progress = spent.iter().any(|&used| used > 0);
+        for lane in work {
+            for (ticket, path, expansions, version) in lane.ended {
+                progress = true;
+                if let Some(result) = path.and_then(|path| {
+                    provisional(queue, &spots, ticket, path, expansions, version, maps)
+                }) {
+                    queue.provisional.push(result);
+                }
+                if let Some(job) = spots.job(queue, ticket) {
+                    job.quick = false;
+                }
+            }
+            if let Some((quick, _)) = lane.current {
+                if quick.search.restarts().saturating_add(quick.setbacks) > settings.max_restarts {
+                    // Edits keep hitting it: the real path will do.
+                    give_up(queue, &spots, quick);
+                    progress = true;
+                } else {
+                    queue.quick.push(quick);
+                }
+            }
+            // Planned but not started: they stay wanted.
+            if let Some(spare) = lane.spare {
+                queue.pool.give(spare);
+            }
+        }
+        if !progress {
+            return;
+        }
     }
 }
 
-/// A quick search for the job with `ticket`, between the cells its real
-/// search would take on its map as it is now; `None` (and the job wants
-/// no quick path any more) when it needs no search.
-fn start_quick(
+/// The provisional result of the quick path `path` found for the job with
+/// `ticket` on grid version `version`.
+fn provisional(
     queue: &mut PathfindingQueue,
+    spots: &Spots,
     ticket: u64,
-    setbacks: u32,
-    settings: &PathfindingSettings,
+    path: Path,
+    expansions: u64,
+    version: u64,
     maps: &Maps,
-) -> Option<QuickSearch> {
-    let job = quick_job(queue, ticket)?.clone();
+) -> Option<(Entity, PathResult)> {
+    let frame = queue.frame;
+    let job = spots.job(queue, ticket)?;
+    let view: MapView = maps.get(job.map)?.for_size(job.size);
+    let found = Found {
+        path,
+        expansions,
+        version,
+    };
+    let waited = (frame - job.frame_requested) as u32;
+    let result = found.into_result(PathStatus::Provisional, job.map, &view, waited);
+    Some((job.entity, result))
+}
+
+/// The quick search the job with `ticket` would start: between the cells
+/// its real search would take on its map as it is now. `None` (and the job
+/// wants no quick path any more) when it needs no search.
+fn plan_quick<'m>(
+    queue: &mut PathfindingQueue,
+    spots: &Spots,
+    ticket: u64,
+    maps: &'m Maps,
+    settings: &PathfindingSettings,
+) -> Option<Planned<'m>> {
+    let job = spots.job(queue, ticket)?.clone();
     let view = maps.get(job.map).map(|view| view.for_size(job.size));
     let cells = view
         .as_ref()
@@ -161,37 +327,38 @@ fn start_quick(
         });
     let (Some(view), Some((start, goal))) = (view, cells) else {
         // Its own refresh answers it.
-        if let Some(job) = quick_job(queue, ticket) {
+        if let Some(job) = spots.job(queue, ticket) {
             job.quick = false;
         }
         return None;
     };
-    let config = SearchConfig {
-        size: job.size,
-        ignore_costs: true,
-        heuristic_weight: QUICK_WEIGHT,
-        ..search_config(settings)
-    };
-    let search = Search::planned(&mut queue.pool, view.grid, start, goal, config);
-    Some(QuickSearch {
+    Some(Planned {
         ticket,
-        version: view.grid.version(),
-        setbacks,
-        search,
+        grid: view.grid,
+        start,
+        goal,
+        config: SearchConfig {
+            size: job.size,
+            ignore_costs: true,
+            heuristic_weight: QUICK_WEIGHT,
+            ..search_config(settings)
+        },
     })
 }
 
-/// Brings a quick search up to date: dropped if its job was answered,
-/// cancelled or no longer wants it; made anew, if an edit since it was
-/// planned moved the cells the job's search would take (counted as a
-/// restart).
+/// Brings a quick search carried from an earlier frame up to date: dropped
+/// if its job was answered, cancelled or no longer wants it; made anew, if
+/// an edit since it was planned moved the cells the job's search would take
+/// (counted as a restart).
 fn keep_up(
     queue: &mut PathfindingQueue,
+    spots: &Spots,
     quick: QuickSearch,
-    settings: &PathfindingSettings,
     maps: &Maps,
+    settings: &PathfindingSettings,
 ) -> Option<QuickSearch> {
-    let version = quick_job(queue, quick.ticket)
+    let version = spots
+        .job(queue, quick.ticket)
         .filter(|job| job.quick)
         .and_then(|job| maps.get(job.map))
         .map(|view| view.grid.version());
@@ -202,37 +369,43 @@ fn keep_up(
     if version == quick.version {
         return Some(quick);
     }
-    let (ticket, setbacks) = (quick.ticket, quick.setbacks);
-    let moved = start_quick(queue, ticket, setbacks.saturating_add(1), settings, maps);
-    match moved {
-        Some(fresh)
-            if (fresh.search.start(), fresh.search.goal())
-                == (quick.search.start(), quick.search.goal()) =>
-        {
-            // Same cells: the search itself decides whether the edits
-            // touch it (`Search::step`).
-            queue.pool.give(fresh.into_scratch());
-            Some(QuickSearch { version, ..quick })
-        }
-        moved => {
-            queue.pool.give(quick.into_scratch());
-            moved
-        }
+    let Some(next) = plan_quick(queue, spots, quick.ticket, maps, settings) else {
+        queue.pool.give(quick.into_scratch());
+        return None;
+    };
+    if (next.start, next.goal) == (quick.search.start(), quick.search.goal()) {
+        // Same cells: the search itself decides whether the edits touch it
+        // (`Search::step`).
+        return Some(QuickSearch { version, ..quick });
     }
+    let setbacks = quick.setbacks.saturating_add(1);
+    let search = Search::planned(
+        quick.into_scratch(),
+        next.grid,
+        next.start,
+        next.goal,
+        next.config,
+    );
+    Some(QuickSearch {
+        ticket: next.ticket,
+        version,
+        setbacks,
+        search,
+    })
 }
 
 /// Ends a quick search: its job wants no other.
-fn give_up(queue: &mut PathfindingQueue, quick: QuickSearch) {
-    if let Some(job) = quick_job(queue, quick.ticket) {
+fn give_up(queue: &mut PathfindingQueue, spots: &Spots, quick: QuickSearch) {
+    if let Some(job) = spots.job(queue, quick.ticket) {
         job.quick = false;
     }
     queue.pool.give(quick.into_scratch());
 }
 
-/// The best-ranked request that still wants a quick path, is searched
-/// alone, is on a map with terrain costs (for its unit's size) and went
-/// unanswered through the frame it was made in.
-fn next_quick(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Option<u64> {
+/// The requests that want a quick path, best-ranked first: searched alone,
+/// on a map with terrain costs (for their unit's size), and unanswered
+/// through the frame they were made in.
+fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u64> {
     // Whether each (map, size) seen has terrain costs, looked up once.
     let mut terrain: Vec<(Entity, u8, bool)> = Vec::new();
     let mut has_terrain = |job: &Job| {
@@ -250,7 +423,7 @@ fn next_quick(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Optio
         terrain.push((job.map, job.size, known));
         known
     };
-    queue
+    let mut wanted: Vec<&Job> = queue
         .waiting
         .iter()
         .chain(&queue.in_flight)
@@ -258,18 +431,45 @@ fn next_quick(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Optio
         .map(|flight| flight.lead())
         // A request's first frame goes to its real search: most on a small
         // map end there, and a quick path would only delay them.
-        .filter(|job| job.quick && job.frame_requested < queue.frame && has_terrain(job))
-        .max_by_key(|job| job.rank(aging_frames))
-        .map(|job| job.ticket)
+        .filter(|job| job.quick && job.frame_requested < queue.frame)
+        .filter(|job| has_terrain(job))
+        .collect();
+    wanted.sort_by_key(|job| std::cmp::Reverse(job.rank(aging_frames)));
+    wanted.into_iter().map(|job| job.ticket).collect()
 }
 
-/// The job with `ticket`, searched alone, waiting or in flight.
-fn quick_job(queue: &mut PathfindingQueue, ticket: u64) -> Option<&mut Job> {
-    queue
-        .waiting
-        .iter_mut()
-        .chain(&mut queue.in_flight)
-        .filter(|flight| matches!(flight.work, Work::Alone(_)))
-        .map(|flight| &mut flight.jobs[0])
-        .find(|job| job.ticket == ticket)
+/// Where each job searched alone sits in the queue's lists, by ticket: the
+/// lists do not change while the quick searches run.
+struct Spots(HashMap<u64, (bool, usize)>);
+
+impl Spots {
+    fn of(queue: &PathfindingQueue) -> Self {
+        let alone = |list: &[Flight], waiting: bool| {
+            list.iter()
+                .enumerate()
+                .filter(|(_, flight)| !flight.is_shared())
+                .map(move |(i, flight)| (flight.lead().ticket, (waiting, i)))
+                .collect::<Vec<_>>()
+        };
+        let mut spots = alone(&queue.waiting, true);
+        spots.extend(alone(&queue.in_flight, false));
+        Self(spots.into_iter().collect())
+    }
+
+    /// The job with `ticket`, searched alone, waiting or in flight.
+    fn job<'q>(&self, queue: &'q mut PathfindingQueue, ticket: u64) -> Option<&'q mut Job> {
+        let &(waiting, index) = self.0.get(&ticket)?;
+        let list = if waiting {
+            &mut queue.waiting
+        } else {
+            &mut queue.in_flight
+        };
+        let job = &mut list.get_mut(index)?.jobs[0];
+        (job.ticket == ticket).then_some(job)
+    }
+
+    /// The map of the job with `ticket`.
+    fn map_of(&self, queue: &mut PathfindingQueue, ticket: u64) -> Option<Entity> {
+        self.job(queue, ticket).map(|job| job.map)
+    }
 }

@@ -44,7 +44,7 @@ impl Flight {
 pub(super) fn split_alone(queue: &mut PathfindingQueue, flight: Flight) {
     for mut job in flight.land(&mut queue.pool) {
         job.alone = true;
-        queue.waiting.push(Flight::new(job));
+        queue.wait(Flight::new(job));
     }
 }
 
@@ -180,13 +180,25 @@ pub(super) fn share_goals(
             Some(clusters.join(key, flight))
         })
         .collect();
-    let fewest = |key: ShareKey| {
-        let jumps = jump_points
-            && maps.get(key.0).is_some_and(|view| {
-                let class = view.for_size(key.1).class();
-                class.neighborhood() == Neighborhood::Eight
-                    && class.min_walkable_cost() == class.max_walkable_cost()
-            });
+    // Looked up once per map and size.
+    let mut jump_maps: Vec<(Entity, u8, bool)> = Vec::new();
+    let mut fewest = |key: ShareKey| {
+        let known = jump_maps
+            .iter()
+            .find(|(map, size, _)| (*map, *size) == (key.0, key.1));
+        let jumps = match known {
+            Some(&(.., jumps)) => jumps,
+            None => {
+                let jumps = jump_points
+                    && maps.get(key.0).is_some_and(|view| {
+                        let class = view.for_size(key.1).class();
+                        class.neighborhood() == Neighborhood::Eight
+                            && class.min_walkable_cost() == class.max_walkable_cost()
+                    });
+                jump_maps.push((key.0, key.1, jumps));
+                jumps
+            }
+        };
         if jumps { MIN_SHARED_ON_JUMPS } else { 2 }
     };
     let mut ready = Vec::new();
@@ -248,6 +260,7 @@ pub(super) fn share_goals(
         }
     }
     queue.waiting = kept;
+    queue.waiting_sorted = None;
     let frame = queue.frame;
     for (job, path, version) in ready {
         let Some(view) = maps.get(job.map) else {
