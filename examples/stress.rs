@@ -9,8 +9,18 @@
 //! `../shared/movingai`, or a generated 512×512 map with 10% random walls
 //! when neither exists. Starts and goals are random walkable cells of one
 //! region, the same on every run. The last line is
-//! `frames=F budget=B max_frame_expansions=E p50_frame_ms=X p99_frame_ms=Y max_frame_ms=M frames_to_last_path=L`
-//! where the frame times are those of the plugin's own systems.
+//! `frames=F budget=B max_frame_expansions=E p50_frame_ms=X p99_frame_ms=Y max_frame_ms=M frames_to_last_path=L expansions=N results_digest=D`
+//! where the frame times are those of the plugin's own systems, `N` the
+//! expansions of the whole run and `D` a hash of every answer (frame,
+//! unit, status, cost, cells, grid version): two builds that give the same
+//! digest answered the same units with the same paths in the same frames.
+//! The line before it names the five slowest frames (`ms@frame`).
+//!
+//! With several lanes the last line adds `lane_imbalance_p50` and
+//! `lane_imbalance_p99`: over the frames that spent their whole budget, the
+//! slowest lane's time (`PathfindingStats::lane_times`) over the mean
+//! lane's. `--threads 1 --lanes L` runs the L lanes one after another on
+//! one thread, which is what decides how evenly L cores would share them.
 //!
 //! With `--threads T`, searches run in T lanes on T threads
 //! (`PathfindingSettings::search_lanes` and `threads`, with a compute task
@@ -530,7 +540,8 @@ fn run_orders(
             .push((stats.frame_time.as_secs_f64() * 1e3, run.frames));
         let lanes: Vec<f64> = stats.lane_times.iter().map(|t| t.as_secs_f64()).collect();
         let mean = lanes.iter().sum::<f64>() / lanes.len().max(1) as f64;
-        if lanes.len() > 1 && stats.frame_expansions >= budget as u64 && mean > 0.0 {
+        let full = stats.frame_expansions + stats.frame_reading >= budget as u64;
+        if lanes.len() > 1 && full && mean > 0.0 {
             run.imbalance
                 .push(lanes.iter().copied().fold(0.0, f64::max) / mean);
         }

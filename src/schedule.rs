@@ -152,16 +152,19 @@ pub struct PathfindingSettings {
     /// directly. On by default; a request can opt out with
     /// [`PathRequest::refine`](crate::pathfinding::PathRequest::refine).
     pub refine: bool,
-    /// Searches and group floods run side by side: the budget of each
-    /// round is split equally among up to this many lanes, the group floods
-    /// (in order of the groups' orders), then the searches in flight (best
-    /// first), are dealt into them in turn, and within a lane the first
-    /// runs first and hands what it leaves to the next. With 1 (the
-    /// default) the best search in flight always runs first and takes
-    /// everything it needs, so results come strictly by priority; with
-    /// more, lanes run in parallel on [`threads`](Self::threads) threads,
-    /// and a lower-ranked search can finish first. Results depend on the
-    /// lanes, never on the threads.
+    /// Searches, quick paths and group floods run side by side in this many
+    /// lanes (at most [`MAX_LANES`](Self::MAX_LANES)): each lane spends an
+    /// equal part of the frame's budget over the frame's rounds of work; the
+    /// group floods (in order of the groups' orders), the quick searches and
+    /// the searches in flight (best first) are dealt in turn to the lanes
+    /// with the most left, and within a lane the first runs first and hands
+    /// what it leaves to the next. With 1 (the default) the best search in
+    /// flight always runs first and takes everything it needs, so results
+    /// come strictly by priority; with more, lanes run in parallel on
+    /// [`threads`](Self::threads) threads, and a lower-ranked search can
+    /// finish first. Results depend on the lanes, never on the threads.
+    /// Give [`max_in_flight`](Self::max_in_flight) at least four per lane,
+    /// so that every lane has searches to run.
     pub search_lanes: usize,
     /// Threads of Bevy's compute task pool the lanes run on: 0 (the
     /// default) for all the pool has plus the frame's own thread. The same
@@ -229,6 +232,9 @@ pub struct FrameBudget {
     /// Per lane: what it may still spend this frame and how long it has
     /// worked.
     lanes: Vec<Lane>,
+    /// The part of `spent` that read paths back rather than expanding
+    /// nodes ([`FrameBudget::spend_reading`]).
+    reading: u64,
 }
 
 /// One lane's part of the frame.
@@ -248,9 +254,35 @@ impl FrameBudget {
         self.nodes_per_frame.saturating_sub(spent)
     }
 
-    /// Expansions spent so far this frame.
+    /// Expansions spent so far this frame, reading included (see
+    /// [`FrameBudget::reading`]).
     pub fn spent(&self) -> u64 {
         self.spent
+    }
+
+    /// The part of [`FrameBudget::spent`] that read paths back from shared
+    /// searches: one per 8 cells of a path, work the budget pays for like
+    /// expansions, so a squad's answers spread over frames instead of making
+    /// one long.
+    pub fn reading(&self) -> u64 {
+        self.reading
+    }
+
+    /// Records `units` spent reading paths back from a shared search (one
+    /// per 8 cells): work the budget pays for like expansions, so a squad's
+    /// answers spread over frames instead of making one long, but not node
+    /// expansions.
+    pub(crate) fn spend_reading(&mut self, units: u64) {
+        self.reading += units;
+        self.spend(units);
+    }
+
+    /// [`FrameBudget::spend_reading`] of what is left of `units` this frame;
+    /// returns the rest, to be paid in the next frames.
+    pub(crate) fn spend_reading_at_most(&mut self, units: u64) -> u64 {
+        let now = units.min(self.left() as u64);
+        self.spend_reading(now);
+        units - now
     }
 
     /// How long each lane has worked this frame (one lane unless

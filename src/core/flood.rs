@@ -11,9 +11,12 @@
 use std::collections::HashSet;
 
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
+use super::jump::{JumpGrid, Targets, cover};
 use super::moves::{COST_SCALE, MOVE_DELTAS, Moves, step_cost};
 use super::scratch::{self, Scratch, ScratchPool};
-use super::search::{KeyPacking, Path, SearchError, WEIGHT_SCALE, heuristic};
+use super::search::{
+    KeyPacking, Path, SCAN_STEPS_PER_EXPANSION, SearchError, WEIGHT_SCALE, heuristic,
+};
 use super::size_class::{MAX_UNIT_SIZE, SizeClass};
 
 /// Which way a flood's paths run.
@@ -77,6 +80,24 @@ pub struct Flood {
     scale: u64,
     /// How open-list keys are packed: f, then ties to the larger g.
     keys: KeyPacking,
+    /// Asked to be a jump point flood where the grid allows it
+    /// ([`Flood::jump_points`]).
+    wants_jumps: bool,
+    /// Whether it is one on the grid it runs on.
+    jumps: bool,
+    /// The targets not yet settled, by row and column, for its scans.
+    lines: Targets,
+    /// The box its scans have read, `[min x, min y, max x, max y]`.
+    scanned: Option<[i64; 4]>,
+    /// Scan steps not yet charged as an expansion.
+    carry: u32,
+    /// For a jump point flood, the targets it has settled: a node it closed
+    /// without it being a target may have been reached by a dearer way
+    /// first (its cheapest way passes it in the middle of a scan), so only
+    /// targets are settled.
+    settled: HashSet<u32>,
+    /// Work done past an earlier step's budget, charged first.
+    debt: u64,
 }
 
 impl Flood {
@@ -158,6 +179,13 @@ impl Flood {
             bounds: None,
             scale: 0,
             keys: KeyPacking::default(),
+            wants_jumps: false,
+            jumps: false,
+            lines: Targets::default(),
+            scanned: None,
+            carry: 0,
+            settled: HashSet::new(),
+            debt: 0,
         };
         flood.begin(grid);
         Ok(flood)
@@ -171,6 +199,46 @@ impl Flood {
         self.guided = true;
         self.begin(grid.size_class(self.size));
         self
+    }
+
+    /// Makes the flood a jump point flood where the grid allows it (eight
+    /// neighbours, every walkable anchor at one cost, no cost limit),
+    /// starting over on `grid`: the same paths and costs, found the way
+    /// [`Search`](super::search::Search) finds its own on such maps, for a
+    /// fraction of the work. Its work is counted the same way (one per
+    /// node, one per [`SCAN_STEPS_PER_EXPANSION`] scan steps, work past a
+    /// step's budget charged to the next). A target added later where its
+    /// scans have already passed makes it start over, which counts as a
+    /// restart (see [`Flood::accepts`]); edits start it over where it has
+    /// scanned.
+    pub fn jump_points(mut self, grid: &NavGrid) -> Self {
+        self.wants_jumps = true;
+        self.begin(grid.size_class(self.size));
+        self
+    }
+
+    /// Whether a jump point flood runs on `grid`.
+    fn uses_jumps(&self, grid: SizeClass<'_>) -> bool {
+        self.wants_jumps
+            && self.max_cost == u64::MAX
+            && grid.neighborhood() == Neighborhood::Eight
+            && grid.min_walkable_cost() == grid.max_walkable_cost()
+            && grid.walk_bits().is_some()
+    }
+
+    /// Whether `cell` can be served without starting over: settled
+    /// already, or (for a jump point flood) where its scans have not been.
+    pub fn accepts(&self, grid: &NavGrid, cell: Cell) -> bool {
+        self.is_settled(grid, cell) || !self.inside_scanned(cell)
+    }
+
+    /// Whether a jump point flood's scans have read `cell`.
+    fn inside_scanned(&self, cell: Cell) -> bool {
+        self.jumps
+            && self.scanned.is_some_and(|[min_x, min_y, max_x, max_y]| {
+                (min_x..=max_x).contains(&(cell.x as i64))
+                    && (min_y..=max_y).contains(&(cell.y as i64))
+            })
     }
 
     /// The heuristic's scale on `grid`.
@@ -212,15 +280,25 @@ impl Flood {
     pub fn add_targets(&mut self, grid: &NavGrid, cells: impl IntoIterator<Item = Cell>) {
         let grid = grid.size_class(self.size);
         let added: Vec<Cell> = cells.into_iter().collect();
+        let mut over = false;
         for &cell in &added {
             self.targets.push(cell);
             let Some(index) = grid.index(cell).filter(|_| grid.is_walkable(cell)) else {
                 continue;
             };
-            if !self.scratch.nodes.is_closed(index, self.open_stamp) {
+            if !self.is_settled_index(index) {
                 self.remaining.insert(index as u32);
                 self.finished = false;
+                // A scan went over it without stopping: it can no longer be
+                // reached from what the flood has.
+                over |= self.inside_scanned(cell);
+                self.lines.insert(cell.x, cell.y);
             }
+        }
+        if over {
+            self.restarts += 1;
+            self.begin(grid);
+            return;
         }
         let bounds = Self::grow(self.bounds, &added);
         if bounds == self.bounds {
@@ -268,6 +346,19 @@ impl Flood {
             .filter_map(|&cell| grid.index(cell).map(|i| i as u32))
             .collect();
         self.finished = self.remaining.is_empty();
+        self.jumps = self.uses_jumps(grid);
+        self.scanned = None;
+        self.carry = 0;
+        self.debt = 0;
+        self.settled.clear();
+        self.lines = Targets::default();
+        if self.jumps {
+            self.lines = Targets::new(grid.width(), grid.height());
+            for &index in &self.remaining {
+                let cell = grid.cell(index as usize);
+                self.lines.insert(cell.x, cell.y);
+            }
+        }
         match grid
             .index(self.source)
             .filter(|_| grid.is_walkable(self.source))
@@ -292,18 +383,19 @@ impl Flood {
             || home.is_none()
             || self.scale != self.scale_on(grid)
             || self.guided && grid.max_walkable_cost() > self.keys.max_cost
+            || self.jumps != self.uses_jumps(grid)
             || match &changes {
                 GridChanges::Everything => true,
                 GridChanges::Cells(cells) => cells.iter().any(|&cell| {
+                    let read = if self.jumps {
+                        self.inside_scanned(cell)
+                    } else {
+                        self.scratch
+                            .nodes
+                            .has_read(cell, width, height, self.open_stamp, false)
+                    };
                     cell == self.source
-                        || home.is_some_and(|home| grid.touches_region(cell, home))
-                            && self.scratch.nodes.has_read(
-                                cell,
-                                width,
-                                height,
-                                self.open_stamp,
-                                false,
-                            )
+                        || home.is_some_and(|home| grid.touches_region(cell, home)) && read
                 }),
             };
         if affected {
@@ -323,12 +415,9 @@ impl Flood {
                 };
                 if !grid.is_walkable(cell) {
                     self.remaining.remove(&index);
-                } else if !self
-                    .scratch
-                    .nodes
-                    .is_closed(index as usize, self.open_stamp)
-                {
+                } else if !self.is_settled_index(index as usize) {
                     self.remaining.insert(index);
+                    self.lines.insert(cell.x, cell.y);
                 }
             }
         }
@@ -390,10 +479,31 @@ impl Flood {
         while !self.step(grid, u32::MAX) {}
     }
 
+    /// Brings the flood up to date with `grid` without expanding a cell,
+    /// as [`Flood::step`] does first, and also when it has finished (which
+    /// `step` leaves as it is): it carries on from what it has if no edit
+    /// since touches what it read, and starts over otherwise. Its paths are
+    /// then those of `grid` ([`Flood::grid_version`]); a target walled off
+    /// is no longer waited for, and one it must now settle (a target that
+    /// became walkable) makes it run again.
+    pub fn update(&mut self, grid: &NavGrid) {
+        let grid = grid.size_class(self.size);
+        if self.grid_shape == (grid.width(), grid.height(), grid.version()) {
+            return;
+        }
+        let restarts = self.restarts;
+        self.catch_up(grid);
+        if self.restarts == restarts {
+            self.finished = self.remaining.is_empty();
+        }
+    }
+
     /// Expands at most `budget` cells; returns whether the flood has ended.
     /// On an edited grid it carries on where it was when no changed cell
     /// lies next to a cell it settled, and starts over otherwise (see
-    /// [`Flood::restarts`]). A finished flood stays as it is.
+    /// [`Flood::restarts`]). A finished flood stays as it is (see
+    /// [`Flood::update`]). A jump point flood's work past `budget` is
+    /// charged to its next steps.
     pub fn step(&mut self, grid: &NavGrid, budget: u32) -> bool {
         if self.finished {
             return true;
@@ -404,6 +514,9 @@ impl Flood {
             if self.finished {
                 return true;
             }
+        }
+        if self.jumps {
+            return self.step_jumps(grid, budget);
         }
         let open = self.open_stamp;
         let Scratch {
@@ -488,6 +601,111 @@ impl Flood {
         self.finished
     }
 
+    /// [`Flood::step`] for a jump point flood: the successors of a cell are
+    /// the jump points its scans find, and the targets they pass on the way
+    /// (see [`JumpGrid::with_targets`]).
+    fn step_jumps(&mut self, grid: SizeClass<'_>, budget: u32) -> bool {
+        // Work done past an earlier step's budget is paid for first.
+        let paid = self.debt.min(budget as u64);
+        self.debt -= paid;
+        self.expansions += paid;
+        let budget = budget - paid as u32;
+        if self.debt > 0 {
+            return self.finished;
+        }
+        let Some(bits) = grid.walk_bits() else {
+            return self.finished;
+        };
+        let jumps = JumpGrid::with_targets(bits, &self.lines);
+        let width = grid.width();
+        let unit = grid.min_walkable_cost() as u64;
+        let source = grid.index(self.source).unwrap_or_default() as u32;
+        let open = self.open_stamp;
+        let (bounds, scale, keys) = (self.bounds, self.scale, self.keys);
+        let guided = self.guided;
+        let h = |x: u32, y: u32| {
+            if guided {
+                guided_h(grid, bounds, scale, Cell::new(x, y))
+            } else {
+                0
+            }
+        };
+        let Scratch {
+            nodes, open: heap, ..
+        } = &mut self.scratch;
+        let mut scanned = self
+            .scanned
+            .unwrap_or([i64::MAX, i64::MAX, i64::MIN, i64::MIN]);
+        let mut carry = self.carry;
+        let mut spent = 0u64;
+        let mut hits = Vec::new();
+        let mut settled_now = Vec::new();
+        const STEPS: u32 = SCAN_STEPS_PER_EXPANSION;
+        while spent < budget as u64 {
+            let Some((_, current)) = heap.pop(&mut nodes.position[..]) else {
+                self.finished = true;
+                break;
+            };
+            spent += 1;
+            let arrived = scratch::close(&mut nodes.stamp, current, open);
+            let g = nodes.g[current as usize];
+            let settled = self.remaining.remove(&current);
+            let last = settled && self.remaining.is_empty();
+            let (x, y) = (current % width, current / width);
+            if settled {
+                settled_now.push((x, y));
+                self.settled.insert(current);
+            }
+            cover(&mut scanned, x as i64, y as i64, x as i64, y as i64);
+            let arrived = (current != source).then_some(arrived);
+            let granted = u32::MAX;
+            let mut allowance = granted;
+            let reached = |direction: usize, steps: u32, (nx, ny): (u32, u32)| {
+                let next = ny * width + nx;
+                let next_g = g + steps as u64 * unit * step_cost(direction);
+                let generation = scratch::generation(nodes.stamp[next as usize]);
+                if generation == open + 1
+                    || (generation == open && next_g >= nodes.g[next as usize])
+                {
+                    return;
+                }
+                nodes.open(next, open, next_g, direction);
+                let key = keys.key(next_g + h(nx, ny), next_g);
+                if generation == open {
+                    let position = nodes.position[next as usize];
+                    heap.decrease_key(position, key, &mut nodes.position[..]);
+                } else {
+                    heap.push(key, next, &mut nodes.position[..]);
+                }
+            };
+            jumps.expand(
+                (x, y),
+                arrived,
+                &mut allowance,
+                &mut scanned,
+                &mut hits,
+                reached,
+            );
+            carry += granted - allowance;
+            spent += (carry / STEPS) as u64;
+            carry %= STEPS;
+            if last {
+                self.finished = true;
+                break;
+            }
+        }
+        // Settled targets need not stop scans any more.
+        for (x, y) in settled_now {
+            self.lines.remove(x, y);
+        }
+        self.scanned = (scanned[0] <= scanned[2]).then_some(scanned);
+        self.carry = carry;
+        let charged = spent.min(budget as u64);
+        self.expansions += charged;
+        self.debt += spent - charged;
+        self.finished
+    }
+
     fn settled_index(&self, grid: &NavGrid, cell: Cell) -> Option<usize> {
         // Its records are by cell index on the grid it ran on: on a grid of
         // another shape (a replaced map) they mean nothing.
@@ -496,10 +714,14 @@ impl Flood {
             return None;
         }
         let index = grid.index(cell)?;
-        self.scratch
-            .nodes
-            .is_closed(index, self.open_stamp)
-            .then_some(index)
+        self.is_settled_index(index).then_some(index)
+    }
+
+    /// Whether the cell with `index` is settled: closed, and for a jump
+    /// point flood settled as a target.
+    fn is_settled_index(&self, index: usize) -> bool {
+        self.scratch.nodes.is_closed(index, self.open_stamp)
+            && (!self.jumps || self.settled.contains(&(index as u32)))
     }
 
     /// The cost of the cheapest path between the source and `cell`, once
@@ -517,8 +739,13 @@ impl Flood {
         let source = grid.index(self.source)? as u32;
         let nodes = &self.scratch.nodes;
         let moves = Moves::new(grid.width());
-        let mut cells: Vec<Cell> = nodes
-            .walk_back(end as u32, source, &moves)
+        let back = if self.jumps {
+            let unit = grid.size_class(self.size).min_walkable_cost() as u64;
+            nodes.walk_back_jumps(end as u32, source, &moves, self.open_stamp, unit)
+        } else {
+            nodes.walk_back(end as u32, source, &moves)
+        };
+        let mut cells: Vec<Cell> = back
             .into_iter()
             .map(|index| grid.cell(index as usize))
             .collect();

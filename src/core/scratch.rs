@@ -11,7 +11,7 @@ use std::fmt;
 
 use super::grid::Cell;
 use super::heap::OpenList;
-use super::moves::Moves;
+use super::moves::{Moves, step_cost};
 
 /// Bits of a stamp that hold the move that reached the cell.
 pub(crate) const DIRECTION_BITS: u32 = 3;
@@ -126,6 +126,40 @@ impl Nodes {
     #[inline(always)]
     pub(crate) fn parent(&self, cell: u32, moves: &Moves) -> u32 {
         moves.back(cell, direction(self.stamp[cell as usize]))
+    }
+
+    /// [`Nodes::walk_back`] for a jump point search (whose open generation
+    /// is `open`, every step costing `unit` times a plain-ground step): a
+    /// jump point's parent lies some steps back along the move that reached
+    /// it. Any cell of the search on the way whose cost adds up is as good
+    /// a parent, and the first one is taken. `end` first.
+    pub(crate) fn walk_back_jumps(
+        &self,
+        end: u32,
+        start: u32,
+        moves: &Moves,
+        open: u32,
+        unit: u64,
+    ) -> Vec<u32> {
+        let mut cells = vec![end];
+        let mut at = end;
+        while at != start {
+            let direction = direction(self.stamp[at as usize]);
+            let step = unit * step_cost(direction);
+            let g = self.g[at as usize];
+            let mut back = 0;
+            loop {
+                at = moves.back(at, direction);
+                back += step;
+                cells.push(at);
+                if at == start
+                    || (self.is_seen(at as usize, open) && self.g[at as usize] + back == g)
+                {
+                    break;
+                }
+            }
+        }
+        cells
     }
 
     /// The cells from `end` back to `start` through the recorded parents,

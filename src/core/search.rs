@@ -23,10 +23,8 @@ use std::fmt;
 
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::heap::OpenList;
-use super::jump::JumpGrid;
-use super::moves::{
-    COST_SCALE, DIAGONAL, DIAGONAL_SIDES, MOVE_DELTAS, Moves, manhattan, octile, step_cost,
-};
+use super::jump::{JumpGrid, cover};
+use super::moves::{COST_SCALE, DIAGONAL, DIAGONAL_SIDES, Moves, manhattan, octile, step_cost};
 use super::scratch::{self, Scratch, ScratchPool};
 use super::size_class::{MAX_UNIT_SIZE, SizeClass};
 use super::walk_bits::WalkBits;
@@ -649,7 +647,8 @@ impl Search {
         let start = grid.index(self.start).unwrap_or_default() as u32;
         let nodes = &self.scratch.nodes;
         let mut cells: Vec<Cell> = if self.jumps {
-            self.trace_jumps(end, start, &moves, grid.min_walkable_cost() as u64)
+            let unit = grid.min_walkable_cost() as u64;
+            nodes.walk_back_jumps(end, start, &moves, self.open_stamp, unit)
         } else {
             nodes.walk_back(end, start, &moves)
         }
@@ -667,34 +666,6 @@ impl Search {
             nodes.g[end as usize] as f64 / COST_SCALE as f64
         };
         Path { cells, cost }
-    }
-
-    /// [`Nodes::walk_back`](scratch::Nodes::walk_back) for a jump point
-    /// search: a jump point's parent lies some steps back along the move
-    /// that reached it. Any cell of this search on the way whose cost adds
-    /// up is as good a parent, and the first one is taken.
-    fn trace_jumps(&self, end: u32, start: u32, moves: &Moves, unit: u64) -> Vec<u32> {
-        let nodes = &self.scratch.nodes;
-        let mut cells = vec![end];
-        let mut at = end;
-        while at != start {
-            let direction = scratch::direction(nodes.stamp[at as usize]);
-            let step = unit * step_cost(direction);
-            let g = nodes.g[at as usize];
-            let mut back = 0;
-            loop {
-                at = moves.back(at, direction);
-                back += step;
-                cells.push(at);
-                if at == start
-                    || (nodes.is_seen(at as usize, self.open_stamp)
-                        && nodes.g[at as usize] + back == g)
-                {
-                    break;
-                }
-            }
-        }
-        cells
     }
 
     /// The A* inner loop: at most `budget` expansions. Returns the status
@@ -913,7 +884,8 @@ impl Search {
         let mut scanned = self
             .scanned
             .unwrap_or([i64::MAX, i64::MAX, i64::MIN, i64::MIN]);
-        let mut reach = (0, 0);
+        // A search has one goal: its scans report no targets passed.
+        let mut no_hits = Vec::new();
         let mut frontier = Frontier::new(self, grid.cell_count());
         let (open, closed) = (frontier.open, frontier.open + 1);
         let mut result = (SearchStatus::Running, 0);
@@ -934,7 +906,6 @@ impl Search {
                 result = (SearchStatus::Found, goal);
                 break;
             }
-            let mut moves = jumps.successors(x as i32, y as i32, arrived);
             // Scan steps this expansion may take: all it needs, or, near
             // the expansion cap, no more than keeps the total within it
             // (whatever the slicing, so sliced and whole searches agree).
@@ -946,30 +917,26 @@ impl Search {
                 None => u32::MAX,
             };
             let mut allowance = granted;
-            while moves != 0 {
-                let direction = moves.trailing_zeros() as usize;
-                moves &= moves - 1;
-                let found = jumps.jump(x as i32, y as i32, direction, &mut allowance, &mut reach);
-                let (dx, dy) = MOVE_DELTAS[direction];
-                let to_x = x as i64 + dx as i64 * reach.0 as i64;
-                let to_y = y as i64 + dy as i64 * reach.1 as i64;
-                cover(&mut scanned, x as i64, y as i64, to_x, to_y);
-                let Some(steps) = found else {
-                    continue;
-                };
-                let nx = x.wrapping_add_signed(dx * steps as i32);
-                let ny = y.wrapping_add_signed(dy * steps as i32);
+            let reached = |direction: usize, steps: u32, (nx, ny): (u32, u32)| {
                 let next = ny * width + nx;
                 let next_g = g + steps as u64 * unit * step_cost(direction);
                 let generation = scratch::generation(frontier.stamps[next as usize]);
                 if generation == closed
                     || (generation == open && next_g >= frontier.scores[next as usize])
                 {
-                    continue;
+                    return;
                 }
                 let h = heuristic::<true>(nx.abs_diff(goal_x), ny.abs_diff(goal_y), scale);
                 frontier.reach(next, next_g, h, direction, generation == open, key);
-            }
+            };
+            jumps.expand(
+                (x, y),
+                arrived,
+                &mut allowance,
+                &mut scanned,
+                &mut no_hits,
+                reached,
+            );
             carry += granted - allowance;
             spent += (carry / STEPS) as u64;
             carry %= STEPS;
@@ -982,16 +949,6 @@ impl Search {
         self.debt += spent - charged;
         result
     }
-}
-
-/// Grows the box `scanned` to hold the cells from `(x, y)` to
-/// `(to_x, to_y)` and the lines round them (a straight scan reads its two
-/// side lines; the cells beside a diagonal step lie within one cell too).
-fn cover(scanned: &mut [i64; 4], x: i64, y: i64, to_x: i64, to_y: i64) {
-    scanned[0] = scanned[0].min(x.min(to_x) - 1);
-    scanned[1] = scanned[1].min(y.min(to_y) - 1);
-    scanned[2] = scanned[2].max(x.max(to_x) + 1);
-    scanned[3] = scanned[3].max(y.max(to_y) + 1);
 }
 
 /// Divides cell indices by the grid width with a multiply and a shift

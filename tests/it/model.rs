@@ -524,7 +524,9 @@ impl Model {
         assert_cut_routes_dropped(app.world_mut(), &mut self.cut, || format!("frame {frame}"));
         let world = app.world_mut();
         let budget = world.resource::<PathfindingSettings>().nodes_per_frame;
-        let spent = world.resource::<PathfindingStats>().frame_expansions;
+        let stats = world.resource::<PathfindingStats>();
+        // Expansions and the reading back of shared searches' paths.
+        let spent = stats.frame_expansions + stats.frame_reading;
         assert!(spent <= budget as u64, "frame {frame}: {spent} > {budget}");
 
         let mut ready = std::mem::take(&mut *self.ready.lock().unwrap());
@@ -665,7 +667,15 @@ impl Model {
                 .step_cost(step[0], step[1])
                 .unwrap_or_else(|| panic!("frame {frame}: {unit} illegal step {step:?}"));
         }
-        assert!(close(cost, answer.cost as f64), "frame {frame}: cost");
+        assert!(
+            close(cost, answer.cost as f64),
+            "frame {frame}: {unit} cost {} but its steps {cost}: {:?} size {} {} cells, version {}",
+            answer.cost,
+            answer.status,
+            answer.size,
+            answer.cells.len(),
+            answer.grid_version
+        );
         if answer.status == PathStatus::Complete {
             let best = dijkstra(&grid, first, last).unwrap();
             assert!(

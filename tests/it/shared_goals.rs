@@ -13,6 +13,65 @@ use crate::search_vs_dijkstra::{close, dijkstra};
 /// A guided flood run backwards from a goal, in slices, with targets added
 /// while it runs, settles every reachable start at exactly the cost of
 /// the cheapest path from it to the goal.
+/// How [`settle_in_slices`] runs a flood.
+#[derive(Clone, Copy)]
+struct Slicing {
+    /// The most expansions of a step (a random number up to it).
+    most: u32,
+    /// A few late targets every this many steps...
+    late_every: u32,
+    /// ...while there are fewer targets than this.
+    starts_at_most: usize,
+}
+
+/// Runs `flood` (from `goal`, towards `starts`) in random slices, adding
+/// late targets from `late` while it runs and after it ended, then checks
+/// every start against Dijkstra: settled at the cheapest cost with a legal
+/// path, or unreachable. Returns the starts compared.
+fn settle_in_slices(
+    grid: &NavGrid,
+    goal: Cell,
+    flood: &mut Flood,
+    starts: &mut Vec<Cell>,
+    rng: &mut Rng,
+    slicing: Slicing,
+    late: impl Fn(&mut Rng) -> Option<Cell>,
+) -> u32 {
+    let mut steps = 0;
+    loop {
+        let done = flood.step(grid, 1 + rng.below(slicing.most));
+        steps += 1;
+        if steps % slicing.late_every == 0 && starts.len() < slicing.starts_at_most {
+            let added: Vec<Cell> = (0..1 + rng.below(3)).filter_map(|_| late(rng)).collect();
+            flood.add_targets(grid, added.iter().copied());
+            starts.extend(added);
+            continue;
+        }
+        if done {
+            break;
+        }
+    }
+    let mut compared = 0;
+    for &start in starts.iter() {
+        match dijkstra(grid, start, goal) {
+            Some(best) => {
+                let path: Path = flood
+                    .path(grid, start)
+                    .unwrap_or_else(|| panic!("{start} not settled"));
+                assert_valid_path(grid, &path, start, goal);
+                assert!(
+                    close(path.cost, best),
+                    "{start} -> {goal} costs {} but the cheapest is {best}",
+                    path.cost
+                );
+                compared += 1;
+            }
+            None => assert!(flood.path(grid, start).is_none()),
+        }
+    }
+    compared
+}
+
 #[test]
 fn guided_flood_gives_every_start_its_cheapest_path() {
     let mut rng = Rng::new(12);
@@ -45,40 +104,22 @@ fn guided_flood_gives_every_start_its_cheapest_path() {
         if round % 4 < 2 {
             flood = flood.guided(&grid);
         }
-        let mut steps = 0;
-        loop {
-            let done = flood.step(&grid, 1 + rng.below(40));
-            steps += 1;
-            // Late requests join: some while it runs, some after it ended.
-            if steps % 3 == 0 && starts.len() < 14 {
-                let late: Vec<Cell> = (0..1 + rng.below(3))
-                    .filter_map(|_| random_walkable(&mut rng, &grid))
-                    .collect();
-                flood.add_targets(&grid, late.iter().copied());
-                starts.extend(late);
-                continue;
-            }
-            if done {
-                break;
-            }
-        }
-        for &start in &starts {
-            match dijkstra(&grid, start, goal) {
-                Some(best) => {
-                    let path: Path = flood
-                        .path(&grid, start)
-                        .expect("a reachable start is settled");
-                    assert_valid_path(&grid, &path, start, goal);
-                    assert!(
-                        close(path.cost, best),
-                        "round {round}: {start} -> {goal} costs {} but the cheapest is {best}",
-                        path.cost
-                    );
-                    compared += 1;
-                }
-                None => assert!(flood.path(&grid, start).is_none()),
-            }
-        }
+        // Late requests join: some while it runs, some after it ended.
+        let late = |rng: &mut Rng| random_walkable(rng, &grid);
+        let slicing = Slicing {
+            most: 40,
+            late_every: 3,
+            starts_at_most: 14,
+        };
+        compared += settle_in_slices(
+            &grid,
+            goal,
+            &mut flood,
+            &mut starts,
+            &mut rng,
+            slicing,
+            late,
+        );
     }
     assert!(compared > 1000, "only {compared} starts compared");
 }
@@ -479,4 +520,80 @@ fn an_urgent_request_does_not_wait_in_a_shared_search() {
     );
     assert_eq!(result(&app, urgent).unwrap().status, PathStatus::Complete);
     answer_all(&mut app, &squad);
+}
+
+/// A jump point flood (on maps whose walkable cells all cost the same)
+/// settles every target at exactly the cost Dijkstra gives, with a legal
+/// path, run in slices with targets added while it runs (one added where
+/// its scans have been makes it start over; one it closed as a mere jump
+/// point, reached first by a dearer way, is not settled), and for far less
+/// work than a plain flood.
+#[test]
+fn a_jump_point_flood_gives_every_start_its_cheapest_path() {
+    let mut rng = Rng::new(77);
+    let mut compared = 0;
+    let (mut jump_work, mut plain_work) = (0u64, 0u64);
+    for round in 0..1500 {
+        let (width, height) = (2 + rng.below(60), 2 + rng.below(60));
+        let grid = random_grid(&mut rng, width, height, [0, 10, 25, 40][round % 4], 1);
+        let Some(goal) = random_walkable(&mut rng, &grid) else {
+            continue;
+        };
+        // Starts in a squad, or anywhere.
+        let squad = round % 3 != 0;
+        let centre = random_walkable(&mut rng, &grid).unwrap();
+        let pick = |rng: &mut Rng| {
+            if squad {
+                let cell = Cell::new(
+                    (centre.x + rng.below(6)).min(width - 1),
+                    (centre.y + rng.below(6)).min(height - 1),
+                );
+                grid.is_walkable(cell).then_some(cell)
+            } else {
+                random_walkable(rng, &grid)
+            }
+        };
+        let mut starts: Vec<Cell> = (0..1 + rng.below(12))
+            .filter_map(|_| pick(&mut rng))
+            .collect();
+        let guided = round % 2 == 0;
+        let make = |starts: &[Cell], jumps: bool| {
+            let flood = Flood::new(&grid, goal, FloodDirection::ToSource, starts.to_vec(), None)
+                .expect("walkable goal");
+            let flood = if guided { flood.guided(&grid) } else { flood };
+            if jumps {
+                flood.jump_points(&grid)
+            } else {
+                flood
+            }
+        };
+        let mut flood = make(&starts, true);
+        let slicing = Slicing {
+            most: 50,
+            late_every: 4,
+            starts_at_most: 20,
+        };
+        compared += settle_in_slices(
+            &grid,
+            goal,
+            &mut flood,
+            &mut starts,
+            &mut rng,
+            slicing,
+            pick,
+        );
+        if guided && squad {
+            let mut plain = make(&starts, false);
+            plain.run(&grid);
+            let mut fresh = make(&starts, true);
+            fresh.run(&grid);
+            jump_work += fresh.expansions();
+            plain_work += plain.expansions();
+        }
+    }
+    assert!(compared > 2000, "only {compared} starts compared");
+    assert!(
+        jump_work * 2 < plain_work,
+        "jump points {jump_work} expansions, plain {plain_work}"
+    );
 }

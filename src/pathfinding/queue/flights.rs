@@ -323,7 +323,17 @@ fn prepare(
                 None,
             );
             match flood {
-                Ok(flood) => shared.flood = Some(Box::new(flood.guided(grid))),
+                Ok(flood) => {
+                    let flood = flood.guided(grid);
+                    // On maps where each request would be a jump point
+                    // search, so is the shared one.
+                    let flood = if settings.jump_points {
+                        flood.jump_points(grid)
+                    } else {
+                        flood
+                    };
+                    shared.flood = Some(Box::new(flood));
+                }
                 Err(_) => {
                     split_alone(queue, flight);
                     return None;
@@ -357,7 +367,9 @@ fn advance(flight: &mut Flight, grid: &NavGrid, budget: u32) -> u64 {
 
 /// Delivers what an advanced flight has found: its own search's result
 /// once it has finished, or a shared flight's answer to every job whose
-/// start it has settled. Jobs a shared flight cannot serve (it ended
+/// start it has settled, each paid for from the frame's budget
+/// ([`reading_cost`]; what the budget has no room for is answered in the
+/// next frames). Jobs a shared flight cannot serve (it ended
 /// without reaching them, or went over the jobs' summed expansion caps)
 /// wait again, each for a search of its own. The flight back while it
 /// still has a job to serve.
@@ -366,6 +378,7 @@ fn finish(
     mut flight: Flight,
     view: &MapView,
     settings: &PathfindingSettings,
+    budget: &mut FrameBudget,
     delivery: &mut Delivery,
 ) -> Option<Flight> {
     let frame = queue.frame;
@@ -386,24 +399,46 @@ fn finish(
             None
         }
         Work::Shared(shared) => {
-            let flood = shared.flood.as_ref()?;
-            let mut i = 0;
-            while i < jobs.len() {
+            let flood = shared.flood.as_mut()?;
+            // A finished flood holding answers is brought up to date with
+            // edits since it ended: its paths are read on the grid as it is.
+            flood.update(grid);
+            let flood = &**flood;
+            // Settled starts, answered best-ranked first while the frame's
+            // budget has room; the rest are held for the next frames.
+            let mut settled: Vec<usize> = (0..jobs.len())
+                .filter(|&i| flood.is_settled(grid, jobs[i].start))
+                .collect();
+            settled.sort_by_key(|&i| std::cmp::Reverse(jobs[i].rank(settings.aging_frames)));
+            let mut answered = Vec::with_capacity(settled.len());
+            for i in settled {
+                if budget.left() == 0 {
+                    break;
+                }
                 let Some(path) = flood.path(grid, jobs[i].start) else {
-                    i += 1;
                     continue;
                 };
-                let job = jobs.swap_remove(i);
+                queue.reading_debt += budget.spend_reading_at_most(reading_cost(&path));
                 let expansions = flood.expansions() - shared.reported;
                 shared.reported = flood.expansions();
                 shared.served += 1;
+                answered.push(i);
+                let job = &jobs[i];
                 queue.live.remove(&job.entity);
                 let found = Found {
                     path,
                     expansions,
                     version,
                 };
-                delivery.deliver(&job, job.found_status(), found, view, frame);
+                delivery.deliver(job, job.found_status(), found, view, frame);
+            }
+            let held = jobs
+                .iter()
+                .enumerate()
+                .any(|(i, job)| !answered.contains(&i) && flood.is_settled(grid, job.start));
+            answered.sort_unstable();
+            for i in answered.into_iter().rev() {
+                jobs.swap_remove(i);
             }
             let cap = settings
                 .max_expansions_per_request
@@ -412,6 +447,8 @@ fn finish(
             if jobs.is_empty() {
                 flight.land(&mut queue.pool);
                 None
+            } else if held {
+                Some(flight)
             } else if flood.is_finished() || over_cap {
                 split_alone(queue, flight);
                 None
@@ -420,6 +457,17 @@ fn finish(
             }
         }
     }
+}
+
+/// Cells of a path read back from a shared search per unit of the frame's
+/// budget: a shared search answers each of its requests with a path of its
+/// own, and reading them back is work too. A squad of a hundred units
+/// whose paths are read in one frame would otherwise make it long.
+const PATH_CELLS_PER_EXPANSION: u64 = 8;
+
+/// What reading `path` back from a shared search costs in budget.
+pub(super) fn reading_cost(path: &crate::core::Path) -> u64 {
+    (path.cells.len() as u64).div_ceil(PATH_CELLS_PER_EXPANSION)
 }
 
 /// The best `count` flights in flight, best first, taken out of the list
@@ -500,7 +548,7 @@ pub(super) fn run_flights(
         .sum();
         drop(dealt);
         for (flight, view) in ready {
-            let flight = finish(queue, flight, &view, settings, delivery);
+            let flight = finish(queue, flight, &view, settings, budget, delivery);
             queue.in_flight.extend(flight);
         }
         let changed =

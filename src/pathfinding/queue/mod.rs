@@ -15,7 +15,7 @@ mod quick;
 mod resolve;
 mod shared;
 
-use std::collections::HashMap;
+use bevy::platform::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,9 @@ pub struct PathfindingQueue {
     /// The quick searches under way (see [`PathfindingSettings::refine`]):
     /// one, or a few per lane with several lanes.
     quick: Vec<quick::QuickSearch>,
+    /// Reading back shared searches' paths that a frame's budget had no room
+    /// left for: paid first in the next frames.
+    reading_debt: u64,
     /// Quick paths found this frame, sent at its end to the requests not
     /// answered for good by then.
     provisional: Vec<(Entity, PathResult)>,
@@ -182,8 +185,12 @@ impl PathfindingQueue {
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
 pub struct PathfindingStats {
     /// Node expansions spent in the last frame, by searches and by group
-    /// moves' floods (never above `nodes_per_frame`).
+    /// moves' floods (with `frame_reading`, never above `nodes_per_frame`).
     pub frame_expansions: u64,
+    /// Budget spent in the last frame reading paths back from searches
+    /// shared by units with one goal (one per 8 cells of a path; see
+    /// [`PathfindingSettings::share_goals`]).
+    pub frame_reading: u64,
     /// Wall-clock time the plugin's request and search systems took in the
     /// last frame.
     pub frame_time: Duration,
@@ -414,8 +421,10 @@ pub(crate) fn run_searches(
     let queue = &mut *queue;
 
     queue.pool.set_limit(pooled(&settings));
+    let owed = queue.reading_debt;
+    queue.reading_debt = budget.spend_reading_at_most(owed);
     if settings.share_goals && std::mem::take(&mut queue.unshared) {
-        shared::share_goals(queue, &maps, settings.jump_points, &mut delivery);
+        shared::share_goals(queue, &maps, &mut budget, &mut delivery);
     }
     if settings.refine {
         quick::run_quick(queue, &settings, &mut budget, &maps);
@@ -436,7 +445,8 @@ pub(crate) fn run_searches(
     }
 
     let stats = &mut *delivery.stats;
-    stats.frame_expansions = budget.spent();
+    stats.frame_expansions = budget.spent() - budget.reading();
+    stats.frame_reading = budget.reading();
     stats.lane_times.clear();
     stats.lane_times.extend(budget.lane_times());
     let spent = stats.frame_expansions;

@@ -3,7 +3,9 @@
 //! off along a sensible route while its real search waits its turn (see
 //! [`PathfindingSettings::refine`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use bevy::platform::collections::HashMap;
 
 use bevy::prelude::*;
 
@@ -221,7 +223,12 @@ pub(super) fn run_quick(
         // New ones for the best requests, dealt in turn.
         let mut planned = Vec::new();
         while planned.len() < open.len() * QUICK_PLANNED_PER_LANE {
-            let Some(ticket) = candidates.find(|ticket| !busy.contains(ticket)) else {
+            // Each once: not under way, and not given its quick path (or
+            // found to need none) in an earlier round.
+            let wanted = |ticket: &u64, queue: &mut PathfindingQueue| {
+                !busy.contains(ticket) && spots.job(queue, *ticket).is_some_and(|job| job.quick)
+            };
+            let Some(ticket) = candidates.find(|ticket| wanted(ticket, queue)) else {
                 break;
             };
             if let Some(next) = plan_quick(queue, &spots, ticket, maps, settings) {

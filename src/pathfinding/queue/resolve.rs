@@ -1,7 +1,7 @@
 //! Turning a request into cells: where it starts and ends on its map, and
 //! what to search between, or the answer when nothing needs searching.
 
-use std::collections::HashMap;
+use bevy::platform::collections::HashMap;
 
 use bevy::prelude::*;
 

@@ -3,15 +3,16 @@
 //! backwards from the goal (see
 //! [`PathfindingSettings::share_goals`](crate::schedule::PathfindingSettings::share_goals)).
 
-use std::collections::HashMap;
+use bevy::platform::collections::HashMap;
 
 use bevy::prelude::*;
 
 use super::PathfindingQueue;
 use super::delivery::{Delivery, Found};
-use super::flights::{Flight, SharedWork, Work};
-use crate::core::{Cell, Neighborhood};
+use super::flights::{Flight, SharedWork, Work, reading_cost};
+use crate::core::Cell;
 use crate::maps::Maps;
+use crate::schedule::FrameBudget;
 
 /// Which jobs can share one search: `(map, unit size, goal cell,
 /// priority)`. Only requests of one priority share: a shared search
@@ -58,10 +59,10 @@ type Span = [u32; 4];
 /// than a search each.
 const SHARE_SPAN: u32 = 16;
 
-/// Fewest requests that share a search on maps where each would otherwise
-/// be a jump point search (a shared search is a plain A*, which expands
-/// several times the nodes of a jump point search); elsewhere two do.
-const MIN_SHARED_ON_JUMPS: usize = 4;
+/// Fewest requests that share a search. On maps where each would be a jump
+/// point search, so is the shared one (a jump point flood), so two already
+/// gain.
+const MIN_SHARED: usize = 2;
 
 /// `span` grown to hold `cell`.
 fn span_with(span: Span, cell: Cell) -> Span {
@@ -144,13 +145,14 @@ impl Clusters {
 pub(super) fn share_goals(
     queue: &mut PathfindingQueue,
     maps: &Maps,
-    jump_points: bool,
+    budget: &mut FrameBudget,
     delivery: &mut Delivery,
 ) {
     let PathfindingQueue {
         in_flight,
         pool,
         waiting,
+        reading_debt: debt,
         ..
     } = &mut *queue;
     // A flight pinned to a copy older than its map serves only the
@@ -180,35 +182,15 @@ pub(super) fn share_goals(
             Some(clusters.join(key, flight))
         })
         .collect();
-    // Looked up once per map and size.
-    let mut jump_maps: Vec<(Entity, u8, bool)> = Vec::new();
-    let mut fewest = |key: ShareKey| {
-        let known = jump_maps
-            .iter()
-            .find(|(map, size, _)| (*map, *size) == (key.0, key.1));
-        let jumps = match known {
-            Some(&(.., jumps)) => jumps,
-            None => {
-                let jumps = jump_points
-                    && maps.get(key.0).is_some_and(|view| {
-                        let class = view.for_size(key.1).class();
-                        class.neighborhood() == Neighborhood::Eight
-                            && class.min_walkable_cost() == class.max_walkable_cost()
-                    });
-                jump_maps.push((key.0, key.1, jumps));
-                jumps
-            }
-        };
-        if jumps { MIN_SHARED_ON_JUMPS } else { 2 }
-    };
     let mut ready = Vec::new();
+    let mut late = Vec::new();
     let mut kept: Vec<Flight> = Vec::with_capacity(waiting.len());
     for (flight, cluster) in waiting.into_iter().zip(cluster_of) {
         let Some(cluster) = cluster.map(|c| &mut clusters.all[c]) else {
             kept.push(flight);
             continue;
         };
-        if cluster.in_flight.is_none() && cluster.jobs < fewest(cluster.key) {
+        if cluster.in_flight.is_none() && cluster.jobs < MIN_SHARED {
             kept.push(flight);
             continue;
         }
@@ -247,10 +229,23 @@ pub(super) fn share_goals(
             // flight's copy): the job waits for the flood to run again.
             let current =
                 job.grid_version == grid.version() && flood.grid_version() == grid.version();
+            let afford = budget.left() > 0;
             match current.then(|| flood.path(grid, job.start)).flatten() {
-                Some(path) => {
+                Some(path) if afford => {
+                    *debt += budget.spend_reading_at_most(reading_cost(&path));
                     *served += 1;
                     ready.push((job, path, grid.version()));
+                }
+                // Settled, but the frame has no room to read it back: the
+                // flight answers it in a coming frame.
+                Some(_) => home.jobs.push(job),
+                // Where a jump point flood's scans have passed, a new start
+                // would make it start over: a stream of late requests must
+                // not keep it from ending, so this one waits on its own.
+                None if !flood.accepts(grid, job.start) => {
+                    let mut job = job;
+                    job.alone = true;
+                    late.push(Flight::new(job));
                 }
                 None => {
                     flood.add_targets(grid, [job.start]);
@@ -259,6 +254,7 @@ pub(super) fn share_goals(
             }
         }
     }
+    kept.extend(late);
     queue.waiting = kept;
     queue.waiting_sorted = None;
     let frame = queue.frame;
