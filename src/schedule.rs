@@ -84,9 +84,10 @@ pub struct PathfindingSettings {
     /// per cell of its map plus its open list (16 MiB on a 1024×1024 map),
     /// when it first runs, and holds it until it ends (one that loses its
     /// slot to a more urgent request keeps it too, up to one such per
-    /// slot). Scratch given back waits in a pool of at most
-    /// `min(search_lanes, max_in_flight) + 1` (17 at most) for the next
-    /// search; the rest is freed. With one lane, searches run one at a
+    /// slot). Scratch given back waits in a pool of at most one per search
+    /// a round deals (one with one lane, four per lane with more, no more
+    /// than `max_in_flight`) plus one, 17 at most, for the next search; the
+    /// rest is freed. With one lane, searches run one at a
     /// time, so only a few ever hold scratch at once; `usize::MAX` means no
     /// limit.
     pub max_in_flight: usize,
@@ -233,7 +234,7 @@ pub struct FrameBudget {
     /// worked.
     lanes: Vec<Lane>,
     /// The part of `spent` that read paths back rather than expanding
-    /// nodes ([`FrameBudget::spend_reading`]).
+    /// nodes ([`FrameBudget::reading`]).
     reading: u64,
 }
 
@@ -268,20 +269,13 @@ impl FrameBudget {
         self.reading
     }
 
-    /// Records `units` spent reading paths back from a shared search (one
-    /// per 8 cells): work the budget pays for like expansions, so a squad's
-    /// answers spread over frames instead of making one long, but not node
-    /// expansions.
-    pub(crate) fn spend_reading(&mut self, units: u64) {
-        self.reading += units;
-        self.spend(units);
-    }
-
-    /// [`FrameBudget::spend_reading`] of what is left of `units` this frame;
+    /// Records up to `units` spent reading paths back from a shared search
+    /// (see [`FrameBudget::reading`]), as much as is left this frame;
     /// returns the rest, to be paid in the next frames.
-    pub(crate) fn spend_reading_at_most(&mut self, units: u64) -> u64 {
+    pub(crate) fn spend_reading(&mut self, units: u64) -> u64 {
         let now = units.min(self.left() as u64);
-        self.spend_reading(now);
+        self.reading += now;
+        self.spend(now);
         units - now
     }
 
@@ -377,23 +371,25 @@ impl FrameBudget {
 
     /// A full budget for a new frame under `settings`.
     fn refill(&mut self, settings: &PathfindingSettings) {
-        let count = settings.lanes();
-        let share = |lane: usize| {
-            settings.nodes_per_frame / count as u32
-                + u32::from(lane < (settings.nodes_per_frame % count as u32) as usize)
-        };
         *self = Self {
             nodes_per_frame: settings.nodes_per_frame,
             time_cap: settings.max_frame_time,
-            lanes: (0..count)
-                .map(|lane| Lane {
-                    left: share(lane),
+            lanes: shares(settings.nodes_per_frame, settings.lanes())
+                .map(|left| Lane {
+                    left,
                     time: Duration::ZERO,
                 })
                 .collect(),
             ..Self::default()
         };
     }
+}
+
+/// `total` split into `parts` equal shares, the first ones one more when it
+/// does not divide.
+pub(crate) fn shares(total: u32, parts: usize) -> impl Iterator<Item = u32> {
+    let parts = parts.max(1) as u32;
+    (0..parts).map(move |part| total / parts + u32::from(part < total % parts))
 }
 
 fn refill_budget(mut settings: ResMut<PathfindingSettings>, mut budget: ResMut<FrameBudget>) {

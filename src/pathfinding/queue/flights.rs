@@ -344,11 +344,14 @@ fn prepare(
     Some(flight)
 }
 
-/// Runs a prepared flight's search for at most `budget` expansions on
-/// `grid`; returns the expansions spent. Touches nothing but the flight, so
-/// flights can advance side by side on several threads.
-fn advance(flight: &mut Flight, grid: &NavGrid, budget: u32) -> u64 {
-    match &mut flight.work {
+/// Runs a prepared flight's search for at most `budget` expansions on its
+/// grid (`live`, or the copy it is pinned to); returns the expansions
+/// spent. Touches nothing but the flight, so flights can advance side by
+/// side on several threads.
+fn advance(flight: &mut Flight, live: &NavGrid, budget: u32) -> u64 {
+    let Flight { work, pinned, .. } = flight;
+    let grid = pinned.as_deref().unwrap_or(live);
+    match work {
         Work::Alone(Some(search)) => {
             let before = search.expansions();
             search.step(grid, budget);
@@ -411,14 +414,16 @@ fn finish(
                 .collect();
             settled.sort_by_key(|&i| std::cmp::Reverse(jobs[i].rank(settings.aging_frames)));
             let mut answered = Vec::with_capacity(settled.len());
+            let mut held = false;
             for i in settled {
                 if budget.left() == 0 {
+                    held = true;
                     break;
                 }
                 let Some(path) = flood.path(grid, jobs[i].start) else {
                     continue;
                 };
-                queue.reading_debt += budget.spend_reading_at_most(reading_cost(&path));
+                queue.reading_debt += budget.spend_reading(reading_cost(&path));
                 let expansions = flood.expansions() - shared.reported;
                 shared.reported = flood.expansions();
                 shared.served += 1;
@@ -432,10 +437,6 @@ fn finish(
                 };
                 delivery.deliver(job, job.found_status(), found, view, frame);
             }
-            let held = jobs
-                .iter()
-                .enumerate()
-                .any(|(i, job)| !answered.contains(&i) && flood.is_settled(grid, job.start));
             answered.sort_unstable();
             for i in answered.into_iter().rev() {
                 jobs.swap_remove(i);
@@ -489,11 +490,16 @@ fn take_best(flights: &mut Vec<Flight>, count: usize, aging: u32) -> Vec<Flight>
 }
 
 /// Flights dealt to a lane per round when there are several lanes: a lane
-/// whose first flight ends early goes on with its second instead of
-/// idling until the round ends. (With one lane, a round is the best flight
-/// alone, which takes everything it needs first, so results come strictly
-/// by priority.)
-pub(super) const FLIGHTS_PER_LANE: usize = 4;
+/// whose first flight ends early goes on with the next instead of idling
+/// until the round ends.
+const FLIGHTS_PER_LANE: usize = 4;
+
+/// Flights a round deals to each of `lanes` lanes: one with one lane (the
+/// best flight alone, which takes everything it needs first, so results
+/// come strictly by priority), [`FLIGHTS_PER_LANE`] with more.
+pub(super) fn flights_per_lane(lanes: usize) -> usize {
+    if lanes == 1 { 1 } else { FLIGHTS_PER_LANE }
+}
 
 /// Spends what is left of the frame's budget on the flights in flight, in
 /// rounds: each round admits waiting requests to free slots, takes the
@@ -514,7 +520,7 @@ pub(super) fn run_flights(
     delivery: &mut Delivery,
 ) {
     let lanes = budget.lane_count();
-    let per_lane = if lanes == 1 { 1 } else { FLIGHTS_PER_LANE };
+    let per_lane = flights_per_lane(lanes);
     let aging = settings.aging_frames;
     while budget.left() > 0 {
         admit(queue, settings, maps, delivery);
@@ -541,8 +547,7 @@ pub(super) fn run_flights(
         let mut dealt = deal(lanes, &open, items);
         let spent: u64 = run_lanes(budget, settings.threads, &mut dealt, None, |item, most| {
             let (flight, live) = item;
-            let pinned = flight.pinned.clone();
-            advance(flight, pinned.as_deref().unwrap_or(live), most)
+            advance(flight, live, most)
         })
         .iter()
         .sum();

@@ -227,18 +227,13 @@ impl PathfindingStats {
 }
 
 /// Idle scratch spaces the queue keeps for the next searches: one per
-/// search a round deals (one with one lane, two per lane with more) and
-/// one for a quick search, never more than the slots could use, and at
-/// most [`MAX_POOLED`]. What runs
-/// holds its own; a space given back beyond these is freed.
+/// flight a round deals ([`flights::flights_per_lane`] per lane) and one
+/// for a quick search, never more than the slots could use, and at most
+/// [`MAX_POOLED`]. What runs holds its own; a space given back beyond these
+/// is freed.
 fn pooled(settings: &PathfindingSettings) -> usize {
     let lanes = settings.lanes();
-    let per_lane = if lanes == 1 {
-        1
-    } else {
-        flights::FLIGHTS_PER_LANE
-    };
-    (lanes * per_lane)
+    (lanes * flights::flights_per_lane(lanes))
         .min(settings.max_in_flight.max(1))
         .min(MAX_POOLED - 1)
         + 1
@@ -422,7 +417,7 @@ pub(crate) fn run_searches(
 
     queue.pool.set_limit(pooled(&settings));
     let owed = queue.reading_debt;
-    queue.reading_debt = budget.spend_reading_at_most(owed);
+    queue.reading_debt = budget.spend_reading(owed);
     if settings.share_goals && std::mem::take(&mut queue.unshared) {
         shared::share_goals(queue, &maps, &mut budget, &mut delivery);
     }

@@ -14,9 +14,9 @@ use super::delivery::Found;
 use super::flights::Flight;
 use super::resolve::{Job, Plan};
 use super::{PathfindingQueue, search_config};
-use crate::core::{Cell, NavGrid, Path, Scratch, Search, SearchConfig, SearchStatus};
+use crate::core::{Cell, NavGrid, Scratch, Search, SearchConfig, SearchStatus};
 use crate::maps::{MapView, Maps};
-use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes};
+use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes, shares};
 
 /// Frames a request may wait (for its quick path or its real one) before
 /// the quick searches leave half the budget to the searches with real
@@ -73,14 +73,15 @@ struct Planned<'a> {
 /// One lane's quick searches in a round: the one it carries on from an
 /// earlier round, then those planned for it, run one after another, each
 /// started in the scratch space the one before it left.
+#[derive(Default)]
 struct QuickLane<'a> {
     current: Option<(QuickSearch, &'a NavGrid)>,
     planned: VecDeque<Planned<'a>>,
     /// Scratch space for the first search started, if none is carried on.
     spare: Option<Scratch>,
-    /// Searches that ended: ticket, the path found (none when the goal
-    /// could not be reached), expansions, the grid version.
-    ended: Vec<(u64, Option<Path>, u64, u64)>,
+    /// Searches that ended: the ticket of each, and the path it found (none
+    /// when the goal could not be reached).
+    ended: Vec<(u64, Option<Found>)>,
 }
 
 impl QuickLane<'_> {
@@ -122,12 +123,15 @@ impl QuickLane<'_> {
             let Some((mut quick, grid)) = self.current.take() else {
                 break;
             };
-            let path = (status == SearchStatus::Found)
+            let found = (status == SearchStatus::Found)
                 .then(|| quick.search.take_path())
-                .flatten();
-            let expansions = quick.search.expansions();
-            self.ended
-                .push((quick.ticket, path, expansions, grid.version()));
+                .flatten()
+                .map(|path| Found {
+                    path,
+                    expansions: quick.search.expansions(),
+                    version: grid.version(),
+                });
+            self.ended.push((quick.ticket, found));
             self.spare = Some(quick.into_scratch());
         }
         spent
@@ -179,9 +183,7 @@ pub(super) fn run_quick(
         return;
     }
     let lanes = budget.lane_count();
-    let mut quota_left: Vec<u32> = (0..lanes)
-        .map(|lane| quota / lanes as u32 + u32::from(lane < (quota % lanes as u32) as usize))
-        .collect();
+    let mut quota_left: Vec<u32> = shares(quota, lanes).collect();
     // The lists do not change while quick searches run: each job is found
     // through one index, and the requests that want a quick path are
     // ranked once, not scanned for every search started.
@@ -201,14 +203,7 @@ pub(super) fn run_quick(
         for quick in std::mem::take(&mut queue.quick) {
             carried.extend(keep_up(queue, &spots, quick, maps, settings));
         }
-        let mut work: Vec<QuickLane> = (0..lanes)
-            .map(|_| QuickLane {
-                current: None,
-                planned: VecDeque::new(),
-                spare: None,
-                ended: Vec::new(),
-            })
-            .collect();
+        let mut work: Vec<QuickLane> = (0..lanes).map(|_| QuickLane::default()).collect();
         let mut busy: Vec<u64> = carried.iter().map(|quick| quick.ticket).collect();
         let mut idle = open.iter().copied();
         for quick in carried {
@@ -259,11 +254,11 @@ pub(super) fn run_quick(
         }
         let mut progress = spent.iter().any(|&used| used > 0);
         for lane in work {
-            for (ticket, path, expansions, version) in lane.ended {
+            for (ticket, found) in lane.ended {
                 progress = true;
-                if let Some(result) = path.and_then(|path| {
-                    provisional(queue, &spots, ticket, path, expansions, version, maps)
-                }) {
+                if let Some(result) =
+                    found.and_then(|found| provisional(queue, &spots, ticket, found, maps))
+                {
                     queue.provisional.push(result);
                 }
                 if let Some(job) = spots.job(queue, ticket) {
@@ -290,25 +285,18 @@ pub(super) fn run_quick(
     }
 }
 
-/// The provisional result of the quick path `path` found for the job with
-/// `ticket` on grid version `version`.
+/// The provisional result of the quick path `found` for the job with
+/// `ticket`.
 fn provisional(
     queue: &mut PathfindingQueue,
     spots: &Spots,
     ticket: u64,
-    path: Path,
-    expansions: u64,
-    version: u64,
+    found: Found,
     maps: &Maps,
 ) -> Option<(Entity, PathResult)> {
     let frame = queue.frame;
     let job = spots.job(queue, ticket)?;
     let view: MapView = maps.get(job.map)?.for_size(job.size);
-    let found = Found {
-        path,
-        expansions,
-        version,
-    };
     let waited = (frame - job.frame_requested) as u32;
     let result = found.into_result(PathStatus::Provisional, job.map, &view, waited);
     Some((job.entity, result))

@@ -195,22 +195,26 @@ pub(super) enum Replan {
 }
 
 impl Job {
+    /// The cell the unit stood on and the goal cell asked for, on its map
+    /// as `view` shows it now: those the job was planned with, or, if the
+    /// map was replaced since (cells of the old grid may mean other places,
+    /// or none, on the new one), found again from the request as asked.
+    fn cells_now(&self, view: &MapView) -> Result<(Cell, Cell), InvalidReason> {
+        if view.grid.rebuilt_since(self.grid_version) {
+            locate_request(view, self.asked)
+        } else {
+            Ok((self.origin, self.requested_goal))
+        }
+    }
+
     /// The cells the job would search between on its map as `view` shows
     /// it now, or its answer if it needs no search: what [`plan`] chooses
-    /// from where the unit stood and the goal asked for, both found again
-    /// from the request if the map was replaced since the job was planned
-    /// (cells of the old grid may mean other places, or none, on the new
-    /// one).
+    /// from its cells now ([`Job::cells_now`]).
     pub(super) fn plan_now(&self, nearest: &mut NearestCache, view: &MapView) -> Plan {
-        let (origin, goal) = if view.grid.rebuilt_since(self.grid_version) {
-            match locate_request(view, self.asked) {
-                Ok(cells) => cells,
-                Err(reason) => return Plan::Answer(PathStatus::Invalid(reason), vec![]),
-            }
-        } else {
-            (self.origin, self.requested_goal)
-        };
-        plan(nearest, self.map, view.class(), origin, goal, self.policy)
+        match self.cells_now(view) {
+            Ok((origin, goal)) => plan(nearest, self.map, view.class(), origin, goal, self.policy),
+            Err(reason) => Plan::Answer(PathStatus::Invalid(reason), vec![]),
+        }
     }
 
     /// Chooses the job's cells again on its map as `view` shows it now, if
@@ -220,13 +224,12 @@ impl Job {
         if self.grid_version == grid.version() {
             return Replan::Same;
         }
-        if grid.rebuilt_since(self.grid_version)
-            && let Ok((origin, goal)) = locate_request(view, self.asked)
-        {
-            self.origin = origin;
-            self.requested_goal = goal;
-        }
-        match self.plan_now(nearest, view) {
+        let (origin, goal) = match self.cells_now(view) {
+            Ok(cells) => cells,
+            Err(reason) => return Replan::Answer(PathStatus::Invalid(reason), vec![]),
+        };
+        (self.origin, self.requested_goal) = (origin, goal);
+        match plan(nearest, self.map, view.class(), origin, goal, self.policy) {
             Plan::Answer(status, cells) => Replan::Answer(status, cells),
             Plan::Search { start, goal } => {
                 self.grid_version = grid.version();

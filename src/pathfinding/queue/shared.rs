@@ -232,7 +232,7 @@ pub(super) fn share_goals(
             let afford = budget.left() > 0;
             match current.then(|| flood.path(grid, job.start)).flatten() {
                 Some(path) if afford => {
-                    *debt += budget.spend_reading_at_most(reading_cost(&path));
+                    *debt += budget.spend_reading(reading_cost(&path));
                     *served += 1;
                     ready.push((job, path, grid.version()));
                 }
