@@ -33,6 +33,7 @@
 //! Searches and floods keep their per-cell records in a [`Scratch`] (16
 //! bytes a cell, reset in O(1)), reused through a [`ScratchPool`].
 
+pub mod coarse;
 pub mod flood;
 pub mod grid;
 pub mod heap;
@@ -45,6 +46,7 @@ pub mod search;
 pub mod size_class;
 mod walk_bits;
 
+pub use coarse::{CoarseGraph, CoarseRoute, RouteStatus};
 pub use flood::{Flood, FloodDirection};
 pub use grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};
 pub use heap::{IndexedHeap, OpenList};
