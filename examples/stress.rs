@@ -46,7 +46,11 @@
 //! `frames_to_first_path=F`, the most frames any unit waited from its
 //! order to its first path (provisional or not), and a line before it gives
 //! the mean and worst frames to the first and to the final path;
-//! `frames_to_last_path` is always the frame of the last final path.
+//! `frames_to_last_path` is always the frame of the last final path. When
+//! quick paths were sent it also adds `quick_cost_ratio_mean=` and
+//! `quick_cost_ratio_p95=` (per unit that got both, the cost of its last
+//! provisional path over its final path's) and `quick_illegal=`, the
+//! provisional paths that broke the move rules on the grid they came on.
 //!
 //! With `--edits N`, once every unit holds its path, N random cells are
 //! toggled between wall and ground, one a frame, and the last line adds
@@ -273,6 +277,15 @@ fn main() -> ExitCode {
             mean(&run.final_path),
             run.final_path.iter().max().copied().unwrap_or_default(),
         );
+        if !run.quick_ratios.is_empty() {
+            let ratios = &run.quick_ratios;
+            last += &format!(
+                " quick_cost_ratio_mean={:.4} quick_cost_ratio_p95={:.4} quick_illegal={}",
+                ratios.iter().sum::<f64>() / ratios.len() as f64,
+                percentile(ratios, 95.0),
+                run.quick_illegal
+            );
+        }
     }
     if options.edits > 0 {
         last += &format!(
@@ -402,6 +415,12 @@ struct Run {
     /// one, with refinement) and to its final one.
     first_path: Vec<u32>,
     final_path: Vec<u32>,
+    /// Per unit with both, the cost of its last provisional path over that
+    /// of its final one, sorted.
+    quick_ratios: Vec<f64>,
+    /// Provisional paths that broke the move rules on the grid they came
+    /// on (a wall, a cut corner, a gap).
+    quick_illegal: usize,
     /// A hash of every answer (frame, unit, status, cost, cells,
     /// expansions, grid version): two runs with the same digest answered
     /// the same units with the same paths in the same frames.
@@ -524,9 +543,12 @@ fn run_orders(
         flagged: 0,
         first_path: Vec::new(),
         final_path: Vec::new(),
+        quick_ratios: Vec::new(),
+        quick_illegal: 0,
         digest: 0xcbf2_9ce4_8422_2325,
     };
     let answered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut quick_cost: std::collections::HashMap<Entity, f64> = Default::default();
     let sink = answered.clone();
     app.add_observer(move |ready: On<PathReady>| sink.lock().unwrap().push(ready.entity));
     let mut waiting = units.clone();
@@ -551,6 +573,26 @@ fn run_orders(
             let index = units.iter().position(|&u| u == unit);
             if let Some(result) = app.world().get::<PathResult>(unit) {
                 run.digest = fold_answer(run.digest, run.frames, index, result);
+                match result.status {
+                    PathStatus::Provisional => {
+                        let legal = result
+                            .map
+                            .and_then(|map| app.world().get::<NavGrid>(map))
+                            .is_some_and(|grid| {
+                                grid.size_class(result.size).can_walk(&result.cells)
+                            });
+                        run.quick_illegal += usize::from(!legal);
+                        quick_cost.insert(unit, result.cost as f64);
+                    }
+                    PathStatus::Complete => {
+                        if let Some(quick) = quick_cost.remove(&unit)
+                            && result.cost > 0.0
+                        {
+                            run.quick_ratios.push(quick / result.cost as f64);
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
         let before = waiting.len();
@@ -574,6 +616,7 @@ fn run_orders(
     run.slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
     run.slowest.truncate(5);
     run.imbalance.sort_by(f64::total_cmp);
+    run.quick_ratios.sort_by(f64::total_cmp);
     if edits > 0 {
         edit_cells(&mut app, &mut run, edits);
     }
