@@ -22,11 +22,39 @@
 //! never the whole map. Routes are legal by construction: every leg is a
 //! path on the grid under its move rules.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use super::grid::{Cell, GridChanges, Neighborhood};
 use super::heap::{HeapPositions, OpenList};
 use super::moves::{COST_SCALE, DIAGONAL_SIDES, MOVE_DELTAS, octile, step_cost};
 use super::search::Path;
 use super::size_class::SizeClass;
+
+/// Hashes the `u32` keys of the graph's maps (cell and cluster indices)
+/// with one multiply: small distinct integers, not input to defend
+/// against, on the node search's hottest path.
+#[derive(Clone, Copy, Debug, Default)]
+struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ byte as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by cell or cluster index.
+type IndexMap<V> = HashMap<u32, V, BuildHasherDefault<IndexHasher>>;
 
 /// The side of a cluster, in cells.
 pub const CLUSTER: u32 = 16;
@@ -152,10 +180,11 @@ impl CoarseGraph {
         self.note_edits(class);
         let mut spent = 0;
         let mut local = Local::default();
+        let mut pieces = Pieces::default();
         let mut done = 0;
         while done < self.dirty.len() && spent < most {
             let cluster = self.dirty[done];
-            let (table, work) = build_cluster(self, class, cluster, &mut local);
+            let (table, work) = build_cluster(self, class, cluster, &mut local, &mut pieces);
             self.clusters[cluster as usize] = table;
             self.is_dirty[cluster as usize] = false;
             spent += work;
@@ -326,6 +355,30 @@ fn entrances(
     }
 }
 
+/// The pieces of the clusters a repair has labelled: each cluster's are
+/// read when it is built and when each of its four neighbours is, so a
+/// full build labels every cluster once, not five times. Bounded to a few
+/// rows of clusters.
+#[derive(Default)]
+struct Pieces(IndexMap<Vec<u16>>);
+
+impl Pieces {
+    /// Labels `cluster` unless it is held.
+    fn fill(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, cluster: u32) {
+        if self.0.len() > 4 * graph.columns as usize + 8 {
+            self.0.clear();
+        }
+        self.0
+            .entry(cluster)
+            .or_insert_with(|| pieces(class, graph.bounds(cluster)));
+    }
+
+    /// The labels of a cluster [`fill`](Self::fill) was given.
+    fn of(&self, cluster: u32) -> &[u16] {
+        self.0.get(&cluster).map_or(&[], Vec::as_slice)
+    }
+}
+
 /// Labels the pieces of the area `(x0, y0, w, h)`: walkable cells joined
 /// inside it share a label (4-connected, which under the corner rule is
 /// what 8-neighbour moves join too); walls get `u16::MAX`.
@@ -369,32 +422,45 @@ fn build_cluster(
     class: &SizeClass<'_>,
     cluster: u32,
     local: &mut Local,
+    labels: &mut Pieces,
 ) -> (Box<[u16]>, u64) {
     let bounds = graph.bounds(cluster);
     let (_, _, w, h) = bounds;
-    let own = pieces(class, bounds);
     let (cx, cy) = (cluster % graph.columns, cluster / graph.columns);
+    // The four borders: left, right (across x), bottom, top (across y),
+    // each with the neighbour across it, if there is one.
+    let borders =
+        [(true, true), (true, false), (false, true), (false, false)].map(|(across_x, low)| {
+            let (nx, ny) = match (across_x, low) {
+                (true, true) => (cx.checked_sub(1), Some(cy)),
+                (true, false) => (Some(cx + 1), Some(cy)),
+                (false, true) => (Some(cx), cy.checked_sub(1)),
+                (false, false) => (Some(cx), Some(cy + 1)),
+            };
+            let neighbour = nx
+                .zip(ny)
+                .filter(|&(nx, ny)| nx < graph.columns && ny < graph.rows)
+                .map(|(nx, ny)| ny * graph.columns + nx);
+            (across_x, low, neighbour)
+        });
+    labels.fill(graph, class, cluster);
+    for &(.., neighbour) in &borders {
+        if let Some(neighbour) = neighbour {
+            labels.fill(graph, class, neighbour);
+        }
+    }
+    let own = labels.of(cluster);
     let mut nodes: Vec<u32> = Vec::new();
     let mut offsets = Vec::new();
-    // The four borders: left, right (across x), bottom, top (across y); on
-    // each, the line of cells inside and the neighbour's facing line. A
-    // cell's labels are u16::MAX on walls, so both labels say whether it
-    // can be crossed.
-    for (across_x, low) in [(true, true), (true, false), (false, true), (false, false)] {
-        let (nx, ny) = match (across_x, low) {
-            (true, true) => (cx.checked_sub(1), Some(cy)),
-            (true, false) => (Some(cx + 1), Some(cy)),
-            (false, true) => (Some(cx), cy.checked_sub(1)),
-            (false, false) => (Some(cx), Some(cy + 1)),
-        };
-        let (Some(nx), Some(ny)) = (nx, ny) else {
+    // On each border, the line of cells inside and the neighbour's facing
+    // line. A cell's labels are u16::MAX on walls, so both labels say
+    // whether it can be crossed.
+    for (across_x, low, neighbour) in borders {
+        let Some(neighbour) = neighbour else {
             continue;
         };
-        if nx >= graph.columns || ny >= graph.rows {
-            continue;
-        }
-        let other = graph.bounds(ny * graph.columns + nx);
-        let theirs = pieces(class, other);
+        let other = graph.bounds(neighbour);
+        let theirs = labels.of(neighbour);
         let (ow, oh) = (other.2, other.3);
         // Index inside a cluster of width `cw` of cell `i` along the border
         // on line `line` (a column across x, a row across y).
@@ -993,7 +1059,7 @@ impl CoarseRoute {
 #[derive(Clone, Debug, Default)]
 struct Abstract {
     /// Node cell → id.
-    ids: std::collections::HashMap<u32, u32>,
+    ids: IndexMap<u32>,
     /// Per id: node cell, score, parent id (`ABSENT` for the start), closed.
     cells: Vec<u32>,
     g: Vec<u64>,
