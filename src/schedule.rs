@@ -138,9 +138,14 @@ pub struct PathfindingSettings {
     pub share_goals: bool,
     /// On maps with terrain costs (walkable cells that cost more than
     /// others), a request that its real search did not answer in the frame
-    /// it was made in first gets a quick path found as if every
-    /// walkable cell cost the cheapest (a weighted A*, heading almost
-    /// straight for the goal), on the whole frame's budget while no request
+    /// it was made in first gets a quick route over the map's coarse graph
+    /// ([`CoarseGraph`](crate::core::CoarseGraph): clusters of 16×16 cells,
+    /// the entrances between them and the real costs across each, built on
+    /// a worker thread the first time a map is used and repaired cluster by
+    /// cluster as it is edited), refined to cells with real costs: about
+    /// 1.06–1.10 times the best path's cost on the benchmark maps with
+    /// rough ground, at a work that grows with the route's length, not the
+    /// map's size. Quick routes run on the whole frame's budget while no request
     /// has waited two seconds (120 frames) and on up to half of it after
     /// that (so a steady stream of new orders cannot starve the searches
     /// with real costs), delivered with

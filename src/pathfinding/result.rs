@@ -84,11 +84,12 @@ impl fmt::Display for InvalidReason {
 pub enum PathStatus {
     /// An optimal path to the goal.
     Complete,
-    /// A quick path to the goal found without regard to terrain costs
-    /// (see [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)),
-    /// for the unit to start along: the search with real costs goes on,
-    /// and its result replaces this one (the component changes and
-    /// [`PathReady`] fires again). `cost` is what walking it really costs.
+    /// A quick route to the goal over the map's coarse graph (see
+    /// [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)),
+    /// for the unit to start along: legal, near the best (its cost is what
+    /// walking it really costs), found at a work that does not grow with
+    /// the map. The search with real costs goes on, and its result replaces
+    /// this one (the component changes and [`PathReady`] fires again).
     Provisional,
     /// The goal was unreachable (or a wall); the path leads to the reachable
     /// cell nearest to it.

@@ -1,6 +1,6 @@
-//! Refinement on maps with terrain costs: a quick path that ignores the
-//! costs comes first, marked provisional, and the optimal path replaces it;
-//! a unit walking the quick path switches to the real one without turning
+//! Refinement on maps with terrain costs: a quick route over the coarse
+//! graph comes first, marked provisional, and the optimal path replaces it;
+//! a unit walking the quick route switches to the real one without turning
 //! back.
 
 use std::sync::{Arc, Mutex};
@@ -440,4 +440,69 @@ fn a_quick_path_leads_to_the_goal_an_edit_made_reachable() {
     assert_eq!(quick.status, PathStatus::Provisional);
     assert_eq!(quick.cells.last(), Some(&goal));
     assert!(!quick.invalidated);
+}
+
+/// On a map big enough for its coarse graph to be built on a worker
+/// thread, the quick route goes round a swamp as the best path does (a
+/// path that ignored the swamp's cost would cross it at four times the
+/// cost), legal, and before the real path.
+#[test]
+fn a_quick_route_goes_round_a_swamp_like_the_best_path() {
+    let mut grid = NavGrid::new(192, 192).unwrap();
+    grid.fill_rect(Cell::new(60, 0), Cell::new(130, 160), 9)
+        .unwrap();
+    let mut app = app();
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 300,
+        ..default()
+    });
+    let (log, frame) = listen(&mut app);
+    spawn_map(&mut app, grid.clone());
+    app.update();
+    let mut units = Vec::new();
+    for i in 0..5 {
+        let (start, goal) = (Cell::new(10, 20 + 20 * i), Cell::new(180, 120 - 20 * i));
+        units.push((
+            spawn_unit(&mut app, start, PathRequest::new(goal)),
+            start,
+            goal,
+        ));
+    }
+    let entities: Vec<Entity> = units.iter().map(|u| u.0).collect();
+    let mut quick = Vec::new();
+    for _ in 0..20_000 {
+        *frame.lock().unwrap() += 1;
+        app.update();
+        for &(unit, start, goal) in &units {
+            if let Some(answer) = result(&app, unit)
+                && answer.status == PathStatus::Provisional
+                && !quick.iter().any(|(u, _)| *u == unit)
+            {
+                let path = Path {
+                    cells: answer.cells.clone(),
+                    cost: answer.cost as f64,
+                };
+                assert_valid_path_loose(&grid, &path, start, goal);
+                quick.push((unit, answer.cost as f64));
+            }
+        }
+        if entities
+            .iter()
+            .all(|&u| result(&app, u).is_some_and(|r| r.status != PathStatus::Provisional))
+        {
+            break;
+        }
+    }
+    assert_eq!(quick.len(), units.len(), "every unit got a quick route");
+    for (unit, cost) in quick {
+        let got = answers(&log, unit);
+        assert_eq!(got[0].0, PathStatus::Provisional, "{got:?}");
+        let best = result(&app, unit).unwrap();
+        assert_eq!(best.status, PathStatus::Complete);
+        assert!(
+            cost <= 1.1 * best.cost as f64,
+            "quick route {cost}, best path {}",
+            best.cost
+        );
+    }
 }

@@ -6,9 +6,11 @@
 //!   their admission to slots, their checks against edited maps, and the
 //!   lane runner that spends the budget on them;
 //! - `shared`: requests with one goal put in one shared search;
-//! - `quick`: quick provisional paths on maps with terrain costs;
+//! - `quick`: quick provisional routes on maps with terrain costs;
+//! - `coarse`: the coarse graphs those routes run on, built and repaired;
 //! - `delivery`: results handed to their units.
 
+mod coarse;
 mod delivery;
 mod flights;
 mod quick;
@@ -66,6 +68,10 @@ pub struct PathfindingQueue {
     /// The quick searches under way (see [`PathfindingSettings::refine`]):
     /// one, or a few per lane with several lanes.
     quick: Vec<quick::QuickSearch>,
+    /// The coarse graphs quick routes run on, per (map, unit size): made
+    /// the first time a quick route is wanted there, repaired where edits
+    /// touched them before quick routes run again.
+    graphs: coarse::Graphs,
     /// Reading back shared searches' paths that a frame's budget had no room
     /// left for: paid first in the next frames.
     reading_debt: u64,
@@ -111,7 +117,7 @@ impl PathfindingQueue {
             .iter()
             .map(quick::QuickSearch::memory_bytes)
             .sum();
-        work + quick + self.pool.memory_bytes()
+        work + quick + self.graphs.memory_bytes() + self.pool.memory_bytes()
     }
 
     /// Runs of the plugin's schedule so far.
@@ -424,9 +430,8 @@ pub(crate) fn run_searches(
     if settings.refine {
         quick::run_quick(queue, &settings, &mut budget, &maps);
     } else {
-        for quick in std::mem::take(&mut queue.quick) {
-            queue.pool.give(quick.into_scratch());
-        }
+        queue.quick.clear();
+        queue.graphs.clear();
     }
     flights::run_flights(queue, &settings, &mut budget, &maps, &mut delivery);
     // Fill free slots so the queue count says what truly waits.

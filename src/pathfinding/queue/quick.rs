@@ -1,7 +1,8 @@
-//! Quick paths: on maps with terrain costs, a path found as if all ground
-//! cost the same, sent as [`PathStatus::Provisional`] so that a unit sets
-//! off along a sensible route while its real search waits its turn (see
-//! [`PathfindingSettings::refine`]).
+//! Quick paths: on maps with terrain costs, a route over the map's coarse
+//! graph ([`CoarseGraph`]: clusters, their entrances and the costs between
+//! them), refined to cells and sent as [`PathStatus::Provisional`] so that
+//! a unit sets off along a sensible route while its real search waits its
+//! turn (see [`PathfindingSettings::refine`]).
 
 use std::collections::VecDeque;
 
@@ -10,129 +11,111 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use super::super::result::{PathResult, PathStatus};
+use super::PathfindingQueue;
+use super::coarse::Graphs;
 use super::delivery::Found;
 use super::flights::Flight;
 use super::resolve::{Job, Plan};
-use super::{PathfindingQueue, search_config};
-use crate::core::{Cell, NavGrid, Scratch, Search, SearchConfig, SearchStatus};
+use crate::core::{Cell, CoarseGraph, CoarseRoute, NavGrid, RouteStatus};
 use crate::maps::{MapView, Maps};
 use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes, shares};
 
 /// Frames a request may wait (for its quick path or its real one) before
 /// the quick searches leave half the budget to the searches with real
 /// costs: two seconds at 60 frames a second. Until then they may take all
-/// of it, so that 1,000 units ordered at once on a 512×512 terrain map all
-/// get a quick path in about 70 frames rather than 140, for about 5 more
-/// frames (of 3,000) until the last real path.
+/// of it, so that a burst of orders all get a quick path first.
 const QUICK_FIRST_FRAMES: u64 = 120;
 
-/// The heuristic weight of quick searches. On flat costs a weighted A*
-/// heads almost straight for the goal: on random512-10-0 it expands about
-/// a tenth of what a jump point search charges (scan steps included), for
-/// a path at most this factor longer on flat ground (in practice a few
-/// per cent).
-const QUICK_WEIGHT: f32 = 1.5;
+/// The heuristic weight of a quick route's search over the coarse graph's
+/// nodes: 1 finds the best route the graph holds (the legs are refined at
+/// their exact cost either way).
+const QUICK_WEIGHT: f32 = 1.0;
 
-/// Quick searches planned for a lane per round: a lane runs them one after
-/// another in one scratch space, so a round covers its whole share.
+/// Quick routes planned for a lane per round: a lane runs them one after
+/// another, so a round covers its whole share.
 const QUICK_PLANNED_PER_LANE: usize = 16;
 
-/// A quick search under way, kept between frames like any search.
+/// A quick route under way, kept between frames like any search.
 pub(super) struct QuickSearch {
     /// The ticket of its job.
     ticket: u64,
     /// The grid version its cells were chosen on.
     version: u64,
-    /// Times it was made anew because an edit moved its cells.
+    /// Times it was made anew because an edit moved its cells, or cut it.
     setbacks: u32,
-    search: Search,
+    route: CoarseRoute,
 }
 
 impl QuickSearch {
     /// Bytes of memory it holds.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.search.memory_bytes()
-    }
-
-    /// Gives back its scratch space.
-    pub(super) fn into_scratch(self) -> Scratch {
-        self.search.into_scratch()
+        self.route.memory_bytes()
     }
 }
 
-/// A quick search to start: a job's ticket and the cells its real search
-/// would take on its map as it is now.
+/// A quick route to start: a job's ticket, its map and the cells its real
+/// search would take on its map as it is now.
 struct Planned<'a> {
     ticket: u64,
     grid: &'a NavGrid,
+    graph: &'a CoarseGraph,
+    size: u8,
     start: Cell,
     goal: Cell,
-    config: SearchConfig,
 }
 
-/// One lane's quick searches in a round: the one it carries on from an
-/// earlier round, then those planned for it, run one after another, each
-/// started in the scratch space the one before it left.
+/// One lane's quick routes in a round: the one it carries on from an
+/// earlier round, then those planned for it, run one after another.
 #[derive(Default)]
 struct QuickLane<'a> {
-    current: Option<(QuickSearch, &'a NavGrid)>,
+    current: Option<(QuickSearch, Planned<'a>)>,
     planned: VecDeque<Planned<'a>>,
-    /// Scratch space for the first search started, if none is carried on.
-    spare: Option<Scratch>,
-    /// Searches that ended: the ticket of each, and the path it found (none
-    /// when the goal could not be reached).
+    /// Routes that ended: the ticket of each, and the path it found (none
+    /// when the goal could not be reached, or an edit cut it).
     ended: Vec<(u64, Option<Found>)>,
 }
 
 impl QuickLane<'_> {
-    /// Runs the lane's quick searches on at most `most` expansions; returns
+    /// Runs the lane's quick routes on at most `most` expansions; returns
     /// what it spent.
     fn run(&mut self, most: u32) -> u64 {
         let mut spent = 0;
-        let mut left = most;
+        let mut left = most as u64;
         while left > 0 {
             if self.current.is_none() {
                 let Some(next) = self.planned.pop_front() else {
                     break;
                 };
-                let scratch = self.spare.take().unwrap_or_default();
-                let search =
-                    Search::planned(scratch, next.grid, next.start, next.goal, next.config);
                 let quick = QuickSearch {
                     ticket: next.ticket,
                     version: next.grid.version(),
                     setbacks: 0,
-                    search,
+                    route: CoarseRoute::new(next.start, next.goal, QUICK_WEIGHT),
                 };
-                self.current = Some((quick, next.grid));
+                self.current = Some((quick, next));
             }
-            let Some((quick, grid)) = self.current.as_mut() else {
+            let Some((quick, on)) = self.current.as_mut() else {
                 break;
             };
-            let before = quick.search.expansions();
-            let status = quick.search.step(grid, left);
-            let used = quick.search.expansions() - before;
+            let class = on.grid.size_class(on.size);
+            let before = quick.route.expansions();
+            let status = quick.route.step(on.graph, &class, left);
+            let used = quick.route.expansions() - before;
             spent += used;
-            left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
-            if !status.is_finished() {
-                if used == 0 {
-                    break;
-                }
+            left = left.saturating_sub(used.max(1));
+            if status == RouteStatus::Running {
                 continue;
             }
-            let Some((mut quick, grid)) = self.current.take() else {
+            let Some((quick, on)) = self.current.take() else {
                 break;
             };
-            let found = (status == SearchStatus::Found)
-                .then(|| quick.search.take_path())
-                .flatten()
-                .map(|path| Found {
-                    path,
-                    expansions: quick.search.expansions(),
-                    version: grid.version(),
-                });
+            let class = on.grid.size_class(on.size);
+            let found = quick.route.path(&class).map(|path| Found {
+                path,
+                expansions: quick.route.expansions(),
+                version: on.grid.version(),
+            });
             self.ended.push((quick.ticket, found));
-            self.spare = Some(quick.into_scratch());
         }
         spent
     }
@@ -188,6 +171,70 @@ pub(super) fn run_quick(
     // through one index, and the requests that want a quick path are
     // ranked once, not scanned for every search started.
     let spots = Spots::of(queue);
+    // The coarse graphs of the maps these routes run on, built and brought
+    // up to date with the edits since they last ran (on the budget); out of
+    // the queue while routes borrow them.
+    let keys = graph_keys(queue, &spots, &candidates);
+    let mut graphs = std::mem::take(&mut queue.graphs);
+    let quota_total: u64 = quota_left.iter().map(|&q| q as u64).sum();
+    let total = quota_total.min(budget.left() as u64);
+    let repaired = graphs.prepare(&keys, maps, queue.frame, total);
+    budget.spend(repaired);
+    let mut charge = repaired;
+    for left in &mut quota_left {
+        let taken = charge.min(*left as u64);
+        *left -= taken as u32;
+        charge -= taken;
+    }
+    run_rounds(
+        queue,
+        settings,
+        budget,
+        maps,
+        &graphs,
+        &spots,
+        candidates,
+        &mut quota_left,
+    );
+    queue.graphs = graphs;
+}
+
+/// The (map, unit size) of each quick route under way and each candidate.
+fn graph_keys(
+    queue: &mut PathfindingQueue,
+    spots: &Spots,
+    candidates: &[u64],
+) -> Vec<(Entity, u8)> {
+    let tickets = queue
+        .quick
+        .iter()
+        .map(|quick| quick.ticket)
+        .collect::<Vec<_>>();
+    let mut keys: Vec<(Entity, u8)> = Vec::new();
+    for &ticket in tickets.iter().chain(candidates) {
+        if let Some(job) = spots.job(queue, ticket)
+            && !keys.contains(&(job.map, job.size))
+        {
+            keys.push((job.map, job.size));
+        }
+    }
+    keys
+}
+
+/// The rounds of quick routes: each lane runs the routes it carries on and
+/// those dealt to it, until the quota or the candidates run out.
+#[allow(clippy::too_many_arguments)]
+fn run_rounds(
+    queue: &mut PathfindingQueue,
+    settings: &PathfindingSettings,
+    budget: &mut FrameBudget,
+    maps: &Maps,
+    graphs: &Graphs,
+    spots: &Spots,
+    candidates: Vec<u64>,
+    quota_left: &mut [u32],
+) {
+    let lanes = budget.lane_count();
     let mut candidates = candidates.into_iter();
     loop {
         let open: Vec<usize> = budget
@@ -201,17 +248,25 @@ pub(super) fn run_quick(
         // Those under way, brought up to date, each back in its lane.
         let mut carried: Vec<QuickSearch> = Vec::new();
         for quick in std::mem::take(&mut queue.quick) {
-            carried.extend(keep_up(queue, &spots, quick, maps, settings));
+            carried.extend(keep_up(queue, spots, quick, maps, graphs));
         }
         let mut work: Vec<QuickLane> = (0..lanes).map(|_| QuickLane::default()).collect();
         let mut busy: Vec<u64> = carried.iter().map(|quick| quick.ticket).collect();
         let mut idle = open.iter().copied();
         for quick in carried {
-            let grid = spots
-                .map_of(queue, quick.ticket)
-                .and_then(|map| maps.get(map));
-            match (idle.next(), grid) {
-                (Some(lane), Some(view)) => work[lane].current = Some((quick, view.grid)),
+            let on = place(queue, spots, quick.ticket, maps, graphs);
+            match (idle.next(), on) {
+                (Some(lane), Some((grid, graph, size))) => {
+                    let on = Planned {
+                        ticket: quick.ticket,
+                        grid,
+                        graph,
+                        size,
+                        start: quick.route.start(),
+                        goal: quick.route.goal(),
+                    };
+                    work[lane].current = Some((quick, on));
+                }
                 _ => queue.quick.push(quick),
             }
         }
@@ -226,7 +281,7 @@ pub(super) fn run_quick(
             let Some(ticket) = candidates.find(|ticket| wanted(ticket, queue)) else {
                 break;
             };
-            if let Some(next) = plan_quick(queue, &spots, ticket, maps, settings) {
+            if let Some(next) = plan_quick(queue, spots, ticket, maps, graphs) {
                 busy.push(ticket);
                 planned.push(next);
             }
@@ -236,16 +291,13 @@ pub(super) fn run_quick(
         }
         for (lane, list) in deal(lanes, &open, planned).into_iter().enumerate() {
             work[lane].planned = list.into();
-            if work[lane].current.is_none() && !work[lane].planned.is_empty() {
-                work[lane].spare = Some(queue.pool.take());
-            }
         }
         let mut dealt: Vec<Vec<&mut QuickLane>> = work.iter_mut().map(|lane| vec![lane]).collect();
         let spent = run_lanes(
             budget,
             settings.threads,
             &mut dealt,
-            Some(&quota_left),
+            Some(quota_left),
             |lane, most| lane.run(most),
         );
         drop(dealt);
@@ -257,7 +309,7 @@ pub(super) fn run_quick(
             for (ticket, found) in lane.ended {
                 progress = true;
                 if let Some(result) =
-                    found.and_then(|found| provisional(queue, &spots, ticket, found, maps))
+                    found.and_then(|found| provisional(queue, spots, ticket, found, maps))
                 {
                     queue.provisional.push(result);
                 }
@@ -266,18 +318,15 @@ pub(super) fn run_quick(
                 }
             }
             if let Some((quick, _)) = lane.current {
-                if quick.search.restarts().saturating_add(quick.setbacks) > settings.max_restarts {
+                if quick.setbacks > settings.max_restarts {
                     // Edits keep hitting it: the real path will do.
-                    give_up(queue, &spots, quick);
+                    give_up(queue, spots, quick);
                     progress = true;
                 } else {
                     queue.quick.push(quick);
                 }
             }
             // Planned but not started: they stay wanted.
-            if let Some(spare) = lane.spare {
-                queue.pool.give(spare);
-            }
         }
         if !progress {
             return;
@@ -302,7 +351,21 @@ fn provisional(
     Some((job.entity, result))
 }
 
-/// The quick search the job with `ticket` would start: between the cells
+/// The grid, coarse graph and unit size of the job with `ticket`.
+fn place<'m>(
+    queue: &mut PathfindingQueue,
+    spots: &Spots,
+    ticket: u64,
+    maps: &'m Maps,
+    graphs: &'m Graphs,
+) -> Option<(&'m NavGrid, &'m CoarseGraph, u8)> {
+    let job = spots.job(queue, ticket)?;
+    let view = maps.get(job.map)?;
+    let graph = graphs.ready(job.map, job.size, view.grid)?;
+    Some((view.grid, graph, job.size))
+}
+
+/// The quick route the job with `ticket` would start: between the cells
 /// its real search would take on its map as it is now. `None` (and the job
 /// wants no quick path any more) when it needs no search.
 fn plan_quick<'m>(
@@ -310,7 +373,7 @@ fn plan_quick<'m>(
     spots: &Spots,
     ticket: u64,
     maps: &'m Maps,
-    settings: &PathfindingSettings,
+    graphs: &'m Graphs,
 ) -> Option<Planned<'m>> {
     let job = spots.job(queue, ticket)?.clone();
     let view = maps.get(job.map).map(|view| view.for_size(job.size));
@@ -327,74 +390,57 @@ fn plan_quick<'m>(
         }
         return None;
     };
+    // A graph still being built or repaired: the job waits for it.
+    let graph = graphs.ready(job.map, job.size, view.grid)?;
     Some(Planned {
         ticket,
         grid: view.grid,
+        graph,
+        size: job.size,
         start,
         goal,
-        config: SearchConfig {
-            size: job.size,
-            ignore_costs: true,
-            heuristic_weight: QUICK_WEIGHT,
-            ..search_config(settings)
-        },
     })
 }
 
-/// Brings a quick search carried from an earlier frame up to date: dropped
+/// Brings a quick route carried from an earlier frame up to date: dropped
 /// if its job was answered, cancelled or no longer wants it; made anew, if
 /// an edit since it was planned moved the cells the job's search would take
-/// (counted as a restart).
+/// (counted as a setback). A route whose cells stayed carries on: its legs
+/// are refined on the grid as it is, and it is checked whole at its end.
 fn keep_up(
     queue: &mut PathfindingQueue,
     spots: &Spots,
     quick: QuickSearch,
     maps: &Maps,
-    settings: &PathfindingSettings,
+    graphs: &Graphs,
 ) -> Option<QuickSearch> {
-    let version = spots
+    let (version, rebuilt) = spots
         .job(queue, quick.ticket)
         .filter(|job| job.quick)
         .and_then(|job| maps.get(job.map))
-        .map(|view| view.grid.version());
-    let Some(version) = version else {
-        queue.pool.give(quick.into_scratch());
-        return None;
-    };
+        .map(|view| (view.grid.version(), view.grid.rebuilt_since(quick.version)))?;
     if version == quick.version {
         return Some(quick);
     }
-    let Some(next) = plan_quick(queue, spots, quick.ticket, maps, settings) else {
-        queue.pool.give(quick.into_scratch());
-        return None;
-    };
-    if (next.start, next.goal) == (quick.search.start(), quick.search.goal()) {
-        // Same cells: the search itself decides whether the edits touch it
-        // (`Search::step`).
+    let next = plan_quick(queue, spots, quick.ticket, maps, graphs)?;
+    // On another grid (a level loaded over it) the route starts over: what
+    // it found was on the old one.
+    if !rebuilt && (next.start, next.goal) == (quick.route.start(), quick.route.goal()) {
         return Some(QuickSearch { version, ..quick });
     }
-    let setbacks = quick.setbacks.saturating_add(1);
-    let search = Search::planned(
-        quick.into_scratch(),
-        next.grid,
-        next.start,
-        next.goal,
-        next.config,
-    );
     Some(QuickSearch {
         ticket: next.ticket,
         version,
-        setbacks,
-        search,
+        setbacks: quick.setbacks.saturating_add(1),
+        route: CoarseRoute::new(next.start, next.goal, QUICK_WEIGHT),
     })
 }
 
-/// Ends a quick search: its job wants no other.
+/// Ends a quick route: its job wants no other.
 fn give_up(queue: &mut PathfindingQueue, spots: &Spots, quick: QuickSearch) {
     if let Some(job) = spots.job(queue, quick.ticket) {
         job.quick = false;
     }
-    queue.pool.give(quick.into_scratch());
 }
 
 /// The requests that want a quick path, best-ranked first: searched alone,
@@ -461,10 +507,5 @@ impl Spots {
         };
         let job = &mut list.get_mut(index)?.jobs[0];
         (job.ticket == ticket).then_some(job)
-    }
-
-    /// The map of the job with `ticket`.
-    fn map_of(&self, queue: &mut PathfindingQueue, ticket: u64) -> Option<Entity> {
-        self.job(queue, ticket).map(|job| job.map)
     }
 }
