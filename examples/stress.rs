@@ -582,7 +582,10 @@ fn run_orders(
                                 grid.size_class(result.size).can_walk(&result.cells)
                             });
                         run.quick_illegal += usize::from(!legal);
-                        quick_cost.insert(unit, result.cost as f64);
+                        // A first stretch is not the whole route.
+                        if !result.ends_short {
+                            quick_cost.insert(unit, result.cost as f64);
+                        }
                     }
                     PathStatus::Complete => {
                         if let Some(quick) = quick_cost.remove(&unit)

@@ -874,22 +874,17 @@ impl CoarseRoute {
     /// The refined route, once [`RouteStatus::Found`]: anchors from start to
     /// goal, each one move from the next, and what walking them costs.
     pub fn path(&self, class: &SizeClass<'_>) -> Option<Path> {
-        if self.status != RouteStatus::Found {
-            return None;
-        }
-        let mut total = 0u64;
-        for step in self.cells.windows(2) {
-            let direction = if step[0].x != step[1].x && step[0].y != step[1].y {
-                4
-            } else {
-                0
-            };
-            total += class.cost(step[1]).unwrap_or(0) as u64 * step_cost(direction);
-        }
-        Some(Path {
-            cells: self.cells.clone(),
-            cost: total as f64 / COST_SCALE as f64,
-        })
+        (self.status == RouteStatus::Found).then(|| walked(class, &self.cells))
+    }
+
+    /// The route refined so far, while its legs are being refined: anchors
+    /// from the start, each one move from the next (a prefix of the route
+    /// [`path`](Self::path) will give), and what walking them costs. `None`
+    /// before the node search has ended, and once the route ended without
+    /// one.
+    pub fn refined(&self, class: &SizeClass<'_>) -> Option<Path> {
+        (self.phase == Phase::Refine || self.status == RouteStatus::Found)
+            .then(|| walked(class, &self.cells))
     }
 
     /// Bytes of memory it holds.
@@ -1073,6 +1068,21 @@ impl CoarseRoute {
     fn fail(&mut self) {
         self.phase = Phase::Done;
         self.status = RouteStatus::NotFound;
+    }
+}
+
+/// The path through `cells` on `class`, with what walking it costs.
+fn walked(class: &SizeClass<'_>, cells: &[Cell]) -> Path {
+    let total: u64 = cells
+        .windows(2)
+        .map(|step| {
+            let diagonal = step[0].x != step[1].x && step[0].y != step[1].y;
+            class.cost(step[1]).unwrap_or(0) as u64 * step_cost(if diagonal { 4 } else { 0 })
+        })
+        .sum();
+    Path {
+        cells: cells.to_vec(),
+        cost: total as f64 / COST_SCALE as f64,
     }
 }
 
@@ -1396,8 +1406,15 @@ mod tests {
                 let a = Cell::new(lcg(&mut s) as u32 % 80, lcg(&mut s) as u32 % 80);
                 let b = Cell::new(lcg(&mut s) as u32 % 80, lcg(&mut s) as u32 % 80);
                 let mut route = CoarseRoute::new(a, b, 1.0);
+                let mut prefix: Vec<Cell> = Vec::new();
                 loop {
                     let status = route.step(&graph, &grid.size_class(1), 5);
+                    // What is refined only grows, from the start.
+                    if let Some(refined) = route.refined(&grid.size_class(1)) {
+                        assert_eq!(refined.cells.first(), Some(&a));
+                        assert!(refined.cells.starts_with(&prefix));
+                        prefix = refined.cells;
+                    }
                     if status != RouteStatus::Running {
                         if let Some(path) = route.path(&grid.size_class(1)) {
                             assert!(grid.size_class(1).can_walk(&path.cells));

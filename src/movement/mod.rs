@@ -332,7 +332,7 @@ fn adopt_paths(
             // new path for a route made dearer (found on a later grid than
             // the route: not the route's own path, just flagged).
             Steering::Following { route, goal, map }
-                if on_provisional && !provisional
+                if on_provisional && (!provisional || route.ends_short())
                     || route.replanning() && result.grid_version > route.version() =>
             {
                 // Whatever comes of it, the path asked for has come.
@@ -366,7 +366,9 @@ fn adopt_paths(
             (Some(waypoints), _) => {
                 // Checked against the edits since the path was found (one
                 // found on an older copy may cross a wall put up since).
-                let route = Route::new(waypoints).planned_on(result.grid_version);
+                let route = Route::new(waypoints)
+                    .planned_on(result.grid_version)
+                    .ending_short(provisional && result.ends_short);
                 *steering = Steering::Following { route, goal, map };
                 if provisional {
                     commands.entity(unit).insert(OnProvisionalPath);
@@ -1002,7 +1004,17 @@ fn move_units(
                     let place = places.settle(unit, *map, &view, end);
                     *route = Route::new(vec![place]);
                 }
-                if let Steering::Following { route, map, .. } = &mut *steering
+                if let Steering::Following { route, goal, map } = &*steering
+                    && route.is_empty()
+                    && route.ends_short()
+                {
+                    // The end of a quick route's first stretch: on by
+                    // instinct until the rest comes.
+                    *steering = Steering::Instinct {
+                        goal: *goal,
+                        map: *map,
+                    };
+                } else if let Steering::Following { route, map, .. } = &mut *steering
                     && route.is_empty()
                 {
                     // The end: rest here, or walk on to the nearest free

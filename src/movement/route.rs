@@ -21,6 +21,10 @@ pub struct Route {
     /// Whether a new path has been asked for because an edit made the
     /// way dearer: the route is walked until it comes.
     replanning: bool,
+    /// Whether it stops short of the goal (the first stretch of a quick
+    /// route, [`PathResult::ends_short`](crate::pathfinding::PathResult::ends_short)):
+    /// at its end the unit walks on by instinct rather than arrive.
+    ends_short: bool,
 }
 
 /// A stretch of waypoints shared by a group's units.
@@ -41,9 +45,7 @@ impl Route {
             head,
             shared,
             tail,
-            next: 0,
-            version: 0,
-            replanning: false,
+            ..default()
         }
     }
 
@@ -101,6 +103,17 @@ impl Route {
     /// known).
     pub(crate) fn version(&self) -> u64 {
         self.version
+    }
+
+    /// The route marked as stopping short of the goal (or not).
+    pub(crate) fn ending_short(mut self, ends_short: bool) -> Self {
+        self.ends_short = ends_short;
+        self
+    }
+
+    /// Whether it stops short of the goal: the rest of the way follows.
+    pub fn ends_short(&self) -> bool {
+        self.ends_short
     }
 
     /// Whether a new path has been asked for, and the route is walked

@@ -160,6 +160,13 @@ pub struct PathResult {
     /// up, or the terrain cost changed): the path may be blocked or no longer
     /// the best, and should be planned again.
     pub invalidated: bool,
+    /// A [`PathStatus::Provisional`] route sent before it was refined to
+    /// the goal: its cells are the route's first stretch (a couple of
+    /// clusters' worth), and the whole route follows (another
+    /// provisional result) unless the real path comes first. A `Mover` at
+    /// its end walks on by instinct towards the goal until then; it never
+    /// arrives there.
+    pub ends_short: bool,
 }
 
 impl PathResult {
@@ -176,6 +183,7 @@ impl PathResult {
             frames_waited,
             grid_version: 0,
             invalidated: false,
+            ends_short: false,
         }
     }
 }

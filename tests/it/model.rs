@@ -641,8 +641,10 @@ impl Model {
         // A unit bigger than a cell walks the grid of its footprints.
         let grid = version.grid(answer.size);
         let (first, last) = (answer.cells[0], *answer.cells.last().unwrap());
+        // A quick route's first stretch ends short of the goal.
         if let Some(request) = world.get::<PathRequest>(unit)
             && answer.status != PathStatus::Partial
+            && !answer.ends_short
         {
             let offset = world
                 .get::<Transform>(map.entity)

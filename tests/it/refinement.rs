@@ -478,12 +478,21 @@ fn a_quick_route_goes_round_a_swamp_like_the_best_path() {
                 && answer.status == PathStatus::Provisional
                 && !quick.iter().any(|(u, _)| *u == unit)
             {
+                // A first stretch ends short of the goal; the whole route
+                // follows.
+                let end = if answer.ends_short {
+                    *answer.cells.last().unwrap()
+                } else {
+                    goal
+                };
                 let path = Path {
                     cells: answer.cells.clone(),
                     cost: answer.cost as f64,
                 };
-                assert_valid_path_loose(&grid, &path, start, goal);
-                quick.push((unit, answer.cost as f64));
+                assert_valid_path_loose(&grid, &path, start, end);
+                if !answer.ends_short {
+                    quick.push((unit, answer.cost as f64));
+                }
             }
         }
         if entities
@@ -505,4 +514,66 @@ fn a_quick_route_goes_round_a_swamp_like_the_best_path() {
             best.cost
         );
     }
+}
+
+/// A quick route on a big map comes first as its first stretch (a couple
+/// of clusters), then whole; a unit that walks to the end of the stretch
+/// before the rest comes walks on towards its goal, and arrives only there.
+#[test]
+fn a_unit_walks_on_from_a_quick_routes_first_stretch_and_arrives_only_at_its_goal() {
+    let mut rng = Rng::new(31);
+    let grid = random_grid(&mut rng, 256, 256, 10, 4);
+    let mut app = timed_app(30);
+    let (log, frame) = listen(&mut app);
+    spawn_map(&mut app, grid.clone());
+    app.update();
+    let (start, goal) = (Cell::new(8, 8), Cell::new(240, 240));
+    let start = grid
+        .nearest_walkable((start.x as i64, start.y as i64), None)
+        .unwrap();
+    let goal = grid
+        .nearest_walkable((goal.x as i64, goal.y as i64), grid.region(start))
+        .unwrap();
+    let unit = spawn_mover(&mut app, start, 40.0);
+    let target = Vec2::new(goal.x as f32, goal.y as f32);
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::new(target));
+    let mut stretch = None;
+    let mut walked_on = false;
+    for _ in 0..20_000 {
+        *frame.lock().unwrap() += 1;
+        app.update();
+        if let Some(answer) = result(&app, unit)
+            && answer.ends_short
+            && stretch.is_none()
+        {
+            assert_eq!(answer.status, PathStatus::Provisional);
+            assert_eq!(answer.cells.first(), Some(&start));
+            assert_ne!(answer.cells.last(), Some(&goal));
+            stretch = Some(answer.cells.clone());
+        }
+        walked_on |= stretch.is_some()
+            && matches!(
+                app.world().get::<Steering>(unit),
+                Some(Steering::Instinct { .. })
+            );
+        if app.world().get::<Arrived>(unit).is_some() {
+            break;
+        }
+    }
+    assert!(
+        stretch.is_some(),
+        "no first stretch came: {:?}",
+        answers(&log, unit)
+    );
+    assert!(
+        walked_on,
+        "the unit never reached the end of its first stretch first"
+    );
+    assert!(
+        app.world().get::<Arrived>(unit).is_some(),
+        "the unit never arrived"
+    );
+    assert!(position(&app, unit).distance(target) < 1.5);
 }

@@ -149,6 +149,7 @@ impl Found {
             frames_waited: waited,
             grid_version: self.version,
             invalidated: false,
+            ends_short: false,
         }
     }
 }

@@ -68,6 +68,9 @@ pub struct PathfindingQueue {
     /// The quick searches under way (see [`PathfindingSettings::refine`]):
     /// one, or a few per lane with several lanes.
     quick: Vec<quick::QuickSearch>,
+    /// Quick routes whose first stretch was sent, refined on to the goal
+    /// once every request waiting for a quick route has its first stretch.
+    extending: Vec<quick::QuickSearch>,
     /// The coarse graphs quick routes run on, per (map, unit size): made
     /// the first time a quick route is wanted there, repaired where edits
     /// touched them before quick routes run again.
@@ -115,6 +118,7 @@ impl PathfindingQueue {
         let quick: usize = self
             .quick
             .iter()
+            .chain(&self.extending)
             .map(quick::QuickSearch::memory_bytes)
             .sum();
         work + quick + self.graphs.memory_bytes() + self.pool.memory_bytes()
@@ -431,6 +435,7 @@ pub(crate) fn run_searches(
         quick::run_quick(queue, &settings, &mut budget, &maps);
     } else {
         queue.quick.clear();
+        queue.extending.clear();
         queue.graphs.clear();
     }
     flights::run_flights(queue, &settings, &mut budget, &maps, &mut delivery);
