@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--threads T] [--lanes L]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--threads T] [--lanes L]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -52,6 +52,13 @@
 //! provisional path over its final path's) and `quick_illegal=`, the
 //! provisional paths that broke the move rules on the grid they came on.
 //!
+//! With `--weight W` (at least 1), searches use a heuristic weight of W
+//! (`PathfindingSettings::heuristic_weight`): every final path costs at
+//! most W times the best. The last line then adds `final_cost_ratio_mean=`
+//! and `final_cost_ratio_max=`: each unit's final path against an optimal
+//! search between its ends. Every run gives `final_cost_mean=`, the mean
+//! cost of the units' final paths.
+//!
 //! With `--edits N`, once every unit holds its path, N random cells are
 //! toggled between wall and ground, one a frame, and the last line adds
 //! `edit_p50_ms` and `edit_max_ms`: the time of one edit (the grid's own
@@ -80,7 +87,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::prelude::*;
-use bevy_frontier::core::Cell;
+use bevy_frontier::core::{Cell, SearchConfig, find_path};
 use bevy_frontier::movement::{Arrived, Steering};
 use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
@@ -100,6 +107,7 @@ struct Options {
     threads: Option<usize>,
     lanes: Option<usize>,
     swamp: u8,
+    weight: f32,
     refine: Option<bool>,
 }
 
@@ -115,6 +123,7 @@ fn parse_options() -> Result<Options, String> {
         threads: None,
         lanes: None,
         swamp: 1,
+        weight: 1.0,
         refine: None,
     };
     let mut args = std::env::args().skip(1);
@@ -135,6 +144,14 @@ fn parse_options() -> Result<Options, String> {
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
             "--lanes" => options.lanes = Some(support::positive(&flag, &value()?)?),
             "--swamp" => options.swamp = support::positive(&flag, &value()?)?,
+            "--weight" => {
+                let v = value()?;
+                options.weight = v
+                    .parse::<f32>()
+                    .ok()
+                    .filter(|w| w.is_finite() && *w >= 1.0)
+                    .ok_or_else(|| format!("--weight {v:?} is not a number of at least 1"))?;
+            }
             "--refine" => {
                 options.refine = Some(match value()?.as_str() {
                     "on" => true,
@@ -171,7 +188,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--threads T] [--lanes L]"
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--threads T] [--lanes L]"
             );
             return ExitCode::from(2);
         }
@@ -208,13 +225,15 @@ fn main() -> ExitCode {
     };
     let share = Sharing::Goals;
     let threads = options.threads.unwrap_or(1);
-    let parallel = Parallel {
-        threads,
-        lanes: options.lanes.unwrap_or(threads),
-    };
     let refine = options
         .refine
         .unwrap_or(PathfindingSettings::default().refine);
+    let setup = Setup {
+        threads,
+        lanes: options.lanes.unwrap_or(threads),
+        refine,
+        weight: options.weight,
+    };
     let run = match run_orders(
         &grid,
         &orders,
@@ -222,8 +241,7 @@ fn main() -> ExitCode {
         options.groups.is_some(),
         share,
         options.edits,
-        parallel,
-        refine,
+        setup,
     ) {
         Ok(run) => run,
         Err(message) => {
@@ -256,6 +274,30 @@ fn main() -> ExitCode {
     }
     if let Some(lanes) = options.lanes {
         last += &format!(" lanes={lanes}");
+    }
+    if !run.final_costs.is_empty() {
+        let costs = run.final_costs.values();
+        let mean = costs.map(|&(.., cost)| cost).sum::<f64>() / run.final_costs.len() as f64;
+        last += &format!(" final_cost_mean={mean:.3}");
+    }
+    if options.weight > 1.0 {
+        // Each final path against the best between its ends (the map does
+        // not change while the units are ordered).
+        let mut ratios: Vec<f64> = run
+            .final_costs
+            .values()
+            .filter_map(|&(first, end, cost)| {
+                let (_, best) = find_path(&grid, first, end, SearchConfig::default()).ok()?;
+                let best = best?.cost;
+                (best > 0.0).then(|| cost / best)
+            })
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;
+        last += &format!(
+            " final_cost_ratio_mean={mean:.4} final_cost_ratio_max={:.4}",
+            ratios.last().copied().unwrap_or(1.0)
+        );
     }
     if !run.imbalance.is_empty() {
         last += &format!(
@@ -304,8 +346,7 @@ fn main() -> ExitCode {
             false,
             Sharing::None,
             0,
-            parallel,
-            refine,
+            setup,
         ) {
             Ok(alone) => alone,
             Err(message) => {
@@ -415,6 +456,8 @@ struct Run {
     /// one, with refinement) and to its final one.
     first_path: Vec<u32>,
     final_path: Vec<u32>,
+    /// Per unit, its last final path: first and last cell, and cost.
+    final_costs: std::collections::HashMap<Entity, (Cell, Cell, f64)>,
     /// Per unit with both, the cost of its last provisional path over that
     /// of its final one, sorted.
     quick_ratios: Vec<f64>,
@@ -427,15 +470,23 @@ struct Run {
     digest: u64,
 }
 
-/// Threads and search lanes.
+/// How the plugin is set up: threads, search lanes, quick routes first
+/// or not, and the heuristic weight of the searches.
 #[derive(Clone, Copy)]
-struct Parallel {
+struct Setup {
     threads: usize,
     lanes: usize,
+    refine: bool,
+    weight: f32,
 }
 
-fn app_with(grid: &NavGrid, budget: u32, share: Sharing, parallel: Parallel, refine: bool) -> App {
-    let Parallel { threads, lanes } = parallel;
+fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
+    let Setup {
+        threads,
+        lanes,
+        refine,
+        weight,
+    } = setup;
     let mut app = App::new();
     // Bevy gives the compute pool what the I/O and async pools leave: one
     // thread on a 2-core machine. Searches in T lanes want T.
@@ -458,6 +509,7 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, parallel: Parallel, ref
         search_lanes: lanes,
         threads,
         refine,
+        heuristic_weight: weight,
         ..default()
     });
     app.world_mut().spawn((grid.clone(), Transform::default()));
@@ -506,10 +558,9 @@ fn run_orders(
     grouped: bool,
     share: Sharing,
     edits: usize,
-    parallel: Parallel,
-    refine: bool,
+    setup: Setup,
 ) -> Result<Run, String> {
-    let mut app = app_with(grid, budget, share, parallel, refine);
+    let mut app = app_with(grid, budget, share, setup);
     let units = spawn_units(&mut app, orders);
     app.update();
     if grouped {
@@ -544,6 +595,7 @@ fn run_orders(
         first_path: Vec::new(),
         final_path: Vec::new(),
         quick_ratios: Vec::new(),
+        final_costs: Default::default(),
         quick_illegal: 0,
         digest: 0xcbf2_9ce4_8422_2325,
     };
@@ -588,6 +640,12 @@ fn run_orders(
                         }
                     }
                     PathStatus::Complete => {
+                        if let (Some(&first), Some(&last)) =
+                            (result.cells.first(), result.cells.last())
+                        {
+                            run.final_costs
+                                .insert(unit, (first, last, result.cost as f64));
+                        }
                         if let Some(quick) = quick_cost.remove(&unit)
                             && result.cost > 0.0
                         {

@@ -392,7 +392,7 @@ impl Flood {
                     } else {
                         self.scratch
                             .nodes
-                            .has_read(cell, width, height, self.open_stamp, false)
+                            .has_read(cell, width, height, self.open_stamp)
                     };
                     cell == self.source
                         || home.is_some_and(|home| grid.touches_region(cell, home)) && read

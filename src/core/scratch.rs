@@ -93,30 +93,17 @@ impl Nodes {
 
     /// Whether the search whose open generation is `open` has read the grid
     /// at `cell`, on a `width × height` grid: whether a cell of the 3×3
-    /// block round it is closed (`seen`: opened or closed). A search reads a
+    /// block round it is closed. A search reads a
     /// step's cost, its walls and the cells beside a diagonal only round
     /// the cell it expands, so an edit of any other cell leaves its state
     /// what the same expansions give on the edited grid.
-    pub(crate) fn has_read(
-        &self,
-        cell: Cell,
-        width: u32,
-        height: u32,
-        open: u32,
-        seen: bool,
-    ) -> bool {
+    pub(crate) fn has_read(&self, cell: Cell, width: u32, height: u32, open: u32) -> bool {
         let (x, y) = (cell.x as i64, cell.y as i64);
         (y - 1..=y + 1).any(|ny| {
             (x - 1..=x + 1).any(|nx| {
-                if !((0..width as i64).contains(&nx) && (0..height as i64).contains(&ny)) {
-                    return false;
-                }
-                let index = (ny * width as i64 + nx) as usize;
-                if seen {
-                    self.is_seen(index, open)
-                } else {
-                    self.is_closed(index, open)
-                }
+                (0..width as i64).contains(&nx)
+                    && (0..height as i64).contains(&ny)
+                    && self.is_closed((ny * width as i64 + nx) as usize, open)
             })
         })
     }

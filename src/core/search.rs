@@ -41,9 +41,10 @@ pub const SCAN_STEPS_PER_EXPANSION: u32 = 8;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SearchConfig {
     /// Multiplier on the heuristic. 1 (the default) gives optimal paths;
-    /// above 1 expands fewer nodes for paths up to that factor longer, and
-    /// closed nodes are reopened when a cheaper way to them turns up; 0
-    /// turns A* into Dijkstra's algorithm.
+    /// above 1 expands fewer nodes, for a path that costs at most this
+    /// factor times the best (weighted A*: the heuristic is consistent and
+    /// a closed cell is never reopened, which keeps the bound and the work
+    /// down); 0 turns A* into Dijkstra's algorithm.
     pub heuristic_weight: f32,
     /// Give up after this many expansions and return a path to the node
     /// closest to the goal (by heuristic) as [`SearchStatus::Partial`].
@@ -431,7 +432,6 @@ impl Search {
             GridChanges::Cells(cells) => cells,
         };
         let nodes = &self.scratch.nodes;
-        let reopens = self.config.heuristic_weight > 1.0;
         let Some(home) = grid.region(self.start) else {
             return true;
         };
@@ -453,8 +453,7 @@ impl Search {
                 // A jump point search that has scanned nothing yet.
                 return false;
             }
-            // A reopened cell was expanded once too.
-            nodes.has_read(cell, width, height, self.open_stamp, reopens)
+            nodes.has_read(cell, width, height, self.open_stamp)
         })
     }
 
@@ -697,7 +696,6 @@ impl Search {
         let moves = Moves::new(width);
         let goal = grid.index(self.goal).unwrap_or_default() as u32;
         let (goal_x, goal_y) = (self.goal.x, self.goal.y);
-        let reopen = self.config.heuristic_weight > 1.0;
         let scale = self.heuristic_scale;
         let flat = grid.min_walkable_cost();
         let mut frontier = Frontier::new(self, costs.len());
@@ -741,11 +739,13 @@ impl Search {
                 }
                 let next_g = g + cost as u64 * step_cost(direction);
                 let generation = scratch::generation(frontier.stamps[next as usize]);
-                let reopened = generation == closed;
-                if reopened && !reopen {
+                // A closed cell stays closed, with a weight too: weighted A*
+                // without re-expansions keeps its bound (a consistent
+                // heuristic), and reopening can cost many times the work.
+                if generation == closed {
                     continue;
                 }
-                if (generation == open || reopened) && next_g >= frontier.scores[next as usize] {
+                if generation == open && next_g >= frontier.scores[next as usize] {
                     continue;
                 }
                 // Only cells that get a new or cheaper path pay for the

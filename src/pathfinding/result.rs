@@ -82,7 +82,9 @@ impl fmt::Display for InvalidReason {
 /// How a request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 pub enum PathStatus {
-    /// An optimal path to the goal.
+    /// A path to the goal: optimal, or with a
+    /// [`heuristic_weight`](crate::schedule::PathfindingSettings::heuristic_weight)
+    /// W above 1, costing at most W times the optimum.
     Complete,
     /// A quick route to the goal over the map's coarse graph (see
     /// [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)),

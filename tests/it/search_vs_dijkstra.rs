@@ -150,19 +150,21 @@ fn weighted_heuristic_stays_within_its_factor() {
         let Some(best) = dijkstra(grid, start, goal) else {
             return;
         };
-        let config = SearchConfig {
-            heuristic_weight: 1.5,
-            ..SearchConfig::default()
-        };
-        let (status, path) = find_path(grid, start, goal, config).unwrap();
-        assert_eq!(status, SearchStatus::Found);
-        let path = path.unwrap();
-        assert_valid_path(grid, &path, start, goal);
-        assert!(
-            path.cost <= best * 1.5 + 1e-6,
-            "{} > 1.5 × {best}",
-            path.cost
-        );
+        for weight in [1.02, 1.05, 1.1, 1.5] {
+            let config = SearchConfig {
+                heuristic_weight: weight,
+                ..SearchConfig::default()
+            };
+            let (status, path) = find_path(grid, start, goal, config).unwrap();
+            assert_eq!(status, SearchStatus::Found);
+            let path = path.unwrap();
+            assert_valid_path(grid, &path, start, goal);
+            assert!(
+                path.cost <= best * weight as f64 + 1e-6,
+                "{} > {weight} × {best}",
+                path.cost
+            );
+        }
     });
 }
 
