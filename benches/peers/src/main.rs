@@ -1,0 +1,349 @@
+//! bevy_frontier against its peers on the same workloads: 1,000 requests
+//! between random walkable cells of one region (a fixed seed) on
+//! random512-10-0, AR0011SR and Berlin_0_1024, each with and without the
+//! stress test's terrain (a fifth of the walkable cells at cost 4).
+//!
+//! - `pathfinding`: the `pathfinding` crate's A* with bevy_frontier's move
+//!   rules (8 neighbours, no corner cut, a move costs the entered cell's
+//!   cost times 1 or √2), all requests in one go. Its paths are the
+//!   optimum every other path is measured against.
+//! - `northstar`: bevy_northstar 0.7's grid (chunks of 16, 8 neighbours,
+//!   `NoCornerCuttingFlat`), built once, then every request with
+//!   `PathfindMode::Coarse` (its quick route) and `PathfindMode::Refined`
+//!   (its final path), all in one go.
+//! - `frontier`: bevy_frontier's plugin in a headless app with its default
+//!   settings (4,096 expansions a frame): every request made in one frame,
+//!   frames run until every unit has a route (its first answer) and until
+//!   every final path.
+//!
+//! Per workload and peer, one line: frames and CPU time (process CPU, all
+//! threads) until every unit has a route and until every final path; the
+//! mean and worst cost of the routes and final paths over the optimum
+//! (under bevy_frontier's move costs); and the paths that break the move
+//! rules (a wall, a cut corner, a gap). A peer that answers every request
+//! in one call has "frames" 1: it holds that frame for all of its CPU time.
+//!
+//! Run from the repository: `cargo run --release --manifest-path
+//! benches/peers/Cargo.toml > peers.txt`, then `python3
+//! tools/benchmark_charts.py peers.txt docs/benchmarks` for the charts.
+//! `--requests N` and `--maps a,b` shorten a run.
+
+#[path = "../../../examples/support/mod.rs"]
+#[allow(dead_code)]
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bevy::prelude::*;
+use bevy_frontier::core::moves::{DIAGONAL, MOVE_DELTAS, ORTHOGONAL, octile};
+use bevy_frontier::core::{Cell, NavGrid};
+use bevy_frontier::prelude::*;
+use bevy_northstar::prelude::*;
+
+/// Process CPU time so far, all threads (user + system), from
+/// `/proc/self/stat`.
+fn cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i)?.parse::<u64>().ok())
+        .sum();
+    // Linux reports clock ticks of 1/100 s.
+    Duration::from_millis(ticks * 10)
+}
+
+/// What one peer did on one workload.
+#[derive(Default)]
+struct Outcome {
+    routed_frames: u64,
+    routed_cpu: Duration,
+    final_frames: u64,
+    final_cpu: Duration,
+    /// Per request with a route: its cost over the optimum.
+    route_ratios: Vec<f64>,
+    /// Per request with a final path: its cost over the optimum.
+    final_ratios: Vec<f64>,
+    illegal: usize,
+    missing: usize,
+}
+
+/// The cost of walking `cells` under bevy_frontier's rules, or `None` if
+/// they break them.
+fn walk_cost(grid: &NavGrid, cells: &[Cell]) -> Option<f64> {
+    let class = grid.size_class(1);
+    if cells.is_empty() || !class.can_walk(cells) {
+        return None;
+    }
+    Some(
+        cells
+            .windows(2)
+            .filter_map(|step| class.step_cost(step[0], step[1]))
+            .sum(),
+    )
+}
+
+/// Optimal paths with the `pathfinding` crate's A*, bevy_frontier's rules.
+fn pathfinding_crate(grid: &NavGrid, pairs: &[(Cell, Cell)]) -> (Vec<f64>, Outcome) {
+    let (w, h) = (grid.width() as i32, grid.height() as i32);
+    let cost_at = |x: i32, y: i32| -> u64 {
+        if x < 0 || y < 0 || x >= w || y >= h {
+            return 0;
+        }
+        grid.costs()[(y * w + x) as usize] as u64
+    };
+    let before = cpu();
+    let mut best = Vec::new();
+    for &(start, goal) in pairs {
+        let found = pathfinding::directed::astar::astar(
+            &(start.x as i32, start.y as i32),
+            |&(x, y)| {
+                let mut next = Vec::with_capacity(8);
+                for &(dx, dy) in &MOVE_DELTAS {
+                    let cost = cost_at(x + dx, y + dy);
+                    if cost == 0 {
+                        continue;
+                    }
+                    let diagonal = dx != 0 && dy != 0;
+                    if diagonal && (cost_at(x + dx, y) == 0 || cost_at(x, y + dy) == 0) {
+                        continue;
+                    }
+                    let step = if diagonal { DIAGONAL } else { ORTHOGONAL };
+                    next.push(((x + dx, y + dy), cost * step));
+                }
+                next
+            },
+            |&(x, y)| octile(x.abs_diff(goal.x as i32), y.abs_diff(goal.y as i32)),
+            |&(x, y)| (x, y) == (goal.x as i32, goal.y as i32),
+        );
+        best.push(found.map_or(f64::NAN, |(_, cost)| cost as f64 / ORTHOGONAL as f64));
+    }
+    let spent = cpu() - before;
+    let outcome = Outcome {
+        routed_frames: 1,
+        routed_cpu: spent,
+        final_frames: 1,
+        final_cpu: spent,
+        route_ratios: vec![1.0; pairs.len()],
+        final_ratios: vec![1.0; pairs.len()],
+        ..default()
+    };
+    (best, outcome)
+}
+
+/// bevy_northstar's HPA*: build, then coarse routes and refined paths.
+fn northstar(grid: &NavGrid, pairs: &[(Cell, Cell)], best: &[f64]) -> Outcome {
+    let before = cpu();
+    let settings = GridSettingsBuilder::new_2d(grid.width(), grid.height())
+        .chunk_size(16)
+        .add_neighbor_filter(filter::NoCornerCuttingFlat)
+        .build();
+    let mut nav: OrdinalGrid = OrdinalGrid::new(&settings);
+    for y in 0..grid.height() {
+        for x in 0..grid.width() {
+            let cost = grid.cost(Cell::new(x, y)).unwrap_or(0);
+            let cell = if cost == 0 {
+                Nav::Impassable
+            } else {
+                Nav::Passable(cost as u32)
+            };
+            nav.set_nav(UVec3::new(x, y, 0), cell);
+        }
+    }
+    nav.build();
+    let built = cpu() - before;
+    let run = |mode: PathfindMode| {
+        let before = cpu();
+        let paths: Vec<Option<Vec<Cell>>> = pairs
+            .iter()
+            .map(|&(start, goal)| {
+                let mut args = PathfindArgs::new(
+                    UVec3::new(start.x, start.y, 0),
+                    UVec3::new(goal.x, goal.y, 0),
+                )
+                .mode(mode);
+                nav.pathfind(&mut args).map(|path| {
+                    let mut cells = vec![start];
+                    cells.extend(path.path().iter().map(|p| Cell::new(p.x, p.y)));
+                    cells.dedup();
+                    cells
+                })
+            })
+            .collect();
+        (paths, cpu() - before)
+    };
+    let (coarse, coarse_cpu) = run(PathfindMode::Coarse);
+    let (refined, refined_cpu) = run(PathfindMode::Refined);
+    let mut outcome = Outcome {
+        routed_frames: 1,
+        routed_cpu: built + coarse_cpu,
+        final_frames: 1,
+        final_cpu: built + coarse_cpu + refined_cpu,
+        ..default()
+    };
+    for (i, (route, path)) in coarse.iter().zip(&refined).enumerate() {
+        for (cells, ratios) in [
+            (route, &mut outcome.route_ratios),
+            (path, &mut outcome.final_ratios),
+        ] {
+            match cells.as_deref().map(|cells| walk_cost(grid, cells)) {
+                Some(Some(cost)) => ratios.push(cost / best[i]),
+                Some(None) => outcome.illegal += 1,
+                None => outcome.missing += 1,
+            }
+        }
+    }
+    outcome
+}
+
+/// bevy_frontier's plugin, frame by frame.
+fn frontier(grid: &NavGrid, pairs: &[(Cell, Cell)], best: &[f64]) -> Outcome {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
+    app.world_mut().spawn((grid.clone(), Transform::default()));
+    app.update();
+    let units: Vec<Entity> = pairs
+        .iter()
+        .map(|&(start, goal)| {
+            let at = Vec3::new(start.x as f32, start.y as f32, 0.0);
+            app.world_mut()
+                .spawn((Transform::from_translation(at), PathRequest::new(goal)))
+                .id()
+        })
+        .collect();
+    let mut outcome = Outcome::default();
+    let mut routed = vec![false; units.len()];
+    let before = cpu();
+    for frame in 1..=2_000_000u64 {
+        app.update();
+        let mut all_routed = true;
+        let mut all_final = true;
+        for (i, &unit) in units.iter().enumerate() {
+            let Some(result) = app.world().get::<PathResult>(unit) else {
+                all_routed = false;
+                all_final = false;
+                continue;
+            };
+            if !routed[i] {
+                routed[i] = true;
+                match walk_cost(grid, &result.cells) {
+                    // A first stretch is not the whole route: its cost is
+                    // not compared.
+                    Some(cost) if !result.ends_short => outcome.route_ratios.push(cost / best[i]),
+                    Some(_) => {}
+                    None => outcome.illegal += 1,
+                }
+            }
+            all_final &= result.status.is_final();
+        }
+        if all_routed && outcome.routed_frames == 0 {
+            outcome.routed_frames = frame;
+            outcome.routed_cpu = cpu() - before;
+        }
+        if all_final {
+            outcome.final_frames = frame;
+            outcome.final_cpu = cpu() - before;
+            break;
+        }
+    }
+    for (i, &unit) in units.iter().enumerate() {
+        match app
+            .world()
+            .get::<PathResult>(unit)
+            .map(|result| walk_cost(grid, &result.cells))
+        {
+            Some(Some(cost)) => outcome.final_ratios.push(cost / best[i]),
+            Some(None) => outcome.illegal += 1,
+            None => outcome.missing += 1,
+        }
+    }
+    outcome
+}
+
+fn stats(ratios: &[f64]) -> (f64, f64) {
+    let finite: Vec<f64> = ratios.iter().copied().filter(|r| r.is_finite()).collect();
+    let mean = finite.iter().sum::<f64>() / finite.len().max(1) as f64;
+    (mean, finite.iter().copied().fold(0.0, f64::max))
+}
+
+fn main() {
+    let mut requests = 1_000;
+    let mut only: Option<Vec<String>> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        match flag.as_str() {
+            "--requests" => requests = args.next().and_then(|v| v.parse().ok()).unwrap_or(requests),
+            "--maps" => {
+                only = args
+                    .next()
+                    .map(|v| v.split(',').map(String::from).collect())
+            }
+            _ => {
+                eprintln!(
+                    "usage: frontier-peers [--requests N] [--maps random512,AR0011SR,Berlin]"
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    let dir = std::env::var_os("FRONTIER_MOVINGAI_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/movingai")
+        });
+    let maps = [
+        ("random512", "maps/random/random512-10-0.map"),
+        ("AR0011SR", "maps/bg512/AR0011SR.map"),
+        ("Berlin", "maps/cities/Berlin_0_1024.map"),
+    ];
+    for (name, file) in maps {
+        if only
+            .as_ref()
+            .is_some_and(|only| !only.iter().any(|m| m == name))
+        {
+            continue;
+        }
+        let path = dir.join(file);
+        let Ok((plain, _)) =
+            support::load_grid(Some(path.clone()), file, name, || unreachable!(), 1)
+        else {
+            eprintln!("skipping {name}: {} not found", path.display());
+            continue;
+        };
+        for terrain in [false, true] {
+            let grid = if terrain {
+                support::rough_terrain(&plain, 20, 4, 12)
+            } else {
+                plain.clone()
+            };
+            let cells = support::main_region_cells(&grid);
+            let mut rng = support::Lcg(7);
+            let pairs: Vec<(Cell, Cell)> = (0..requests)
+                .map(|_| (cells[rng.below(cells.len())], cells[rng.below(cells.len())]))
+                .collect();
+            let (best, optimum) = pathfinding_crate(&grid, &pairs);
+            let outcomes = [
+                ("pathfinding", optimum),
+                ("northstar", northstar(&grid, &pairs, &best)),
+                ("frontier", frontier(&grid, &pairs, &best)),
+            ];
+            for (peer, outcome) in outcomes {
+                let (route_mean, route_worst) = stats(&outcome.route_ratios);
+                let (final_mean, final_worst) = stats(&outcome.final_ratios);
+                println!(
+                    "workload={name}{} peer={peer} requests={requests} routed_frames={} routed_cpu_ms={} final_frames={} final_cpu_ms={} route_cost_mean={route_mean:.4} route_cost_worst={route_worst:.4} final_cost_mean={final_mean:.4} final_cost_worst={final_worst:.4} illegal={} missing={}",
+                    if terrain { "+terrain" } else { "" },
+                    outcome.routed_frames,
+                    outcome.routed_cpu.as_millis(),
+                    outcome.final_frames,
+                    outcome.final_cpu.as_millis(),
+                    outcome.illegal,
+                    outcome.missing,
+                );
+            }
+        }
+    }
+}
