@@ -50,7 +50,9 @@
 //! quick paths were sent it also adds `quick_cost_ratio_mean=` and
 //! `quick_cost_ratio_p95=` (per unit that got both, the cost of its last
 //! provisional path over its final path's) and `quick_illegal=`, the
-//! provisional paths that broke the move rules on the grid they came on.
+//! provisional paths that broke the move rules on the grid they came on,
+//! and `grid_bytes_per_cell=` and `coarse_bytes_per_cell=`: the memory of
+//! the grid (regions labelled) and of the coarse graph quick routes run on.
 //!
 //! With `--weight W` (at least 1), searches use a heuristic weight of W
 //! (`PathfindingSettings::heuristic_weight`): every final path costs at
@@ -87,7 +89,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::prelude::*;
-use bevy_frontier::core::{Cell, SearchConfig, find_path};
+use bevy_frontier::core::{Cell, CoarseGraph, SearchConfig, find_path};
 use bevy_frontier::movement::{Arrived, Steering};
 use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
@@ -309,6 +311,17 @@ fn main() -> ExitCode {
     if options.terrain || options.swamp > 1 || options.refine.is_some() {
         let worst = run.first_path.iter().max().copied().unwrap_or_default();
         last += &format!(" frames_to_first_path={worst}");
+        // What quick routes keep per map beside the grid: its coarse graph
+        // (the one the plugin builds for unit size 1), against the grid's
+        // own memory with its regions labelled.
+        grid.label_regions_now();
+        let cells = grid.cell_count() as f64;
+        let coarse = CoarseGraph::build(&grid.size_class(1)).memory_bytes() as f64;
+        last += &format!(
+            " grid_bytes_per_cell={:.3} coarse_bytes_per_cell={:.3}",
+            grid.memory_bytes() as f64 / cells,
+            coarse / cells
+        );
         let mean = |frames: &[u32]| {
             frames.iter().map(|&f| f as f64).sum::<f64>() / frames.len().max(1) as f64
         };

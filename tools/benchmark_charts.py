@@ -25,6 +25,12 @@ CHARTS = [
     ("illegal.svg", "Paths breaking the move rules (of each peer's routes and final paths)", "illegal", "paths", False),
 ]
 
+# The same for the lines of walls put up while paths are held.
+WALL_CHARTS = [
+    ("walls_cpu.svg", "CPU until every path is legal again after 100 walls", "cpu_ms", "ms", True),
+    ("walls_cost.svg", "Final path cost over the optimum after the walls, mean", "final_cost_mean", "x", False),
+]
+
 
 def parse(path):
     rows = []
@@ -42,7 +48,7 @@ def chart(rows, title, field, unit, log):
     for row in rows:
         if row["workload"] not in workloads:
             workloads.append(row["workload"])
-    value = {(r["workload"], r["peer"]): float(r[field]) for r in rows}
+    value = {(r["workload"], r["peer"]): float(r[field]) for r in rows if field in r}
     top = max(value.values(), default=1.0) or 1.0
     if log:
         low = min((v for v in value.values() if v > 0), default=1.0)
@@ -87,17 +93,26 @@ def main():
     if len(sys.argv) != 3:
         print(__doc__)
         sys.exit(2)
-    rows = parse(sys.argv[1])
+    every = parse(sys.argv[1])
+    rows = [r for r in every if "walls" not in r]
+    walls = [r for r in every if "walls" in r]
     folder = Path(sys.argv[2])
     folder.mkdir(parents=True, exist_ok=True)
-    for file, title, field, unit, log in CHARTS:
-        (folder / file).write_text(chart(rows, title, field, unit, log))
+    for charts, lines in [(CHARTS, rows), (WALL_CHARTS, walls)]:
+        for file, title, field, unit, log in charts:
+            if lines:
+                (folder / file).write_text(chart(lines, title, field, unit, log))
     keys = ["workload", "peer", "routed_frames", "routed_cpu_ms", "final_frames", "final_cpu_ms",
             "route_cost_mean", "route_cost_worst", "final_cost_mean", "final_cost_worst", "illegal", "missing"]
-    print("| " + " | ".join(keys) + " |")
-    print("|" + "---|" * len(keys))
-    for row in rows:
-        print("| " + " | ".join(row.get(k, "") for k in keys) + " |")
+    wall_keys = ["workload", "peer", "walls", "frames", "cpu_ms", "final_cost_mean", "final_cost_worst", "illegal"]
+    for table_keys, lines in [(keys, rows), (wall_keys, walls)]:
+        if not lines:
+            continue
+        print("| " + " | ".join(table_keys) + " |")
+        print("|" + "---|" * len(table_keys))
+        for row in lines:
+            print("| " + " | ".join(row.get(k, "") for k in table_keys) + " |")
+        print()
 
 
 if __name__ == "__main__":

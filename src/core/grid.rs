@@ -280,6 +280,34 @@ impl NavGrid {
         self.neighborhood
     }
 
+    /// Bytes of memory the grid holds: costs, clearance, the size classes
+    /// built so far (costs, walk bitmaps, region labels once labelled) and
+    /// the journal of edits.
+    ///
+    /// ```
+    /// use bevy_frontier::core::NavGrid;
+    ///
+    /// let grid = NavGrid::new(256, 256).unwrap();
+    /// let before = grid.memory_bytes();
+    /// // A byte of cost and one of clearance per cell at least.
+    /// assert!(before >= 2 * 256 * 256);
+    /// // Region labels come at the first question that needs them.
+    /// grid.label_regions_now();
+    /// assert!(grid.memory_bytes() >= before + 4 * 256 * 256);
+    /// ```
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.base.memory_bytes()
+            + self.clearance.capacity()
+            + self
+                .sized
+                .iter()
+                .filter_map(|layer| layer.get())
+                .map(|layer| layer.memory_bytes())
+                .sum::<usize>()
+            + self.journal.capacity() * std::mem::size_of::<(u32, u8)>()
+    }
+
     /// A number that changes whenever a cell's cost or the move set changes.
     pub fn version(&self) -> u64 {
         self.version

@@ -31,6 +31,15 @@ const NO_REGION: u32 = u32::MAX;
 const SPLIT_CHECK_LIMIT: usize = 1 << 15;
 
 impl Regions {
+    /// Bytes of memory the labels hold.
+    pub(super) fn memory_bytes(&self) -> usize {
+        (self.labels.capacity()
+            + self.parent.capacity()
+            + self.size.capacity()
+            + self.marks.capacity())
+            * std::mem::size_of::<u32>()
+    }
+
     /// Flood fill with 4-connectivity, one label per walkable component
     /// (cost 0 is a wall).
     pub(super) fn label(costs: &[u8], w: usize, h: usize) -> Self {

@@ -47,6 +47,14 @@ pub(super) struct Layer {
 }
 
 impl Layer {
+    /// Bytes of memory the layer holds (its regions once labelled).
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.costs.capacity()
+            + std::mem::size_of_val(&self.histogram)
+            + self.walk_bits.as_ref().map_or(0, WalkBits::memory_bytes)
+            + self.regions.get().map_or(0, Regions::memory_bytes)
+    }
+
     pub(super) fn new(width: u32, height: u32, costs: Vec<u8>) -> Self {
         let mut histogram = [0u32; 256];
         for &cost in &costs {

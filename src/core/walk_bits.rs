@@ -73,6 +73,11 @@ impl Lines {
 }
 
 impl WalkBits {
+    /// Bytes of memory the bitmaps hold.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        (self.rows.bits.capacity() + self.columns.bits.capacity()) * std::mem::size_of::<u64>()
+    }
+
     /// The bitmaps of a grid's costs, or `None` when the grid is so thin
     /// that they would take more than twice its own size (plus 64 KiB):
     /// searches on it then do without jump points.

@@ -16,6 +16,16 @@
 //!   frames run until every unit has a route (its first answer) and until
 //!   every final path.
 //!
+//! On each map with terrain, once every final path is held, 100 walls go
+//! up at random cells of the region, one a frame (`...+terrain+walls`):
+//! bevy_northstar rebuilds its grid after each (only the chunks the wall
+//! touched) and finds new refined paths for the requests whose path it
+//! cut; bevy_frontier's units ask again when their path is flagged (what a
+//! game without `Mover` does on `PathInvalidated`). The line gives frames
+//! and CPU from the first wall until every request holds a legal final
+//! path again, and the final paths' cost over the optimum on the walled
+//! map.
+//!
 //! Per workload and peer, one line: frames and CPU time (process CPU, all
 //! threads) until every unit has a route and until every final path; the
 //! mean and worst cost of the routes and final paths over the optimum
@@ -56,6 +66,19 @@ fn cpu() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// One workload: the grid, the requests, the optimum of each, and the
+/// walls put up once the paths are held, with the grid they leave and the
+/// optimum there.
+#[derive(Clone, Copy)]
+struct Workload<'a> {
+    grid: &'a NavGrid,
+    pairs: &'a [(Cell, Cell)],
+    best: &'a [f64],
+    walls: &'a [Cell],
+    last: &'a NavGrid,
+    last_best: &'a [f64],
+}
+
 /// What one peer did on one workload.
 #[derive(Default)]
 struct Outcome {
@@ -71,6 +94,18 @@ struct Outcome {
     missing: usize,
 }
 
+/// What one peer did while walls went up under the paths it held: frames
+/// and CPU from the first wall until every request holds a legal final
+/// path again, the final paths' cost over the optimum on the last grid,
+/// and the paths still breaking the move rules there.
+#[derive(Default)]
+struct Toggled {
+    frames: u64,
+    cpu: Duration,
+    ratios: Vec<f64>,
+    illegal: usize,
+}
+
 /// The cost of walking `cells` under bevy_frontier's rules, or `None` if
 /// they break them.
 fn walk_cost(grid: &NavGrid, cells: &[Cell]) -> Option<f64> {
@@ -84,6 +119,53 @@ fn walk_cost(grid: &NavGrid, cells: &[Cell]) -> Option<f64> {
             .filter_map(|step| class.step_cost(step[0], step[1]))
             .sum(),
     )
+}
+
+/// Each path's cost on `grid` over the optimum `best` into `ratios`, the
+/// illegal ones counted in `illegal`. Returns the requests with no path.
+fn tally(
+    grid: &NavGrid,
+    paths: &[Option<Vec<Cell>>],
+    best: &[f64],
+    ratios: &mut Vec<f64>,
+    illegal: &mut usize,
+) -> usize {
+    let mut missing = 0;
+    for (i, path) in paths.iter().enumerate() {
+        match path.as_deref().map(|cells| walk_cost(grid, cells)) {
+            Some(Some(cost)) => ratios.push(cost / best[i]),
+            Some(None) => *illegal += 1,
+            None => missing += 1,
+        }
+    }
+    missing
+}
+
+/// bevy_northstar's path from `start` to `goal` as cells.
+fn star_path(nav: &OrdinalGrid, start: Cell, goal: Cell, mode: PathfindMode) -> Option<Vec<Cell>> {
+    let mut args = PathfindArgs::new(
+        UVec3::new(start.x, start.y, 0),
+        UVec3::new(goal.x, goal.y, 0),
+    )
+    .mode(mode);
+    nav.pathfind(&mut args).map(|path| {
+        let mut cells = vec![start];
+        cells.extend(path.path().iter().map(|p| Cell::new(p.x, p.y)));
+        cells.dedup();
+        cells
+    })
+}
+
+/// The cells of each unit's path (none without a result).
+fn held_paths(app: &App, units: &[Entity]) -> Vec<Option<Vec<Cell>>> {
+    units
+        .iter()
+        .map(|&unit| {
+            app.world()
+                .get::<PathResult>(unit)
+                .map(|result| result.cells.clone())
+        })
+        .collect()
 }
 
 /// Optimal paths with the `pathfinding` crate's A*, bevy_frontier's rules.
@@ -134,8 +216,20 @@ fn pathfinding_crate(grid: &NavGrid, pairs: &[(Cell, Cell)]) -> (Vec<f64>, Outco
     (best, outcome)
 }
 
-/// bevy_northstar's HPA*: build, then coarse routes and refined paths.
-fn northstar(grid: &NavGrid, pairs: &[(Cell, Cell)], best: &[f64]) -> Outcome {
+/// bevy_northstar's HPA*: build, then coarse routes and refined paths;
+/// then a wall at each of `walls` in turn, each followed by a rebuild (of
+/// the chunks it touched) and new refined paths for the requests whose
+/// path it cut (only those calls are timed: finding which paths a wall
+/// cuts is left to the game).
+fn northstar(work: &Workload) -> (Outcome, Toggled) {
+    let Workload {
+        grid,
+        pairs,
+        best,
+        walls,
+        last,
+        last_best,
+    } = *work;
     let before = cpu();
     let settings = GridSettingsBuilder::new_2d(grid.width(), grid.height())
         .chunk_size(16)
@@ -159,24 +253,12 @@ fn northstar(grid: &NavGrid, pairs: &[(Cell, Cell)], best: &[f64]) -> Outcome {
         let before = cpu();
         let paths: Vec<Option<Vec<Cell>>> = pairs
             .iter()
-            .map(|&(start, goal)| {
-                let mut args = PathfindArgs::new(
-                    UVec3::new(start.x, start.y, 0),
-                    UVec3::new(goal.x, goal.y, 0),
-                )
-                .mode(mode);
-                nav.pathfind(&mut args).map(|path| {
-                    let mut cells = vec![start];
-                    cells.extend(path.path().iter().map(|p| Cell::new(p.x, p.y)));
-                    cells.dedup();
-                    cells
-                })
-            })
+            .map(|&(start, goal)| star_path(&nav, start, goal, mode))
             .collect();
         (paths, cpu() - before)
     };
     let (coarse, coarse_cpu) = run(PathfindMode::Coarse);
-    let (refined, refined_cpu) = run(PathfindMode::Refined);
+    let (mut refined, refined_cpu) = run(PathfindMode::Refined);
     let mut outcome = Outcome {
         routed_frames: 1,
         routed_cpu: built + coarse_cpu,
@@ -184,23 +266,65 @@ fn northstar(grid: &NavGrid, pairs: &[(Cell, Cell)], best: &[f64]) -> Outcome {
         final_cpu: built + coarse_cpu + refined_cpu,
         ..default()
     };
-    for (i, (route, path)) in coarse.iter().zip(&refined).enumerate() {
-        for (cells, ratios) in [
-            (route, &mut outcome.route_ratios),
-            (path, &mut outcome.final_ratios),
-        ] {
-            match cells.as_deref().map(|cells| walk_cost(grid, cells)) {
-                Some(Some(cost)) => ratios.push(cost / best[i]),
-                Some(None) => outcome.illegal += 1,
-                None => outcome.missing += 1,
+    outcome.missing += tally(
+        grid,
+        &coarse,
+        best,
+        &mut outcome.route_ratios,
+        &mut outcome.illegal,
+    );
+    outcome.missing += tally(
+        grid,
+        &refined,
+        best,
+        &mut outcome.final_ratios,
+        &mut outcome.illegal,
+    );
+    let mut now = grid.clone();
+    let mut toggled = Toggled {
+        frames: walls.len() as u64,
+        ..default()
+    };
+    for &wall in walls {
+        now.set_cost(wall, NavGrid::BLOCKED).ok();
+        let before = cpu();
+        nav.set_nav(UVec3::new(wall.x, wall.y, 0), Nav::Impassable);
+        nav.build();
+        toggled.cpu += cpu() - before;
+        for (i, path) in refined.iter_mut().enumerate() {
+            if path
+                .as_deref()
+                .is_some_and(|cells| walk_cost(&now, cells).is_none())
+            {
+                let (start, goal) = pairs[i];
+                let before = cpu();
+                *path = star_path(&nav, start, goal, PathfindMode::Refined);
+                toggled.cpu += cpu() - before;
             }
         }
     }
-    outcome
+    tally(
+        last,
+        &refined,
+        last_best,
+        &mut toggled.ratios,
+        &mut toggled.illegal,
+    );
+    (outcome, toggled)
 }
 
-/// bevy_frontier's plugin, frame by frame.
-fn frontier(grid: &NavGrid, pairs: &[(Cell, Cell)], best: &[f64]) -> Outcome {
+/// bevy_frontier's plugin, frame by frame; then a wall at each of `walls`,
+/// one a frame, and frames until every request holds a final path that
+/// no wall cuts.
+fn frontier(work: &Workload) -> (Outcome, Toggled) {
+    let Workload {
+        grid,
+        pairs,
+        best,
+        walls,
+        last,
+        last_best,
+    } = *work;
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
     app.world_mut().spawn((grid.clone(), Transform::default()));
@@ -249,18 +373,67 @@ fn frontier(grid: &NavGrid, pairs: &[(Cell, Cell)], best: &[f64]) -> Outcome {
             break;
         }
     }
-    for (i, &unit) in units.iter().enumerate() {
-        match app
-            .world()
-            .get::<PathResult>(unit)
-            .map(|result| walk_cost(grid, &result.cells))
-        {
-            Some(Some(cost)) => outcome.final_ratios.push(cost / best[i]),
-            Some(None) => outcome.illegal += 1,
-            None => outcome.missing += 1,
+    let held = held_paths(&app, &units);
+    outcome.missing += tally(
+        grid,
+        &held,
+        best,
+        &mut outcome.final_ratios,
+        &mut outcome.illegal,
+    );
+    let map = app
+        .world_mut()
+        .query_filtered::<Entity, With<NavGrid>>()
+        .single(app.world())
+        .expect("one map");
+    let mut toggled = Toggled::default();
+    let mut asked = vec![false; units.len()];
+    let before = cpu();
+    let mut walls = walls.iter();
+    for frame in 1..=2_000_000u64 {
+        if let Some(&wall) = walls.next() {
+            let mut grid = app.world_mut().get_mut::<NavGrid>(map).expect("the map");
+            grid.set_cost(wall, NavGrid::BLOCKED).ok();
+        }
+        app.update();
+        // What a game without `Mover` does with a path a wall cut: ask
+        // again, once (`PathInvalidated` tells it; the flag says the same).
+        for (i, &unit) in units.iter().enumerate() {
+            let cut = app
+                .world()
+                .get::<PathResult>(unit)
+                .is_some_and(|result| result.invalidated);
+            if cut
+                && !asked[i]
+                && let Some(mut request) = app.world_mut().get_mut::<PathRequest>(unit)
+            {
+                request.set_changed();
+            }
+            asked[i] = cut;
+        }
+        let settled = walls.len() == 0
+            && units.iter().all(|&unit| {
+                app.world().get::<PathResult>(unit).is_some_and(|result| {
+                    result.status.is_final()
+                        && !result.invalidated
+                        && walk_cost(last, &result.cells).is_some()
+                })
+            });
+        if settled {
+            toggled.frames = frame;
+            toggled.cpu = cpu() - before;
+            break;
         }
     }
-    outcome
+    let held = held_paths(&app, &units);
+    tally(
+        last,
+        &held,
+        last_best,
+        &mut toggled.ratios,
+        &mut toggled.illegal,
+    );
+    (outcome, toggled)
 }
 
 fn stats(ratios: &[f64]) -> (f64, f64) {
@@ -268,6 +441,10 @@ fn stats(ratios: &[f64]) -> (f64, f64) {
     let mean = finite.iter().sum::<f64>() / finite.len().max(1) as f64;
     (mean, finite.iter().copied().fold(0.0, f64::max))
 }
+
+/// Walls put up while the paths are held, one a frame, on each map with
+/// terrain.
+const TOGGLES: usize = 100;
 
 fn main() {
     let mut requests = 1_000;
@@ -325,10 +502,51 @@ fn main() {
                 .map(|_| (cells[rng.below(cells.len())], cells[rng.below(cells.len())]))
                 .collect();
             let (best, optimum) = pathfinding_crate(&grid, &pairs);
+            // With terrain: walls put up one a frame once the paths are
+            // held, at random cells of the region (never a request's end).
+            let walls: Vec<Cell> = if terrain {
+                (0..TOGGLES)
+                    .map(|_| cells[rng.below(cells.len())])
+                    .filter(|cell| !pairs.iter().any(|&(a, b)| *cell == a || *cell == b))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let mut last = grid.clone();
+            for &wall in &walls {
+                last.set_cost(wall, NavGrid::BLOCKED).ok();
+            }
+            let (last_best, _) = if walls.is_empty() {
+                (best.clone(), Outcome::default())
+            } else {
+                pathfinding_crate(&last, &pairs)
+            };
+            let work = Workload {
+                grid: &grid,
+                pairs: &pairs,
+                best: &best,
+                walls: &walls,
+                last: &last,
+                last_best: &last_best,
+            };
+            let (star, star_walls) = northstar(&work);
+            let (ours, our_walls) = frontier(&work);
+            if !walls.is_empty() {
+                for (peer, toggled) in [("northstar", &star_walls), ("frontier", &our_walls)] {
+                    let (mean, worst) = stats(&toggled.ratios);
+                    println!(
+                        "workload={name}+terrain+walls peer={peer} walls={} frames={} cpu_ms={} final_cost_mean={mean:.4} final_cost_worst={worst:.4} illegal={}",
+                        walls.len(),
+                        toggled.frames,
+                        toggled.cpu.as_millis(),
+                        toggled.illegal,
+                    );
+                }
+            }
             let outcomes = [
                 ("pathfinding", optimum),
-                ("northstar", northstar(&grid, &pairs, &best)),
-                ("frontier", frontier(&grid, &pairs, &best)),
+                ("northstar", star),
+                ("frontier", ours),
             ];
             for (peer, outcome) in outcomes {
                 let (route_mean, route_worst) = stats(&outcome.route_ratios);
