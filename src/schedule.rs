@@ -86,8 +86,8 @@ pub struct PathfindingSettings {
     /// slot to a more urgent request keeps it too, up to one such per
     /// slot). Scratch given back waits in a pool of at most one per search
     /// a round deals (one with one lane, four per lane with more, no more
-    /// than `max_in_flight`) plus one, 17 at most, for the next search; the
-    /// rest is freed. With one lane, searches run one at a
+    /// than `max_in_flight`, 16 at most) for the next search; the rest is
+    /// freed. With one lane, searches run one at a
     /// time, so only a few ever hold scratch at once; `usize::MAX` means no
     /// limit.
     pub max_in_flight: usize,
@@ -158,7 +158,7 @@ pub struct PathfindingSettings {
     /// with real costs), delivered with
     /// [`PathStatus::Provisional`](crate::pathfinding::PathStatus::Provisional)
     /// as soon as it is found, so the unit starts along a sensible route;
-    /// the search with real costs runs on what the quick searches leave of
+    /// the search with real costs runs on what the quick routes leave of
     /// the budget and its result replaces the quick one. A `Mover` switches
     /// to the new path where it can see it ahead. Units in a shared search
     /// (see [`share_goals`](Self::share_goals)) get their real path
@@ -168,7 +168,7 @@ pub struct PathfindingSettings {
     /// Searches, quick paths and group floods run side by side in this many
     /// lanes (at most [`MAX_LANES`](Self::MAX_LANES)): each lane spends an
     /// equal part of the frame's budget over the frame's rounds of work; the
-    /// group floods (in order of the groups' orders), the quick searches and
+    /// group floods (in order of the groups' orders), the quick routes and
     /// the searches in flight (best first) are dealt in turn to the lanes
     /// with the most left, and within a lane the first runs first and hands
     /// what it leaves to the next. With 1 (the default) the best search in
@@ -293,7 +293,7 @@ impl FrameBudget {
 
     /// How long each lane has worked this frame (one lane unless
     /// [`PathfindingSettings::search_lanes`] says more): the time of its
-    /// group floods, quick searches and searches, measured on whatever
+    /// group floods, quick routes and searches, measured on whatever
     /// thread ran it. Lanes that work alike take alike, so the slowest
     /// against the mean says how evenly a frame's work spreads over cores.
     pub fn lane_times(&self) -> impl Iterator<Item = Duration> + '_ {

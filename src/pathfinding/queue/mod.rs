@@ -65,8 +65,8 @@ pub struct PathfindingQueue {
     /// Whether a request that could share a search has started waiting
     /// since requests were last put together (`share_goals`).
     unshared: bool,
-    /// The quick searches under way (see [`PathfindingSettings::refine`]):
-    /// one, or a few per lane with several lanes.
+    /// The quick routes under way (see [`PathfindingSettings::refine`])
+    /// whose first stretch (or whole route) is still to send.
     quick: Vec<quick::QuickSearch>,
     /// Quick routes whose first stretch was sent, refined on to the goal
     /// once every request waiting for a quick route has its first stretch.
@@ -101,7 +101,8 @@ impl PathfindingQueue {
 
     /// Bytes of search memory the queue holds: the scratch space of every
     /// search that has run and not ended (in flight, or waiting after
-    /// losing its slot), of the quick search under way, and of the pool
+    /// losing its slot), of the quick routes under way, of the coarse graphs
+    /// they run on, and of the pool
     /// kept for the next searches (see
     /// [`PathfindingSettings::max_in_flight`]).
     pub fn memory_bytes(&self) -> usize {
@@ -214,7 +215,7 @@ pub struct PathfindingStats {
     /// Most frames any result delivered in the last frame waited.
     pub max_frames_waited: u32,
     /// How long each search lane worked in the last frame (group floods,
-    /// quick searches and searches; one lane unless
+    /// quick routes and searches; one lane unless
     /// [`PathfindingSettings::search_lanes`] says more), on whatever thread
     /// ran it: the slowest against the mean says how evenly the frame's
     /// work spread.
@@ -237,20 +238,19 @@ impl PathfindingStats {
 }
 
 /// Idle scratch spaces the queue keeps for the next searches: one per
-/// flight a round deals ([`flights::flights_per_lane`] per lane) and one
-/// for a quick search, never more than the slots could use, and at most
-/// [`MAX_POOLED`]. What runs holds its own; a space given back beyond these
-/// is freed.
+/// flight a round deals ([`flights::flights_per_lane`] per lane), never
+/// more than the slots could use, and at most [`MAX_POOLED`]. What runs
+/// holds its own; a space given back beyond these is freed. (Quick routes
+/// take none: each holds its own cluster-sized space.)
 fn pooled(settings: &PathfindingSettings) -> usize {
     let lanes = settings.lanes();
     (lanes * flights::flights_per_lane(lanes))
         .min(settings.max_in_flight.max(1))
-        .min(MAX_POOLED - 1)
-        + 1
+        .min(MAX_POOLED)
 }
 
 /// The most idle scratch spaces the queue keeps, however many lanes.
-const MAX_POOLED: usize = 17;
+const MAX_POOLED: usize = 16;
 
 /// `Invalidate`: a map that has just appeared (or changed) gets its region
 /// labels now, for every unit size seen so far (and every map gets them
