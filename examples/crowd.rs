@@ -28,7 +28,8 @@
 //! `last_arrival_frame=` (over the movers that arrived) and
 //! `step_all_under_way_p50_ms=`, the median of the whole crowd step
 //! (`Steering`, `Avoidance` and `Move`) over the frames before the first
-//! arrival. `--no-avoidance` runs the same scenario with bodies passing
+//! arrival; the line before it gives the median of each stage of the step
+//! (`CrowdSystems`) over those frames. `--no-avoidance` runs the same scenario with bodies passing
 //! through each other (`AvoidanceSettings::enabled` off): how well the
 //! crowd would flow if bodies cost nothing. `--threads T` gives the
 //! compute task pool (and avoidance planning) T threads; the results are
@@ -55,7 +56,9 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::core::Cell;
-use bevy_frontier::movement::{Arrived, Avoidance, AvoidanceSettings, Motion, Steering};
+use bevy_frontier::movement::{
+    Arrived, Avoidance, AvoidanceSettings, CrowdSystems, Motion, Steering,
+};
 use bevy_frontier::prelude::*;
 
 mod support;
@@ -251,26 +254,30 @@ fn crowd(grid: &NavGrid, region: &[Cell], count: usize, spacing: u32) -> Crowd {
     }
 }
 
-/// The sets timed: the whole is their sum.
-const LAPS: [&str; 3] = ["steering", "avoidance", "move"];
+/// The crowd step's stages timed (`CrowdSystems`): the whole is their sum.
+const STAGES: [&str; 6] = ["orders", "prefer", "turns", "avoid", "walk", "separate"];
 
-/// When the last timed set ended this frame, and how long each took, each
-/// frame.
+/// The sets of the earlier figures, each the stages it holds.
+const LAPS: [(&str, std::ops::Range<usize>); 3] =
+    [("steering", 0..3), ("avoidance", 3..4), ("move", 4..6)];
+
+/// When the last timed stage ended this frame, and how long each took,
+/// each frame.
 #[derive(Resource, Default)]
 struct Stopwatch {
     mark: Option<Instant>,
-    laps: [Vec<f64>; 3],
+    stages: [Vec<f64>; 6],
 }
 
 fn start_clock(mut clock: ResMut<Stopwatch>) {
     clock.mark = Some(Instant::now());
 }
 
-/// Ends lap `LAP` and starts the next.
-fn lap<const LAP: usize>(mut clock: ResMut<Stopwatch>) {
+/// Ends stage `STAGE`'s lap and starts the next.
+fn lap<const STAGE: usize>(mut clock: ResMut<Stopwatch>) {
     if let Some(mark) = clock.mark {
         let now = Instant::now();
-        clock.laps[LAP].push((now - mark).as_secs_f64() * 1e3);
+        clock.stages[STAGE].push((now - mark).as_secs_f64() * 1e3);
         clock.mark = Some(now);
     }
 }
@@ -471,15 +478,24 @@ fn main() -> ExitCode {
         (
             start_clock
                 .after(FrontierSystems::Search)
-                .before(FrontierSystems::Steering),
+                .before(CrowdSystems::Orders),
             lap::<0>
-                .after(FrontierSystems::Steering)
-                .before(FrontierSystems::Avoidance),
+                .after(CrowdSystems::Orders)
+                .before(CrowdSystems::Prefer),
             lap::<1>
-                .after(FrontierSystems::Avoidance)
-                .before(FrontierSystems::Move),
+                .after(CrowdSystems::Prefer)
+                .before(CrowdSystems::Turns),
             lap::<2>
-                .after(FrontierSystems::Move)
+                .after(CrowdSystems::Turns)
+                .before(CrowdSystems::Avoid),
+            lap::<3>
+                .after(CrowdSystems::Avoid)
+                .before(CrowdSystems::Walk),
+            lap::<4>
+                .after(CrowdSystems::Walk)
+                .before(CrowdSystems::Separate),
+            lap::<5>
+                .after(CrowdSystems::Separate)
                 .before(FrontierSystems::Last),
         ),
     );
@@ -583,10 +599,19 @@ fn main() -> ExitCode {
     for &unit in stragglers.iter().take(5) {
         println!("not arrived: {}", straggler(&app, &grid, &movers, unit));
     }
-    let laps = std::mem::take(&mut app.world_mut().resource_mut::<Stopwatch>().laps);
+    let stages = std::mem::take(&mut app.world_mut().resource_mut::<Stopwatch>().stages);
+    let frames_timed = stages[0].len();
+    let laps: Vec<Vec<f64>> = LAPS
+        .iter()
+        .map(|(_, range)| {
+            (0..frames_timed)
+                .map(|frame| stages[range.clone()].iter().map(|s| s[frame]).sum())
+                .collect()
+        })
+        .collect();
     // What the figures cover: steering plus avoidance. The move
     // (the walk on the grid and the separation of bodies) is shown apart.
-    let mut frame_ms: Vec<f64> = (0..laps[0].len())
+    let mut frame_ms: Vec<f64> = (0..frames_timed)
         .map(|frame| laps[0][frame] + laps[1][frame])
         .collect();
     // The same per mover under way, in µs (see the module doc).
@@ -609,7 +634,7 @@ fn main() -> ExitCode {
     let medians: Vec<String> = LAPS
         .iter()
         .zip(&laps)
-        .map(|(name, lap)| {
+        .map(|((name, _), lap)| {
             let mut lap = lap.clone();
             lap.sort_by(f64::total_cmp);
             format!("{name} {:.3}", percentile(&lap, 50.0))
@@ -630,12 +655,25 @@ fn main() -> ExitCode {
         percentile(&all_under_way, 99.0)
     );
     // The whole crowd step (steering, avoidance and the move) while all
-    // are under way.
-    let mut step_all: Vec<f64> = (0..laps[0].len())
+    // are under way, and each stage of it.
+    let all_frames: Vec<usize> = (0..frames_timed)
         .filter(|&frame| under_way.get(frame) == Some(&units.len()))
-        .map(|frame| laps[0][frame] + laps[1][frame] + laps[2][frame])
         .collect();
-    step_all.sort_by(f64::total_cmp);
+    let median_over_all = |value: &dyn Fn(usize) -> f64| {
+        let mut values: Vec<f64> = all_frames.iter().map(|&frame| value(frame)).collect();
+        values.sort_by(f64::total_cmp);
+        percentile(&values, 50.0)
+    };
+    let stage_medians: Vec<String> = STAGES
+        .iter()
+        .zip(&stages)
+        .map(|(name, stage)| format!("{name} {:.3}", median_over_all(&|frame| stage[frame])))
+        .collect();
+    println!(
+        "stages, median ms over the frames all are under way: {}",
+        stage_medians.join(", ")
+    );
+    let step_all = median_over_all(&|frame| stages.iter().map(|s| s[frame]).sum());
     let arrived_at: Vec<u32> = arrivals.iter().flatten().copied().collect();
     let mean_arrival =
         arrived_at.iter().map(|&f| f as f64).sum::<f64>() / arrived_at.len().max(1) as f64;
@@ -646,7 +684,7 @@ fn main() -> ExitCode {
         percentile(&frame_ms, 99.0),
         max_overlap,
         arrived_at.iter().max().copied().unwrap_or_default(),
-        percentile(&step_all, 50.0),
+        step_all,
     );
     ExitCode::SUCCESS
 }

@@ -599,6 +599,26 @@ impl MapView<'_> {
     }
 }
 
+/// Every usable map's view, looked up once, for a pass over many units
+/// that may run on several threads (where a [`ViewCache`] cannot be
+/// shared).
+pub(crate) struct AllViews<'a> {
+    views: bevy::platform::collections::HashMap<Entity, MapView<'a>>,
+}
+
+impl<'a> AllViews<'a> {
+    pub(crate) fn new<F: QueryFilter + 'static>(maps: &'a Maps<'_, '_, F>) -> Self {
+        Self {
+            views: maps.iter().filter(|(_, view)| view.is_valid()).collect(),
+        }
+    }
+
+    /// The view of `map` if it is a map that can place cells.
+    pub(crate) fn get(&self, map: Entity) -> Option<MapView<'a>> {
+        self.views.get(&map).copied()
+    }
+}
+
 /// Views of maps, each made once: for systems that look a map up for every
 /// unit (a view inverts its map's transform when it is made).
 pub(crate) struct ViewCache<'a> {

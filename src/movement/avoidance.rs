@@ -16,12 +16,13 @@ use std::borrow::Cow;
 
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, ParallelSlice, TaskPool};
+use bevy::utils::Parallel;
 
 use super::neighbours::SpatialGrid;
 use super::passage::Passages;
 use super::{Motion, Mover, Steering, speed_of, walk_velocity};
 use crate::core::Cell;
-use crate::maps::{MapView, Maps, ViewCache};
+use crate::maps::{AllViews, MapView, Maps, ViewCache};
 use crate::pathfinding::Footprint;
 
 /// How movers avoid each other. Added with `init_resource`: a value the app
@@ -198,6 +199,7 @@ impl Crowd {
 /// closest to its preferred one that avoids its nearest neighbours and
 /// the walls near it (ORCA). Agents are taken in entity order, so the
 /// result does not depend on the order the ECS stores them in.
+#[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn avoid(
     time: Res<Time>,
     settings: Res<AvoidanceSettings>,
@@ -210,43 +212,49 @@ pub(crate) fn avoid(
     let crowd = &mut *crowd;
     crowd.agents.clear();
     crowd.contacts.clear();
-    let mut views = ViewCache::new();
-    for (entity, mover, transform, steering, mut motion, footprint, avoidance) in &mut movers {
-        let map = steering.map().or(motion.map);
-        let view = map.and_then(|map| views.get(&maps, map));
-        let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
-        let radius = body_radius(avoidance, footprint, cell);
-        let avoidance = avoidance.copied().unwrap_or_default();
-        let position = transform.translation.truncate();
-        let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
-        let agent = Agent {
-            entity,
-            map,
-            position,
-            velocity: usable(motion.velocity),
-            preferred: usable(motion.preferred),
-            radius,
-            speed: speed_of(mover),
-            avoids: settings.enabled && avoidance.enabled,
-            pushing: motion.pushing_through(),
-            heading: motion.heading,
-            held_up: motion.waiting || motion.queued,
-            idle: matches!(steering, Steering::Idle),
-            near_passage: motion.near_passage,
-            crossing: motion.claim.is_some(),
-            blocked: if settings.give_up_after > 0.0 {
-                (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
-            } else {
-                1.0
-            },
-        };
-        motion.queued = false;
-        // Until it is decided, a unit walks as it prefers.
-        motion.velocity = agent.preferred;
-        if position.is_finite() {
-            crowd.agents.push(agent);
-        }
-    }
+    // Each mover as it stands at the frame's start, gathered in parallel
+    // (sorted by entity below, so the order they come in does not count).
+    let all_views = AllViews::new(&maps);
+    let mut gathered: Parallel<Vec<Agent>> = Parallel::default();
+    movers.par_iter_mut().for_each(
+        |(entity, mover, transform, steering, mut motion, footprint, avoidance)| {
+            let map = steering.map().or(motion.map);
+            let view = map.and_then(|map| all_views.get(map));
+            let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+            let radius = body_radius(avoidance, footprint, cell);
+            let avoidance = avoidance.copied().unwrap_or_default();
+            let position = transform.translation.truncate();
+            let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
+            let agent = Agent {
+                entity,
+                map,
+                position,
+                velocity: usable(motion.velocity),
+                preferred: usable(motion.preferred),
+                radius,
+                speed: speed_of(mover),
+                avoids: settings.enabled && avoidance.enabled,
+                pushing: motion.pushing_through(),
+                heading: motion.heading,
+                held_up: motion.waiting || motion.queued,
+                idle: matches!(steering, Steering::Idle),
+                near_passage: motion.near_passage,
+                crossing: motion.claim.is_some(),
+                blocked: if settings.give_up_after > 0.0 {
+                    (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
+                } else {
+                    1.0
+                },
+            };
+            motion.queued = false;
+            // Until it is decided, a unit walks as it prefers.
+            motion.velocity = agent.preferred;
+            if position.is_finite() {
+                gathered.scope(|agents| agents.push(agent));
+            }
+        },
+    );
+    crowd.agents.extend(gathered.drain());
     let horizon = settings.time_horizon;
     let usable_time = seconds > 0.0 && horizon > 0.0 && horizon.is_finite();
     if !settings.enabled || !usable_time {
@@ -268,7 +276,7 @@ pub(crate) fn avoid(
     let mut map_views = HashMap::new();
     for agent in &crowd.agents {
         if let Some(map) = agent.map
-            && let Some(view) = views.get(&maps, map)
+            && let Some(view) = all_views.get(map)
         {
             map_views.insert(map, view);
         }
@@ -321,33 +329,35 @@ pub(crate) fn avoid(
     crowd
         .planned
         .extend(crowd.agents.iter().map(|a| a.preferred));
-    let mut queued_units = Vec::new();
+    let mut queued = vec![false; crowd.agents.len()];
     for chunk in plans {
-        for (i, velocity, queued) in chunk.plans {
+        for (i, velocity, is_queued) in chunk.plans {
             if let Some(velocity) = velocity {
                 crowd.planned[i] = velocity;
             }
-            if queued {
-                queued_units.push(crowd.agents[i].entity);
-            }
+            queued[i] = is_queued;
         }
         crowd.contacts.extend(chunk.contacts);
     }
     crowd.contacts.sort_unstable();
     crowd.contacts.dedup();
     keep_gaps(crowd, seconds);
-    for (agent, velocity) in crowd.agents.iter().zip(&crowd.planned) {
-        if agent.avoids
-            && let Ok((.., mut motion, _, _)) = movers.get_mut(agent.entity)
-        {
-            motion.velocity = *velocity;
-        }
-    }
-    for unit in queued_units {
-        if let Ok((.., mut motion, _, _)) = movers.get_mut(unit) {
-            motion.queued = true;
-        }
-    }
+    // Each mover takes its velocity (in parallel): the agents are sorted
+    // by entity.
+    let (agents, planned) = (&crowd.agents, &crowd.planned);
+    movers
+        .par_iter_mut()
+        .for_each(|(entity, .., mut motion, _, _)| {
+            let Ok(i) = agents.binary_search_by_key(&entity, |a| a.entity) else {
+                return;
+            };
+            if agents[i].avoids {
+                motion.velocity = planned[i];
+            }
+            if queued[i] {
+                motion.queued = true;
+            }
+        });
 }
 
 /// Units planned in one task, at least.
@@ -668,6 +678,7 @@ type Bodies<'w, 's> = Query<
 /// as Detour's crowds do after integration. Only the pairs [`avoid`] found
 /// close enough to touch this frame are looked at. A unit that does not
 /// avoid is not pushed; the others make way for it.
+#[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn separate(
     settings: Res<AvoidanceSettings>,
     mut bodies: Bodies,

@@ -26,6 +26,7 @@ mod route;
 use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
+use bevy::utils::Parallel;
 
 pub use avoidance::{Avoidance, AvoidanceSettings};
 pub use route::{Route, SharedWaypoints};
@@ -34,7 +35,7 @@ use bevy::ecs::entity::EntityHashMap;
 use bevy::platform::collections::HashSet;
 
 use crate::core::{Cell, GridChanges};
-use crate::maps::{MapView, Maps, ViewCache};
+use crate::maps::{AllViews, MapView, Maps, ViewCache};
 use crate::pathfinding::{
     Footprint, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
 };
@@ -166,6 +167,34 @@ pub struct UnitArrived {
     pub entity: Entity,
 }
 
+/// The stages of the crowd step, in the order each frame runs them, each
+/// a pass over every mover: nested in [`FrontierSystems::Steering`],
+/// [`FrontierSystems::Avoidance`] and [`FrontierSystems::Move`]. Order a
+/// system of your own around one stage, for example
+/// `.after(CrowdSystems::Avoid).before(CrowdSystems::Walk)` to change the
+/// velocities avoidance chose before units walk them.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CrowdSystems {
+    /// Orders: new requests start instinct, new paths are joined, paths and
+    /// routes a map change cut are asked for again.
+    Orders,
+    /// Each mover's preferred velocity: toward its next corner, its goal on
+    /// instinct, or its rest place when it stands (in parallel; standing
+    /// units without a place take one after, one by one).
+    Prefer,
+    /// Turns at one-lane passages ([`passage`]): units whose side it is
+    /// not wait.
+    Turns,
+    /// Local avoidance ([`avoidance`]): ORCA's velocities, planned in
+    /// parallel, and the gaps kept between the pairs that may touch.
+    Avoid,
+    /// Every mover walks its velocity on the grid (in parallel), then, one
+    /// by one, arrivals, rest places and units blocked too long.
+    Walk,
+    /// Bodies still touching are pushed apart.
+    Separate,
+}
+
 /// Moves [`Mover`]s: instinct while the search runs, path following,
 /// re-planning and arrival.
 ///
@@ -186,6 +215,8 @@ pub struct UnitArrived {
 ///   its velocity × delta time on the grid; arrival, rest places, and a
 ///   unit blocked too long pushes through) and `separate` (bodies still
 ///   touching are pushed apart).
+///
+/// Each runs in its stage of [`CrowdSystems`], nested in those sets.
 ///
 /// An observer stops a unit whose `PathRequest` is removed.
 pub struct MovementPlugin {
@@ -227,6 +258,22 @@ impl Plugin for MovementPlugin {
             .init_resource::<passage::Passages>()
             .init_resource::<avoidance::Crowd>()
             .add_message::<UnitArrived>()
+            .configure_sets(
+                self.schedule,
+                (
+                    (
+                        CrowdSystems::Orders,
+                        CrowdSystems::Prefer,
+                        CrowdSystems::Turns,
+                    )
+                        .chain()
+                        .in_set(FrontierSystems::Steering),
+                    CrowdSystems::Avoid.in_set(FrontierSystems::Avoidance),
+                    (CrowdSystems::Walk, CrowdSystems::Separate)
+                        .chain()
+                        .in_set(FrontierSystems::Move),
+                ),
+            )
             .add_systems(
                 self.schedule,
                 (
@@ -235,15 +282,14 @@ impl Plugin for MovementPlugin {
                         adopt_paths,
                         replan_cut_paths,
                         replan_cut_routes,
-                        prefer,
-                        passage::take_turns,
                     )
                         .chain()
-                        .in_set(FrontierSystems::Steering),
-                    avoidance::avoid.in_set(FrontierSystems::Avoidance),
-                    (move_units, avoidance::separate)
-                        .chain()
-                        .in_set(FrontierSystems::Move),
+                        .in_set(CrowdSystems::Orders),
+                    prefer.in_set(CrowdSystems::Prefer),
+                    passage::take_turns.in_set(CrowdSystems::Turns),
+                    avoidance::avoid.in_set(CrowdSystems::Avoid),
+                    move_units.in_set(CrowdSystems::Walk),
+                    avoidance::separate.in_set(CrowdSystems::Separate),
                 ),
             )
             .add_observer(stop_on_cancel);
@@ -259,6 +305,7 @@ fn goal_position(request: &PathRequest, view: &MapView) -> Option<Vec2> {
 }
 
 #[allow(clippy::type_complexity)]
+#[inline(never)] // named in profiles: one entry per crowd-step system
 fn begin_orders(
     mut commands: Commands,
     mut orders: Query<(Entity, &PathRequest, &mut Steering), (With<Mover>, Changed<PathRequest>)>,
@@ -309,6 +356,7 @@ pub(crate) struct OnProvisionalPath;
 /// provisional path switches to the real one where it can see it ahead,
 /// and keeps to the provisional one rather than turn back for it.
 #[allow(clippy::type_complexity)]
+#[inline(never)] // named in profiles: one entry per crowd-step system
 fn adopt_paths(
     mut units: Query<
         (
@@ -475,6 +523,7 @@ type PathFollowers<'w, 's> = Query<
 /// stands (off which avoidance may have pushed it) is
 /// [`replan_cut_routes`]' to test, against the edits since the route was
 /// planned.
+#[inline(never)] // named in profiles: one entry per crowd-step system
 fn replan_cut_paths(mut units: PathFollowers, maps: MapsBesideUnits) {
     for (result, mut request, mut steering, footprint) in &mut units {
         if !result.invalidated || !result.is_changed() {
@@ -542,6 +591,7 @@ type Followers<'w, 's> = Query<
 /// route takes across cells its path did not cross. Only legs near a
 /// changed cell are looked at, and a route only against the edits made
 /// after it was planned.
+#[inline(never)] // named in profiles: one entry per crowd-step system
 fn replan_cut_routes(
     mut commands: Commands,
     mut units: Followers,
@@ -795,6 +845,7 @@ type Preferring<'w, 's> = Query<
 /// corner goes on to the next as soon as it sees it; a standing unit takes
 /// a rest place (the nearest free cell, when another rests where it
 /// stands) and is drawn back to it.
+#[inline(never)] // named in profiles: one entry per crowd-step system
 fn prefer(
     time: Res<Time>,
     mut units: Preferring,
@@ -806,81 +857,107 @@ fn prefer(
         places.release(unit);
     }
     let seconds = time.delta_secs();
+    let all_views = AllViews::new(&maps);
+    let first_map = maps.find(None).ok().map(|(map, _)| map);
+    // Every unit on its own (in parallel); units that left their rest
+    // place give it up, and standing units without one take one, after,
+    // unit by unit.
+    let mut moving_off: Parallel<Vec<Entity>> = Parallel::default();
+    let mut to_settle: Parallel<Vec<Entity>> = Parallel::default();
+    units.par_iter_mut().for_each(
+        |(unit, mover, transform, mut steering, mut motion, footprint)| {
+            if let Some(map) = steering.map() {
+                motion.map = Some(map);
+            } else if motion.map.is_none() {
+                motion.map = first_map;
+            }
+            let view = motion
+                .map
+                .and_then(|map| all_views.get(map))
+                .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
+            let (speed, position) = (speed_of(mover), transform.translation.truncate());
+            motion.preferred = match &mut *steering {
+                Steering::Idle => match (view, motion.rest) {
+                    (Some(_), Some(rest)) => toward(position, rest, speed, seconds),
+                    (Some(_), None) if motion.map.is_some() => {
+                        to_settle.scope(|units| units.push(unit));
+                        Vec2::ZERO
+                    }
+                    _ => Vec2::ZERO,
+                },
+                Steering::Instinct { goal, .. } => {
+                    moving_off.scope(|units| units.push(unit));
+                    motion.rest = None;
+                    toward(position, *goal, speed, seconds)
+                }
+                Steering::Following { route, .. } => {
+                    // Every order starts on instinct, which gave up the
+                    // old rest place; what it holds now is the end it
+                    // walks to.
+                    motion.rest = None;
+                    if let Some(view) = &view {
+                        pass_reached_corners(view, route, position);
+                    }
+                    match route.next_waypoint() {
+                        Some(next) => toward(position, next, speed, seconds),
+                        None => Vec2::ZERO,
+                    }
+                }
+            };
+        },
+    );
+    for unit in moving_off.drain() {
+        places.release(unit);
+    }
+    let mut to_settle: Vec<Entity> = to_settle.drain().collect();
+    if to_settle.is_empty() {
+        return;
+    }
+    to_settle.sort_unstable();
     let mut views = ViewCache::new();
-    for (unit, mover, transform, mut steering, mut motion, footprint) in &mut units {
-        let speed = speed_of(mover);
-        let position = transform.translation.truncate();
-        if let Some(map) = steering.map() {
-            motion.map = Some(map);
-        } else if motion.map.is_none() {
-            motion.map = maps.find(None).ok().map(|(map, _)| map);
+    for (unit, mover, transform, _, mut motion, footprint) in &mut units {
+        if to_settle.binary_search(&unit).is_err() {
+            continue;
         }
-        let view = motion
-            .map
-            .and_then(|map| views.get(&maps, map))
-            .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
-        motion.preferred = match &mut *steering {
-            Steering::Idle => {
-                let (Some(view), Some(map)) = (view, motion.map) else {
-                    motion.preferred = Vec2::ZERO;
-                    continue;
-                };
-                let rest = match motion.rest {
-                    Some(rest) => rest,
-                    None => {
-                        let rest = places.settle(unit, map, &view, position);
-                        motion.rest = Some(rest);
-                        rest
-                    }
-                };
-                toward(position, rest, speed, seconds)
-            }
-            Steering::Instinct { goal, .. } => {
-                places.release(unit);
-                motion.rest = None;
-                toward(position, *goal, speed, seconds)
-            }
-            Steering::Following { route, .. } => {
-                // Every order starts on instinct, which gave up the old
-                // rest place; what it holds now is the end it walks to.
-                motion.rest = None;
-                if let Some(view) = &view {
-                    let cell = view.layout.cell_size.abs().min_element();
-                    while let Some(next) = route.next_waypoint() {
-                        let near = position.distance(next);
-                        let after = route.remaining().nth(1);
-                        // Within a hair of a corner counts as there: in a
-                        // crowd, others may keep a unit off the exact point
-                        // (and it would block theirs).
-                        // Pushed near it, or past it towards the next one,
-                        // with the next one in sight: on to the next.
-                        // The way on to the one after may cross no ground
-                        // dearer than the two corners' (the route went
-                        // round what is dearer).
-                        let cost = |at: Vec2| {
-                            view.cell_at(at)
-                                .and_then(|c| view.class().cost(c))
-                                .unwrap_or(0)
-                        };
-                        let reached = near <= REACHED * cell
-                            || after.is_some_and(|after| {
-                                let past = (position - next).dot(after - next) > 0.0;
-                                let dearest = cost(next).max(cost(after));
-                                (near <= SKIP_NEAR * cell || past)
-                                    && view.segment_clear_within(position, after, dearest)
-                            });
-                        if !reached || after.is_none() {
-                            break;
-                        }
-                        route.advance();
-                    }
-                }
-                match route.next_waypoint() {
-                    Some(next) => toward(position, next, speed, seconds),
-                    None => Vec2::ZERO,
-                }
-            }
+        let (Some(map), position) = (motion.map, transform.translation.truncate()) else {
+            continue;
         };
+        let Some(view) = views.get(&maps, map) else {
+            continue;
+        };
+        let view = view.for_size(footprint.map_or(1, |f| f.0));
+        let rest = places.settle(unit, map, &view, position);
+        motion.rest = Some(rest);
+        motion.preferred = toward(position, rest, speed_of(mover), seconds);
+    }
+}
+
+/// A unit following `route` at `position` passes the corners it has as
+/// good as reached: within a hair of one (in a crowd, others may keep it
+/// off the exact point, and it would block theirs), or pushed near it or
+/// past it towards the next one, with the next one in sight over ground no
+/// dearer than the two corners' (the route went round what is dearer).
+fn pass_reached_corners(view: &MapView, route: &mut Route, position: Vec2) {
+    let cell = view.layout.cell_size.abs().min_element();
+    let cost = |at: Vec2| {
+        view.cell_at(at)
+            .and_then(|c| view.class().cost(c))
+            .unwrap_or(0)
+    };
+    while let Some(next) = route.next_waypoint() {
+        let near = position.distance(next);
+        let after = route.remaining().nth(1);
+        let reached = near <= REACHED * cell
+            || after.is_some_and(|after| {
+                let past = (position - next).dot(after - next) > 0.0;
+                let dearest = cost(next).max(cost(after));
+                (near <= SKIP_NEAR * cell || past)
+                    && view.segment_clear_within(position, after, dearest)
+            });
+        if !reached || after.is_none() {
+            break;
+        }
+        route.advance();
     }
 }
 
@@ -913,6 +990,7 @@ type Moving<'w, 's> = Query<
 /// route left per cell of its footprint's side, it rests where it stands
 /// instead.
 #[allow(clippy::too_many_arguments)]
+#[inline(never)] // named in profiles: one entry per crowd-step system
 fn move_units(
     time: Res<Time>,
     mut commands: Commands,
@@ -924,10 +1002,63 @@ fn move_units(
     mut arrivals: MessageWriter<UnitArrived>,
 ) {
     let seconds = time.delta_secs();
+    if seconds <= 0.0 {
+        return;
+    }
+    // First every unit walks, each alone on the grid (in parallel: it
+    // reads the maps and the passages and writes only itself); then, unit
+    // by unit in the query's order, what touches the others: rest places,
+    // arrivals, asking again.
+    let all_views = AllViews::new(&maps);
+    let mut walked: Parallel<Vec<Walked>> = Parallel::default();
+    units.par_iter_mut().for_each(
+        |(unit, mover, _, mut transform, mut steering, motion, footprint)| {
+            let Some((map, view)) = steering
+                .map()
+                .or(motion.map)
+                .and_then(|map| Some((map, all_views.get(map)?)))
+            else {
+                return;
+            };
+            let view = view.for_size(footprint.map_or(1, |f| f.0));
+            let speed = speed_of(mover);
+            if !(speed * seconds).is_finite() {
+                return;
+            }
+            let start = transform.translation.truncate();
+            let (to, blocked) = walk(&view, &mut steering, &motion, start, speed, seconds);
+            // No unit steps into a passage without a claim on it: a unit
+            // is in a passage only in its turn.
+            let stopped = if motion.claim.is_none() {
+                passages.stop_outside(map, &view, start, to)
+            } else {
+                to
+            };
+            transform.translation = stopped.extend(transform.translation.z);
+            walked.scope(|w| {
+                w.push(Walked {
+                    unit,
+                    start,
+                    to,
+                    blocked,
+                })
+            });
+        },
+    );
+    let mut walked: Vec<Walked> = walked.drain().collect();
+    walked.sort_unstable_by_key(|w| w.unit);
     let mut views = ViewCache::new();
-    for (unit, mover, mut request, mut transform, mut steering, mut motion, footprint) in &mut units
-    {
-        let Some((map, view)) = steering
+    for (unit, mover, mut request, transform, mut steering, mut motion, footprint) in &mut units {
+        let Ok(at) = walked.binary_search_by_key(&unit, |w| w.unit) else {
+            continue;
+        };
+        let Walked {
+            start,
+            to: walked_to,
+            blocked,
+            ..
+        } = walked[at];
+        let Some((_, view)) = steering
             .map()
             .or(motion.map)
             .and_then(|map| Some((map, views.get(&maps, map)?)))
@@ -935,108 +1066,55 @@ fn move_units(
             continue;
         };
         let view = view.for_size(footprint.map_or(1, |f| f.0));
-        let speed = speed_of(mover);
-        let budget = speed * seconds;
-        let frame_passed = seconds > 0.0;
-        if !budget.is_finite() || !frame_passed {
-            continue;
-        }
+        let budget = speed_of(mover) * seconds;
         let cell = view.layout.cell_size.abs().min_element();
-        let start = transform.translation.truncate();
-        let mut position = start;
-        let velocity = motion.velocity;
-        // Avoidance left the unit alone: it walks its own way exactly.
-        let own_way = velocity.distance(motion.preferred) <= 1e-5 * speed.max(1.0);
         let mut arrived = false;
-        match &mut *steering {
-            Steering::Idle => {
-                walk_velocity(&view, &mut position, velocity, seconds);
+        if matches!(*steering, Steering::Following { .. }) {
+            // A wall went up on the path: walk on instinct while a new
+            // path is found.
+            if blocked
+                && let Some((goal, map)) = wait_for_new_path(&mut steering, Meanwhile::Instinct)
+            {
+                ask_again(&mut commands, unit, &mut request, goal, map);
             }
-            Steering::Instinct { goal, .. } => {
-                if own_way {
-                    walk_instinct(&view, &mut position, *goal, budget);
-                } else {
-                    walk_velocity(&view, &mut position, velocity, seconds);
-                }
+            // Near an end another unit rests on: the nearest free cell
+            // becomes the end (held at once, so no other takes it).
+            if let Steering::Following { route, map, .. } = &mut *steering
+                && route.len() == 1
+                && let Some(end) = route.next_waypoint()
+                && walked_to.distance(end) < NEAR_THE_END * cell
+                && places.taken(unit, *map, &view, end)
+            {
+                let place = places.settle(unit, *map, &view, end);
+                *route = Route::new(vec![place]);
             }
-            Steering::Following { route, .. } => {
-                if own_way {
-                    let mut left = budget;
-                    let mut blocked = false;
-                    while left > 0.0 && !blocked {
-                        let Some(target) = route.next_waypoint() else {
-                            break;
-                        };
-                        let walked = view.walk_straight(&mut position, target, left);
-                        left -= walked;
-                        if position == target {
-                            route.advance();
-                        } else if left > 0.0 {
-                            blocked = true;
-                        }
-                    }
-                    // A wall went up on the path: walk on instinct while
-                    // a new path is found.
-                    if blocked
-                        && let Some((goal, map)) =
-                            wait_for_new_path(&mut steering, Meanwhile::Instinct)
-                    {
-                        ask_again(&mut commands, unit, &mut request, goal, map);
-                    }
-                } else {
-                    walk_velocity(&view, &mut position, velocity, seconds);
-                    if route.len() == 1
-                        && route
-                            .next_waypoint()
-                            .is_some_and(|end| position.distance(end) <= REACHED * cell)
-                    {
-                        route.advance();
-                    }
-                }
-                // Near an end another unit rests on: the nearest free cell
-                // becomes the end (held at once, so no other takes it).
-                if let Steering::Following { route, map, .. } = &mut *steering
-                    && route.len() == 1
-                    && let Some(end) = route.next_waypoint()
-                    && position.distance(end) < NEAR_THE_END * cell
-                    && places.taken(unit, *map, &view, end)
-                {
-                    let place = places.settle(unit, *map, &view, end);
-                    *route = Route::new(vec![place]);
-                }
-                if let Steering::Following { route, goal, map } = &*steering
-                    && route.is_empty()
-                    && route.ends_short()
-                {
-                    // The end of a quick route's first stretch: on by
-                    // instinct until the rest comes.
-                    *steering = Steering::Instinct {
-                        goal: *goal,
-                        map: *map,
-                    };
-                } else if let Steering::Following { route, map, .. } = &mut *steering
-                    && route.is_empty()
-                {
-                    // The end: rest here, or walk on to the nearest free
-                    // cell if another unit rests here.
-                    arrived = rest_or_walk_on(
-                        &mut places,
-                        unit,
-                        *map,
-                        &view,
-                        position,
-                        route,
-                        &mut motion,
-                    );
-                }
+            if let Steering::Following { route, goal, map } = &*steering
+                && route.is_empty()
+                && route.ends_short()
+            {
+                // The end of a quick route's first stretch: on by
+                // instinct until the rest comes.
+                *steering = Steering::Instinct {
+                    goal: *goal,
+                    map: *map,
+                };
+            } else if let Steering::Following { route, map, .. } = &mut *steering
+                && route.is_empty()
+            {
+                // The end: rest here, or walk on to the nearest free
+                // cell if another unit rests here.
+                arrived = rest_or_walk_on(
+                    &mut places,
+                    unit,
+                    *map,
+                    &view,
+                    walked_to,
+                    route,
+                    &mut motion,
+                );
             }
         }
-        // No unit steps into a passage without a claim on it: a unit is
-        // in a passage only in its turn.
-        if motion.claim.is_none() {
-            position = passages.stop_outside(map, &view, start, position);
-        }
-        transform.translation = position.extend(transform.translation.z);
+        let position = transform.translation.truncate();
         motion.velocity = (position - start) / seconds;
         // A standing unit pushed off its rest place and kept off it, and a
         // moving one blocked by others: both make no headway.
@@ -1116,6 +1194,77 @@ fn move_units(
             commands.trigger(event);
         }
     }
+}
+
+/// Where one unit's walk this frame took it, as `move_units` settles it.
+struct Walked {
+    unit: Entity,
+    /// Where it stood.
+    start: Vec2,
+    /// Where its walk ended (before it was stopped outside a passage it
+    /// has no claim on).
+    to: Vec2,
+    /// Its route's way on is blocked by a wall.
+    blocked: bool,
+}
+
+/// Walks a unit at `start` (at `speed`) its velocity for the frame, on the grid: one
+/// avoidance left alone walks its own way exactly (instinct slides along
+/// walls, a route is followed corner to corner, passing the corners it
+/// reaches); one avoidance moved walks the velocity it was given, sliding
+/// along walls. Where it ends, and whether a wall blocks its route.
+fn walk(
+    view: &MapView,
+    steering: &mut Steering,
+    motion: &Motion,
+    start: Vec2,
+    speed: f32,
+    seconds: f32,
+) -> (Vec2, bool) {
+    let mut position = start;
+    let velocity = motion.velocity;
+    let budget = speed * seconds;
+    let cell = view.layout.cell_size.abs().min_element();
+    // Avoidance left the unit alone: it walks its own way exactly.
+    let own_way = velocity.distance(motion.preferred) <= 1e-5 * speed.max(1.0);
+    let mut blocked = false;
+    match steering {
+        Steering::Idle => walk_velocity(view, &mut position, velocity, seconds),
+        Steering::Instinct { goal, .. } => {
+            if own_way {
+                walk_instinct(view, &mut position, *goal, budget);
+            } else {
+                walk_velocity(view, &mut position, velocity, seconds);
+            }
+        }
+        Steering::Following { route, .. } => {
+            if own_way {
+                let mut left = budget;
+                while left > 0.0 && !blocked {
+                    let Some(target) = route.next_waypoint() else {
+                        break;
+                    };
+                    let walked = view.walk_straight(&mut position, target, left);
+                    left -= walked;
+                    if position == target {
+                        route.advance();
+                    } else if left > 0.0 {
+                        blocked = true;
+                    }
+                }
+            } else {
+                walk_velocity(view, &mut position, velocity, seconds);
+                if route.len() == 1
+                    && route
+                        .next_waypoint()
+                        .is_some_and(|end| position.distance(end) <= REACHED * cell)
+                {
+                    route.advance();
+                }
+            }
+        }
+    }
+    (position, blocked)
 }
 
 /// Whether a unit at `position` cannot walk `route` on as it stands: its
