@@ -77,9 +77,25 @@ use bevy::prelude::*;
 /// Every bevy_frontier plugin, in one schedule: the schedule's sets and
 /// budget ([`FrontierSchedulePlugin`](schedule::FrontierSchedulePlugin)),
 /// [`PathfindingPlugin`](pathfinding::PathfindingPlugin),
-/// [`MovementPlugin`](movement::MovementPlugin),
-/// [`GroupsPlugin`](groups::GroupsPlugin) and, with the `tilemap` feature,
-/// `tilemap::TilemapNavPlugin`.
+/// [`MovementPlugin`](movement::MovementPlugin) with
+/// [`PassagesPlugin`](movement::PassagesPlugin) (turns at one-lane
+/// passages) and [`AvoidancePlugin`](movement::AvoidancePlugin) (bodies:
+/// avoidance and separation), [`GroupsPlugin`](groups::GroupsPlugin) and,
+/// with the `tilemap` feature, `tilemap::TilemapNavPlugin`. Any of them can
+/// be switched off with `build().disable::<…>()`: a game with physics of
+/// its own keeps paths and the velocities units would like, without
+/// avoidance:
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::movement::AvoidancePlugin;
+/// use bevy_frontier::prelude::*;
+///
+/// App::new().add_plugins((
+///     MinimalPlugins,
+///     FrontierPlugins::default().build().disable::<AvoidancePlugin>(),
+/// ));
+/// ```
 ///
 /// The schedule defaults to `Update`; a lockstep game passes its own, and
 /// every plugin of the group runs there in the same order:
@@ -116,6 +132,8 @@ impl PluginGroup for FrontierPlugins {
             .add(schedule::FrontierSchedulePlugin { schedule })
             .add(pathfinding::PathfindingPlugin { schedule })
             .add(movement::MovementPlugin { schedule })
+            .add(movement::PassagesPlugin { schedule })
+            .add(movement::AvoidancePlugin { schedule })
             .add(groups::GroupsPlugin { schedule });
         #[cfg(feature = "tilemap")]
         let group = group.add(tilemap::TilemapNavPlugin { schedule });

@@ -199,24 +199,25 @@ pub enum CrowdSystems {
 /// re-planning and arrival.
 ///
 /// # Systems
-/// - In [`FrontierSystems::Steering`], chained: `begin_orders` (new
-///   requests start instinct at once), `adopt_paths` (new results are
-///   joined at the furthest visible waypoint), `replan_cut_paths` (paths a
-///   map change cut are asked for again), `replan_cut_routes` (so are
-///   routes, group members' too, whose legs still to walk a cell changed
-///   since the last frame now blocks), `prefer` (each unit's
-///   [`Motion::preferred`] velocity; standing units take their rest place)
-///   and `take_turns` ([`passage`]: units take turns at passages one unit
-///   wide).
-/// - In [`FrontierSystems::Avoidance`]: `avoid` ([`avoidance`]: ORCA turns
-///   preferred velocities into ones that do not collide, and no pair closes
-///   by more than its gap).
-/// - In [`FrontierSystems::Move`], chained: `move_units` (walks each unit
-///   its velocity × delta time on the grid; arrival, rest places, and a
-///   unit blocked too long pushes through) and `separate` (bodies still
-///   touching are pushed apart).
+/// Each in its stage of [`CrowdSystems`]:
+/// - [`CrowdSystems::Orders`], chained: `begin_orders` (new requests start
+///   instinct at once), `adopt_paths` (new results are joined at the
+///   furthest visible waypoint), `replan_cut_paths` (paths a map change cut
+///   are asked for again), `replan_cut_routes` (so are routes, group
+///   members' too, whose legs still to walk a cell changed since the last
+///   frame now blocks).
+/// - [`CrowdSystems::Prefer`]: `prefer` (each unit's [`Motion::preferred`]
+///   velocity; standing units take their rest place).
+/// - [`CrowdSystems::Walk`]: `move_units` (walks each unit its velocity ×
+///   delta time on the grid; arrival, rest places, and a unit blocked too
+///   long pushes through).
 ///
-/// Each runs in its stage of [`CrowdSystems`], nested in those sets.
+/// [`PassagesPlugin`] adds `take_turns` in [`CrowdSystems::Turns`], and
+/// [`AvoidancePlugin`] adds `avoid` and `separate` in
+/// [`CrowdSystems::Avoid`] and [`CrowdSystems::Separate`]; without
+/// [`AvoidancePlugin`], `walk_as_preferred` in [`CrowdSystems::Avoid`] has
+/// every unit walk the velocity it would like. Add them too, or use
+/// [`FrontierPlugins`](crate::FrontierPlugins), which holds all three.
 ///
 /// An observer stops a unit whose `PathRequest` is removed.
 pub struct MovementPlugin {
@@ -256,7 +257,6 @@ impl Plugin for MovementPlugin {
             .init_resource::<RestingPlaces>()
             .init_resource::<RouteChecks>()
             .init_resource::<passage::Passages>()
-            .init_resource::<avoidance::Crowd>()
             .add_message::<UnitArrived>()
             .configure_sets(
                 self.schedule,
@@ -286,14 +286,99 @@ impl Plugin for MovementPlugin {
                         .chain()
                         .in_set(CrowdSystems::Orders),
                     prefer.in_set(CrowdSystems::Prefer),
-                    passage::take_turns.in_set(CrowdSystems::Turns),
-                    avoidance::avoid.in_set(CrowdSystems::Avoid),
+                    // Without avoidance, nothing turns the velocity a unit
+                    // would like into the one it walks: it walks the one
+                    // it would like.
+                    walk_as_preferred
+                        .run_if(not(resource_exists::<avoidance::Crowd>))
+                        .in_set(CrowdSystems::Avoid),
                     move_units.in_set(CrowdSystems::Walk),
-                    avoidance::separate.in_set(CrowdSystems::Separate),
                 ),
             )
             .add_observer(stop_on_cancel);
     }
+}
+
+/// Bodies in a crowd: local avoidance (ORCA, [`avoidance`]) in
+/// [`CrowdSystems::Avoid`] and the separation of bodies still touching in
+/// [`CrowdSystems::Separate`]. Part of [`FrontierPlugins`]; a game with
+/// physics of its own switches it off
+/// (`FrontierPlugins::default().build().disable::<AvoidancePlugin>()`): its
+/// movers then walk the velocity their steering would like
+/// ([`Motion::preferred`]), through each other, and the game may change
+/// [`Motion::velocity`] between [`CrowdSystems::Avoid`] and
+/// [`CrowdSystems::Walk`].
+///
+/// [`FrontierPlugins`]: crate::FrontierPlugins
+pub struct AvoidancePlugin {
+    /// The schedule to run in; the one `MovementPlugin` runs in.
+    pub schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl Default for AvoidancePlugin {
+    fn default() -> Self {
+        Self {
+            schedule: Update.intern(),
+        }
+    }
+}
+
+impl Plugin for AvoidancePlugin {
+    fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<MovementPlugin>() {
+            app.add_plugins(MovementPlugin {
+                schedule: self.schedule,
+            });
+        }
+        app.init_resource::<avoidance::Crowd>().add_systems(
+            self.schedule,
+            (
+                avoidance::avoid.in_set(CrowdSystems::Avoid),
+                avoidance::separate.in_set(CrowdSystems::Separate),
+            ),
+        );
+    }
+}
+
+/// Turns at one-lane passages ([`passage`]) in [`CrowdSystems::Turns`]:
+/// units going opposite ways take turns at a bridge one unit wide instead
+/// of meeting on it. Part of [`FrontierPlugins`]; switched off, units meet
+/// in passages and push through each other.
+///
+/// [`FrontierPlugins`]: crate::FrontierPlugins
+pub struct PassagesPlugin {
+    /// The schedule to run in; the one `MovementPlugin` runs in.
+    pub schedule: Interned<dyn ScheduleLabel>,
+}
+
+impl Default for PassagesPlugin {
+    fn default() -> Self {
+        Self {
+            schedule: Update.intern(),
+        }
+    }
+}
+
+impl Plugin for PassagesPlugin {
+    fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<MovementPlugin>() {
+            app.add_plugins(MovementPlugin {
+                schedule: self.schedule,
+            });
+        }
+        app.add_systems(
+            self.schedule,
+            passage::take_turns.in_set(CrowdSystems::Turns),
+        );
+    }
+}
+
+/// [`CrowdSystems::Avoid`] without [`AvoidancePlugin`]: every mover walks
+/// the velocity it would like.
+fn walk_as_preferred(mut units: Query<&mut Motion, With<Mover>>) {
+    units.par_iter_mut().for_each(|mut motion| {
+        motion.velocity = motion.preferred;
+    });
 }
 
 /// The world position a request points at.

@@ -234,3 +234,59 @@ fn the_same_crowd_moves_the_same_way_every_run() {
     };
     assert_eq!(run(), run());
 }
+
+/// A game with physics of its own switches bodies off: without
+/// `AvoidancePlugin`, units walk the velocity their steering would like,
+/// through each other, and still arrive; and the velocity a game sets
+/// between `CrowdSystems::Avoid` and `CrowdSystems::Walk` is the one walked.
+#[test]
+fn a_game_without_the_avoidance_plugin_gets_preferred_velocities_and_drives_them() {
+    use bevy::time::TimeUpdateStrategy;
+    use bevy_frontier::movement::{AvoidancePlugin, CrowdSystems, Motion};
+    use std::time::Duration;
+
+    let plugins = || {
+        FrontierPlugins::default()
+            .build()
+            .disable::<AvoidancePlugin>()
+    };
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, plugins()))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+            50,
+        )));
+    spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+    let units = head_on(&mut app, 1);
+    let (closest, arrived) = closest_approach(&mut app, &units, 2_000);
+    assert!(arrived);
+    assert!(closest < 0.1, "they walked through each other: {closest}");
+
+    // The game's own physics: every unit walks half as fast as it would
+    // like.
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, plugins()))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
+            50,
+        )))
+        .add_systems(
+            Update,
+            (|mut units: Query<&mut Motion>| {
+                for mut motion in &mut units {
+                    motion.velocity = motion.preferred * 0.5;
+                }
+            })
+            .after(CrowdSystems::Avoid)
+            .before(CrowdSystems::Walk),
+        );
+    spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+    let unit = spawn_mover(&mut app, Cell::new(5, 5), 4.0);
+    app.world_mut()
+        .entity_mut(unit)
+        .insert(PathRequest::new(Vec2::new(35.0, 5.0)));
+    for _ in 0..20 {
+        app.update();
+    }
+    // 20 frames of 50 ms at half of 4 cells a second: 2 cells, not 4.
+    let walked = position(&app, unit).x - 5.0;
+    assert!((walked - 2.0).abs() < 0.3, "walked {walked} cells");
+}
