@@ -656,6 +656,10 @@ fn on_collision_course(
 /// Rounds of pushing overlapping bodies apart after the move.
 const SEPARATION_ROUNDS: usize = 8;
 
+/// Pairs that may touch, at least, for [`separate`] to settle its groups
+/// on several threads.
+const PARALLEL_PAIRS: usize = 256;
+
 /// Movers as [`separate`] moves them.
 type Bodies<'w, 's> = Query<
     'w,
@@ -702,22 +706,115 @@ pub(crate) fn separate(
         });
         walk_views.push(view.filter(|_| crowd.positions[i].is_finite()));
     }
-    let mut moved = vec![false; crowd.agents.len()];
-    let (agents, positions) = (&crowd.agents, &mut crowd.positions);
-    // Moves body `k` by `push`; how far it went along it.
-    let mut nudge = |positions: &mut [Vec2], k: usize, push: Vec2| {
-        nudge_body(
-            walk_views[k].as_ref(),
-            &mut positions[k],
-            &agents[k],
-            &passages,
-            push,
-            &mut moved[k],
-        )
+    let count = crowd.agents.len();
+    let mut moved = vec![false; count];
+    // Pairs that share no body never meet in the rounds: each group of
+    // pairs joined by their bodies is settled alone, the groups on every
+    // thread, each exactly as if all were settled in one pass.
+    let groups = touching_groups(&crowd.contacts, count);
+    let separation = Separation {
+        agents: &crowd.agents,
+        views: &walk_views,
+        passages: &passages,
     };
-    for _ in 0..SEPARATION_ROUNDS {
+    let threads = crate::schedule::threads_for(settings.threads);
+    // Worth the threads where there is much to settle and no one group
+    // holds most of it.
+    let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
+    let spread = crowd.contacts.len() >= PARALLEL_PAIRS && 4 * largest <= 3 * crowd.contacts.len();
+    if threads <= 1 || !spread {
+        for group in &groups {
+            separation.settle(group, &mut crowd.positions, &mut moved);
+        }
+    } else {
+        let start = &crowd.positions;
+        let settled = in_chunks(&groups, threads, 1, |part| {
+            let (mut positions, mut moved) = (start.clone(), vec![false; count]);
+            let mut out = Vec::new();
+            for group in part {
+                separation.settle(group, &mut positions, &mut moved);
+                for &(i, j) in group {
+                    out.extend([i, j].map(|k| k as usize));
+                }
+            }
+            out.sort_unstable();
+            out.dedup();
+            out.into_iter()
+                .map(|k| (k, positions[k], moved[k]))
+                .collect::<Vec<_>>()
+        });
+        for (k, position, was_moved) in settled.into_iter().flatten() {
+            crowd.positions[k] = position;
+            moved[k] |= was_moved;
+        }
+    }
+    for (i, agent) in crowd.agents.iter().enumerate() {
+        if moved[i]
+            && let Ok((_, mut transform, ..)) = bodies.get_mut(agent.entity)
+        {
+            transform.translation = crowd.positions[i].extend(transform.translation.z);
+        }
+    }
+}
+
+/// The contacts in groups joined by shared bodies (union by body), each
+/// group's pairs in the contacts' order, the groups in the order of their
+/// first pair.
+fn touching_groups(contacts: &[(u32, u32)], count: usize) -> Vec<Vec<(u32, u32)>> {
+    fn root(parent: &mut [u32], mut k: u32) -> u32 {
+        while parent[k as usize] != k {
+            parent[k as usize] = parent[parent[k as usize] as usize];
+            k = parent[k as usize];
+        }
+        k
+    }
+    let mut parent: Vec<u32> = (0..count as u32).collect();
+    for &(i, j) in contacts {
+        let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+        if a != b {
+            parent[a.max(b) as usize] = a.min(b);
+        }
+    }
+    let mut group_of: HashMap<u32, usize> = HashMap::new();
+    let mut groups: Vec<Vec<(u32, u32)>> = Vec::new();
+    for &(i, j) in contacts {
+        let r = root(&mut parent, i);
+        let at = *group_of.entry(r).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[at].push((i, j));
+    }
+    groups
+}
+
+/// What [`separate`] reads while it settles a group of pairs.
+struct Separation<'a> {
+    agents: &'a [Agent],
+    views: &'a [Option<MapView<'a>>],
+    passages: &'a Passages,
+}
+
+impl Separation<'_> {
+    /// Settles `pairs` (a group no other pair shares a body with): a few
+    /// rounds over them, each unit taking its share as in avoidance, every
+    /// step checked on the grid; then a unit pushing through deeper than a
+    /// squeeze into another steps back.
+    fn settle(&self, pairs: &[(u32, u32)], positions: &mut [Vec2], moved: &mut [bool]) {
+        for _ in 0..SEPARATION_ROUNDS {
+            if !self.round(pairs, positions, moved) {
+                break;
+            }
+        }
+        self.step_back(pairs, positions, moved);
+    }
+
+    /// One round over `pairs`: each overlapping pair pushed apart, each
+    /// body its share. Whether any pair overlapped.
+    fn round(&self, pairs: &[(u32, u32)], positions: &mut [Vec2], moved: &mut [bool]) -> bool {
+        let (agents, walk_views) = (self.agents, self.views);
         let mut any = false;
-        for &(i, j) in &crowd.contacts {
+        for &(i, j) in pairs {
             let (i, j) = (i as usize, j as usize);
             let (me, other) = (&agents[i], &agents[j]);
             if walk_views[i].is_none() || walk_views[j].is_none() {
@@ -746,60 +843,95 @@ pub(crate) fn separate(
             // lets it press on. So does a unit walking into one standing
             // idle that cannot be pushed aside: it would otherwise walk
             // into its body frame after frame.
-            let parted = nudge(positions, i, away * depth * mine / total)
-                + nudge(positions, j, -away * depth * theirs / total);
+            let parted = self.nudge(
+                i,
+                &mut positions[i],
+                away * depth * mine / total,
+                &mut moved[i],
+            ) + self.nudge(
+                j,
+                &mut positions[j],
+                -away * depth * theirs / total,
+                &mut moved[j],
+            );
             let left = depth - parted - SQUEEZE * (me.radius + other.radius);
             let makes_way = me.pushing || other.pushing || me.idle || other.idle;
             if left > 1e-4 && makes_way {
-                let more = nudge(positions, i, away * left);
+                let more = self.nudge(i, &mut positions[i], away * left, &mut moved[i]);
                 if left - more > 1e-4 {
-                    nudge(positions, j, -away * (left - more));
+                    self.nudge(j, &mut positions[j], -away * (left - more), &mut moved[j]);
                 }
             }
         }
-        if !any {
-            break;
+        any
+    }
+
+    /// Pushing through never ends in another body: where the crowd behind
+    /// kept a pusher pressed on, it alone steps back to the squeeze (of two
+    /// pushing through, the one that yields).
+    fn step_back(&self, pairs: &[(u32, u32)], positions: &mut [Vec2], moved: &mut [bool]) {
+        let agents = self.agents;
+        for &(i, j) in pairs {
+            let (i, j) = (i as usize, j as usize);
+            let (me, other) = (&agents[i], &agents[j]);
+            if !me.pushing && !other.pushing {
+                continue;
+            }
+            let offset = positions[i] - positions[j];
+            let distance = offset.length();
+            let excess = me.radius + other.radius - distance - SQUEEZE * (me.radius + other.radius);
+            if excess <= 1e-4 {
+                continue;
+            }
+            let away = if distance > 1e-4 {
+                offset / distance
+            } else {
+                parting_direction(me.entity, other.entity)
+            };
+            let steps_back = if me.pushing && other.pushing {
+                yields(me, other)
+            } else {
+                me.pushing
+            };
+            let (k, push) = if steps_back {
+                (i, away * excess)
+            } else {
+                (j, -away * excess)
+            };
+            self.nudge(k, &mut positions[k], push, &mut moved[k]);
         }
     }
-    // Pushing through never ends in another body: where the crowd behind
-    // kept a pusher pressed on, it alone steps back to the squeeze (of two
-    // pushing through, the one that yields).
-    for &(i, j) in &crowd.contacts {
-        let (i, j) = (i as usize, j as usize);
-        let (me, other) = (&agents[i], &agents[j]);
-        if !me.pushing && !other.pushing {
-            continue;
-        }
-        let offset = positions[i] - positions[j];
-        let distance = offset.length();
-        let excess = me.radius + other.radius - distance - SQUEEZE * (me.radius + other.radius);
-        if excess <= 1e-4 {
-            continue;
-        }
-        let away = if distance > 1e-4 {
-            offset / distance
-        } else {
-            parting_direction(me.entity, other.entity)
-        };
-        let steps_back = if me.pushing && other.pushing {
-            yields(me, other)
-        } else {
-            me.pushing
-        };
-        let (k, push) = if steps_back {
-            (i, away * excess)
-        } else {
-            (j, -away * excess)
-        };
-        nudge(positions, k, push);
+
+    /// Moves agent `k`'s body at `position` by `push`; how far it went
+    /// along it.
+    fn nudge(&self, k: usize, position: &mut Vec2, push: Vec2, moved: &mut bool) -> f32 {
+        nudge_body(
+            self.views[k].as_ref(),
+            position,
+            &self.agents[k],
+            self.passages,
+            push,
+            moved,
+        )
     }
-    for (i, agent) in crowd.agents.iter().enumerate() {
-        if moved[i]
-            && let Ok((_, mut transform, ..)) = bodies.get_mut(agent.entity)
-        {
-            transform.translation = crowd.positions[i].extend(transform.translation.z);
-        }
+}
+
+/// Runs `work` over `items` in chunks of at least `least` items, on up to
+/// `threads` threads of the compute task pool (on this one with 1): the
+/// results in the items' order, the same for any number of threads as long
+/// as `work` reads only what it is given.
+pub(crate) fn in_chunks<T: Sync, R: Send + 'static>(
+    items: &[T],
+    threads: usize,
+    least: usize,
+    work: impl Fn(&[T]) -> R + Send + Sync,
+) -> Vec<R> {
+    if threads <= 1 || items.len() <= least {
+        return vec![work(items)];
     }
+    let chunk = items.len().div_ceil(2 * threads).max(least);
+    let pool = ComputeTaskPool::get_or_init(TaskPool::default);
+    items.par_chunk_map(pool, chunk, |_, part| work(part))
 }
 
 /// Moves body `agent` at `position` by `push` on its map (`view`), never
@@ -1002,4 +1134,147 @@ fn parting_direction(me: Entity, other: Entity) -> Vec2 {
 /// bevy's `Vec2` to the `glam` version `dodgy_2d` is built on.
 fn to_dodgy(v: Vec2) -> dodgy_2d::Vec2 {
     dodgy_2d::Vec2::new(v.x, v.y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::NavGrid;
+    use crate::maps::GridLayout;
+
+    /// A small xorshift generator.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> f32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 40) as f32 / (1u64 << 24) as f32
+        }
+    }
+
+    fn agent(entity: u32, position: Vec2) -> Agent {
+        Agent {
+            entity: Entity::from_raw_u32(entity).unwrap(),
+            map: None,
+            position,
+            velocity: Vec2::ZERO,
+            preferred: Vec2::ZERO,
+            radius: 0.45,
+            speed: 4.0,
+            avoids: true,
+            pushing: false,
+            heading: Vec2::ZERO,
+            held_up: false,
+            idle: false,
+            near_passage: false,
+            crossing: false,
+            blocked: 0.0,
+        }
+    }
+
+    /// Pairs that share no body never meet in separation's rounds, so
+    /// settling each group of pairs alone (as the threads do) gives,
+    /// bit for bit, what one pass over all pairs gives; and the groups
+    /// share no body.
+    #[test]
+    fn settling_groups_apart_is_settling_all_pairs_at_once() {
+        let mut grid = NavGrid::new(48, 48).unwrap();
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..120 {
+            let cell = Cell::new((rng.next() * 48.0) as u32, (rng.next() * 48.0) as u32);
+            grid.set_cost(cell, NavGrid::BLOCKED).unwrap();
+        }
+        let layout = GridLayout::default();
+        let view = MapView::new(&grid, &layout, None);
+        for round in 0..20 {
+            let count = 40 + round * 15;
+            let agents: Vec<Agent> = (0..count)
+                .map(|k| {
+                    let mut a = agent(
+                        k as u32 + 1,
+                        Vec2::new(4.0 + rng.next() * 20.0, 4.0 + rng.next() * 20.0),
+                    );
+                    a.pushing = rng.next() < 0.2;
+                    a.idle = rng.next() < 0.2;
+                    a.avoids = rng.next() < 0.9;
+                    a
+                })
+                .collect();
+            let views: Vec<Option<MapView>> = agents
+                .iter()
+                .map(|a| {
+                    view.cell_at(a.position)
+                        .filter(|&c| grid.is_walkable(c))
+                        .map(|_| view)
+                })
+                .collect();
+            let mut contacts = Vec::new();
+            for i in 0..count {
+                for j in i + 1..count {
+                    if agents[i].position.distance(agents[j].position) < 1.2 {
+                        contacts.push((i as u32, j as u32));
+                    }
+                }
+            }
+            let passages = Passages::default();
+            let separation = Separation {
+                agents: &agents,
+                views: &views,
+                passages: &passages,
+            };
+            let start: Vec<Vec2> = agents.iter().map(|a| a.position).collect();
+            let (mut once, mut once_moved) = (start.clone(), vec![false; count]);
+            separation.settle(&contacts, &mut once, &mut once_moved);
+            let groups = touching_groups(&contacts, count);
+            let (mut apart, mut apart_moved) = (start.clone(), vec![false; count]);
+            let mut seen = vec![usize::MAX; count];
+            for (g, group) in groups.iter().enumerate() {
+                for &(i, j) in group {
+                    for k in [i as usize, j as usize] {
+                        assert!(
+                            seen[k] == usize::MAX || seen[k] == g,
+                            "a body in two groups"
+                        );
+                        seen[k] = g;
+                    }
+                }
+                separation.settle(group, &mut apart, &mut apart_moved);
+            }
+            assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), contacts.len());
+            assert!(
+                once.iter()
+                    .zip(&apart)
+                    .all(|(a, b)| a.to_array() == b.to_array())
+            );
+            assert_eq!(once_moved, apart_moved);
+            assert!(once_moved.iter().any(|&m| m), "round {round} moved nobody");
+        }
+    }
+
+    /// Whose way it is: of two pushing through against each other, the
+    /// later entity yields and gives up all of the pair; one pushing
+    /// through gives up none of it against a unit standing idle; one that
+    /// does not avoid gives up none.
+    #[test]
+    fn priority_between_two_units() {
+        let (mut early, mut late) = (agent(1, Vec2::ZERO), agent(2, Vec2::X));
+        // Later in the entities' order.
+        if early.entity > late.entity {
+            std::mem::swap(&mut early, &mut late);
+        }
+        early.pushing = true;
+        late.pushing = true;
+        assert!(yields(&late, &early) && !yields(&early, &late));
+        assert_eq!(give(&late, &early), 1.0);
+        assert!(give(&early, &late) < 0.5);
+        let mut standing = agent(3, Vec2::Y);
+        standing.idle = true;
+        assert_eq!(give(&early, &standing), 0.0);
+        assert_eq!(give(&standing, &early), 1.0);
+        let mut ghost = agent(4, Vec2::NEG_X);
+        ghost.avoids = false;
+        assert_eq!(give(&ghost, &standing), 0.0);
+    }
 }
