@@ -2,7 +2,7 @@
 //! with local avoidance on, until all arrive or 3,000 frames pass.
 //!
 //! ```text
-//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T]
+//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages]
 //! ```
 //!
 //! The map defaults to `bg512/AR0011SR` (a 512×512 Baldur's Gate map of
@@ -28,8 +28,9 @@
 //! `last_arrival_frame=` (over the movers that arrived) and
 //! `step_all_under_way_p50_ms=`, the median of the whole crowd step
 //! (`Steering`, `Avoidance` and `Move`) over the frames before the first
-//! arrival; the line before it gives the median of each stage of the step
-//! (`CrowdSystems`) over those frames. `--no-avoidance` runs the same scenario with bodies passing
+//! arrival; with `--stages`, the line before it gives the median of each
+//! stage of the step (`CrowdSystems`) over those frames (three timing
+//! systems more, which cost the frame a little themselves). `--no-avoidance` runs the same scenario with bodies passing
 //! through each other (`AvoidanceSettings::enabled` off): how well the
 //! crowd would flow if bodies cost nothing. `--threads T` gives the
 //! compute task pool (and avoidance planning) T threads; the results are
@@ -81,6 +82,8 @@ struct Options {
     no_avoidance: bool,
     /// Threads of the compute task pool (and of avoidance planning).
     threads: Option<usize>,
+    /// Time each stage of the crowd step alone.
+    stages: bool,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -93,6 +96,7 @@ fn parse_options() -> Result<Options, String> {
         open: false,
         no_avoidance: false,
         threads: None,
+        stages: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -104,6 +108,7 @@ fn parse_options() -> Result<Options, String> {
             "--groups" => options.groups = true,
             "--open" => options.open = true,
             "--no-avoidance" => options.no_avoidance = true,
+            "--stages" => options.stages = true,
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
             "--spacing" => {
                 let v = value()?;
@@ -405,7 +410,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: crowd [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T]"
+                "error: {message}\nusage: crowd [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages]"
             );
             return ExitCode::from(2);
         }
@@ -479,26 +484,35 @@ fn main() -> ExitCode {
             start_clock
                 .after(FrontierSystems::Search)
                 .before(CrowdSystems::Orders),
-            lap::<0>
-                .after(CrowdSystems::Orders)
-                .before(CrowdSystems::Prefer),
-            lap::<1>
-                .after(CrowdSystems::Prefer)
-                .before(CrowdSystems::Turns),
             lap::<2>
                 .after(CrowdSystems::Turns)
                 .before(CrowdSystems::Avoid),
             lap::<3>
                 .after(CrowdSystems::Avoid)
                 .before(CrowdSystems::Walk),
-            lap::<4>
-                .after(CrowdSystems::Walk)
-                .before(CrowdSystems::Separate),
             lap::<5>
                 .after(CrowdSystems::Separate)
                 .before(FrontierSystems::Last),
         ),
     );
+    // Each stage timed alone: three timing systems more, which cost the
+    // frame a little themselves.
+    if options.stages {
+        app.add_systems(
+            Update,
+            (
+                lap::<0>
+                    .after(CrowdSystems::Orders)
+                    .before(CrowdSystems::Prefer),
+                lap::<1>
+                    .after(CrowdSystems::Prefer)
+                    .before(CrowdSystems::Turns),
+                lap::<4>
+                    .after(CrowdSystems::Walk)
+                    .before(CrowdSystems::Separate),
+            ),
+        );
+    }
     app.world_mut().spawn((grid.clone(), Transform::default()));
     let units: Vec<Entity> = crowd
         .movers
@@ -600,12 +614,14 @@ fn main() -> ExitCode {
         println!("not arrived: {}", straggler(&app, &grid, &movers, unit));
     }
     let stages = std::mem::take(&mut app.world_mut().resource_mut::<Stopwatch>().stages);
-    let frames_timed = stages[0].len();
+    let frames_timed = stages[5].len();
+    // A stage not timed alone is in the lap of the next one timed.
+    let stage_ms = |stage: usize, frame: usize| stages[stage].get(frame).copied().unwrap_or(0.0);
     let laps: Vec<Vec<f64>> = LAPS
         .iter()
         .map(|(_, range)| {
             (0..frames_timed)
-                .map(|frame| stages[range.clone()].iter().map(|s| s[frame]).sum())
+                .map(|frame| range.clone().map(|stage| stage_ms(stage, frame)).sum())
                 .collect()
         })
         .collect();
@@ -664,16 +680,23 @@ fn main() -> ExitCode {
         values.sort_by(f64::total_cmp);
         percentile(&values, 50.0)
     };
-    let stage_medians: Vec<String> = STAGES
-        .iter()
-        .zip(&stages)
-        .map(|(name, stage)| format!("{name} {:.3}", median_over_all(&|frame| stage[frame])))
-        .collect();
-    println!(
-        "stages, median ms over the frames all are under way: {}",
-        stage_medians.join(", ")
-    );
-    let step_all = median_over_all(&|frame| stages.iter().map(|s| s[frame]).sum());
+    if options.stages {
+        let stage_medians: Vec<String> = STAGES
+            .iter()
+            .enumerate()
+            .map(|(stage, name)| {
+                format!(
+                    "{name} {:.3}",
+                    median_over_all(&|frame| stage_ms(stage, frame))
+                )
+            })
+            .collect();
+        println!(
+            "stages, median ms over the frames all are under way: {}",
+            stage_medians.join(", ")
+        );
+    }
+    let step_all = median_over_all(&|frame| (0..STAGES.len()).map(|s| stage_ms(s, frame)).sum());
     let arrived_at: Vec<u32> = arrivals.iter().flatten().copied().collect();
     let mean_arrival =
         arrived_at.iter().map(|&f| f as f64).sum::<f64>() / arrived_at.len().max(1) as f64;

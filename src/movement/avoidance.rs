@@ -20,7 +20,7 @@ use bevy::utils::Parallel;
 
 use super::neighbours::SpatialGrid;
 use super::passage::Passages;
-use super::{Motion, Mover, Steering, speed_of, walk_velocity};
+use super::{Motion, Mover, PARALLEL_MOVERS, Steering, speed_of, walk_velocity};
 use crate::core::Cell;
 use crate::maps::{AllViews, MapView, Maps, ViewCache};
 use crate::pathfinding::Footprint;
@@ -216,44 +216,50 @@ pub(crate) fn avoid(
     // (sorted by entity below, so the order they come in does not count).
     let all_views = AllViews::new(&maps);
     let mut gathered: Parallel<Vec<Agent>> = Parallel::default();
-    movers.par_iter_mut().for_each(
-        |(entity, mover, transform, steering, mut motion, footprint, avoidance)| {
-            let map = steering.map().or(motion.map);
-            let view = map.and_then(|map| all_views.get(map));
-            let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
-            let radius = body_radius(avoidance, footprint, cell);
-            let avoidance = avoidance.copied().unwrap_or_default();
-            let position = transform.translation.truncate();
-            let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
-            let agent = Agent {
-                entity,
-                map,
-                position,
-                velocity: usable(motion.velocity),
-                preferred: usable(motion.preferred),
-                radius,
-                speed: speed_of(mover),
-                avoids: settings.enabled && avoidance.enabled,
-                pushing: motion.pushing_through(),
-                heading: motion.heading,
-                held_up: motion.waiting || motion.queued,
-                idle: matches!(steering, Steering::Idle),
-                near_passage: motion.near_passage,
-                crossing: motion.claim.is_some(),
-                blocked: if settings.give_up_after > 0.0 {
-                    (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
-                } else {
-                    1.0
-                },
-            };
-            motion.queued = false;
-            // Until it is decided, a unit walks as it prefers.
-            motion.velocity = agent.preferred;
-            if position.is_finite() {
-                gathered.scope(|agents| agents.push(agent));
-            }
-        },
-    );
+    each_mover!(movers, PARALLEL_MOVERS, |(
+        entity,
+        mover,
+        transform,
+        steering,
+        mut motion,
+        footprint,
+        avoidance,
+    )| {
+        let map = steering.map().or(motion.map);
+        let view = map.and_then(|map| all_views.get(map));
+        let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+        let radius = body_radius(avoidance, footprint, cell);
+        let avoidance = avoidance.copied().unwrap_or_default();
+        let position = transform.translation.truncate();
+        let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
+        let agent = Agent {
+            entity,
+            map,
+            position,
+            velocity: usable(motion.velocity),
+            preferred: usable(motion.preferred),
+            radius,
+            speed: speed_of(mover),
+            avoids: settings.enabled && avoidance.enabled,
+            pushing: motion.pushing_through(),
+            heading: motion.heading,
+            held_up: motion.waiting || motion.queued,
+            idle: matches!(steering, Steering::Idle),
+            near_passage: motion.near_passage,
+            crossing: motion.claim.is_some(),
+            blocked: if settings.give_up_after > 0.0 {
+                (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
+            } else {
+                1.0
+            },
+        };
+        motion.queued = false;
+        // Until it is decided, a unit walks as it prefers.
+        motion.velocity = agent.preferred;
+        if position.is_finite() {
+            gathered.scope(|agents| agents.push(agent));
+        }
+    },);
     crowd.agents.extend(gathered.drain());
     let horizon = settings.time_horizon;
     let usable_time = seconds > 0.0 && horizon > 0.0 && horizon.is_finite();
@@ -345,19 +351,17 @@ pub(crate) fn avoid(
     // Each mover takes its velocity (in parallel): the agents are sorted
     // by entity.
     let (agents, planned) = (&crowd.agents, &crowd.planned);
-    movers
-        .par_iter_mut()
-        .for_each(|(entity, .., mut motion, _, _)| {
-            let Ok(i) = agents.binary_search_by_key(&entity, |a| a.entity) else {
-                return;
-            };
-            if agents[i].avoids {
-                motion.velocity = planned[i];
-            }
-            if queued[i] {
-                motion.queued = true;
-            }
-        });
+    each_mover!(movers, PARALLEL_MOVERS, |(entity, .., mut motion, _, _)| {
+        let Ok(i) = agents.binary_search_by_key(&entity, |a| a.entity) else {
+            return;
+        };
+        if agents[i].avoids {
+            motion.velocity = planned[i];
+        }
+        if queued[i] {
+            motion.queued = true;
+        }
+    });
 }
 
 /// Units planned in one task, at least.

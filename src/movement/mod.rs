@@ -17,6 +17,30 @@
 //! rests takes the nearest free cell instead, so units ordered one by one
 //! to one point stand side by side, and a unit pushed aside walks back.
 
+/// Runs `$body` for every item of `$query`, a pass over movers in which
+/// each reads the frame and writes only itself: on the compute task pool
+/// from `$least` items on, on this thread below that (where handing the
+/// work out costs more than it saves). The same result either way.
+macro_rules! each_mover {
+    ($query:expr, $least:expr, |$item:pat_param| $body:expr $(,)?) => {{
+        if $query.iter().len() >= $least {
+            $query.par_iter_mut().for_each(|$item| $body)
+        } else {
+            $query.iter_mut().for_each(|$item| $body)
+        }
+    }};
+}
+
+/// Movers, at least, for a cheap pass over them (preferred velocities,
+/// avoidance's gathering and write-back) to run on the compute task pool:
+/// about 40 ns a mover, against some 40 µs to hand the work out and
+/// gather it on a 2-core machine.
+const PARALLEL_MOVERS: usize = 4096;
+
+/// Movers, at least, for the walk on the grid (about 240 ns a mover) to
+/// run on the compute task pool.
+const PARALLEL_WALKS: usize = 512;
+
 pub mod avoidance;
 mod corridor;
 mod neighbours;
@@ -153,6 +177,43 @@ impl Motion {
     pub fn waiting_turn(&self) -> bool {
         self.waiting
     }
+
+    /// What the unit is doing in the crowd this frame (its `steering`
+    /// beside it), as a game would show it: the states of Detour's crowd
+    /// agents, one at a time.
+    pub fn state(&self, steering: &Steering) -> CrowdState {
+        if self.claim.is_some() {
+            CrowdState::Crossing
+        } else if self.waiting || self.queued {
+            CrowdState::Waiting
+        } else if self.pushing_through() {
+            CrowdState::PushingThrough
+        } else if matches!(steering, Steering::Idle) {
+            CrowdState::Standing
+        } else {
+            CrowdState::Moving
+        }
+    }
+}
+
+/// What a [`Mover`] is doing in the crowd ([`Motion::state`]), the first
+/// that holds of, in this order:
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+pub enum CrowdState {
+    /// In a one-lane passage, or at its mouth about to go in, holding the
+    /// passage: the others make way.
+    Crossing,
+    /// Waiting its turn at a one-lane passage, or queued behind a unit
+    /// that waits, going the same way: held up, not blocked.
+    Waiting,
+    /// Blocked for [`AvoidanceSettings::give_up_after`]: pushing through
+    /// the others (leaving them most of the avoiding) until it makes
+    /// headway.
+    PushingThrough,
+    /// No order: at its rest place, or walking back to it.
+    Standing,
+    /// Under way: on its route, or on instinct until its path comes.
+    Moving,
 }
 
 /// On a [`Mover`] that reached the end of its path.
@@ -377,7 +438,7 @@ impl Plugin for PassagesPlugin {
 /// [`CrowdSystems::Avoid`] without [`AvoidancePlugin`]: every mover walks
 /// the velocity it would like.
 fn walk_as_preferred(mut units: Query<&mut Motion, With<Mover>>) {
-    units.par_iter_mut().for_each(|mut motion| {
+    each_mover!(units, PARALLEL_MOVERS, |mut motion| {
         motion.velocity = motion.preferred;
     });
 }
@@ -778,48 +839,53 @@ fn prefer(
     // unit by unit.
     let mut moving_off: Parallel<Vec<Entity>> = Parallel::default();
     let mut to_settle: Parallel<Vec<Entity>> = Parallel::default();
-    units.par_iter_mut().for_each(
-        |(unit, mover, transform, mut steering, mut motion, footprint)| {
-            if let Some(map) = steering.map() {
-                motion.map = Some(map);
-            } else if motion.map.is_none() {
-                motion.map = first_map;
+    each_mover!(units, PARALLEL_MOVERS, |(
+        unit,
+        mover,
+        transform,
+        mut steering,
+        mut motion,
+        footprint,
+    )| {
+        if let Some(map) = steering.map() {
+            motion.map = Some(map);
+        } else if motion.map.is_none() {
+            motion.map = first_map;
+        }
+        let view = motion
+            .map
+            .and_then(|map| all_views.get(map))
+            .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
+        let (speed, position) = (speed_of(mover), transform.translation.truncate());
+        motion.preferred = match &mut *steering {
+            Steering::Idle => match (view, motion.rest) {
+                (Some(_), Some(rest)) => toward(position, rest, speed, seconds),
+                (Some(_), None) if motion.map.is_some() => {
+                    to_settle.scope(|units| units.push(unit));
+                    Vec2::ZERO
+                }
+                _ => Vec2::ZERO,
+            },
+            Steering::Instinct { goal, .. } => {
+                moving_off.scope(|units| units.push(unit));
+                motion.rest = None;
+                toward(position, *goal, speed, seconds)
             }
-            let view = motion
-                .map
-                .and_then(|map| all_views.get(map))
-                .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
-            let (speed, position) = (speed_of(mover), transform.translation.truncate());
-            motion.preferred = match &mut *steering {
-                Steering::Idle => match (view, motion.rest) {
-                    (Some(_), Some(rest)) => toward(position, rest, speed, seconds),
-                    (Some(_), None) if motion.map.is_some() => {
-                        to_settle.scope(|units| units.push(unit));
-                        Vec2::ZERO
-                    }
-                    _ => Vec2::ZERO,
-                },
-                Steering::Instinct { goal, .. } => {
-                    moving_off.scope(|units| units.push(unit));
-                    motion.rest = None;
-                    toward(position, *goal, speed, seconds)
+            Steering::Following { route, .. } => {
+                // Every order starts on instinct, which gave up the
+                // old rest place; what it holds now is the end it
+                // walks to.
+                motion.rest = None;
+                if let Some(view) = &view {
+                    pass_reached_corners(view, route, position);
                 }
-                Steering::Following { route, .. } => {
-                    // Every order starts on instinct, which gave up the
-                    // old rest place; what it holds now is the end it
-                    // walks to.
-                    motion.rest = None;
-                    if let Some(view) = &view {
-                        pass_reached_corners(view, route, position);
-                    }
-                    match route.next_waypoint() {
-                        Some(next) => toward(position, next, speed, seconds),
-                        None => Vec2::ZERO,
-                    }
+                match route.next_waypoint() {
+                    Some(next) => toward(position, next, speed, seconds),
+                    None => Vec2::ZERO,
                 }
-            };
-        },
-    );
+            }
+        };
+    },);
     for unit in moving_off.drain() {
         places.release(unit);
     }
@@ -925,40 +991,46 @@ fn move_units(
     // arrivals, asking again.
     let all_views = AllViews::new(&maps);
     let mut walked: Parallel<Vec<Walked>> = Parallel::default();
-    units.par_iter_mut().for_each(
-        |(unit, mover, _, mut transform, mut steering, motion, footprint)| {
-            let Some((map, view)) = steering
-                .map()
-                .or(motion.map)
-                .and_then(|map| Some((map, all_views.get(map)?)))
-            else {
-                return;
-            };
-            let view = view.for_size(footprint.map_or(1, |f| f.0));
-            let speed = speed_of(mover);
-            if !(speed * seconds).is_finite() {
-                return;
-            }
-            let start = transform.translation.truncate();
-            let (to, blocked) = walk(&view, &mut steering, &motion, start, speed, seconds);
-            // No unit steps into a passage without a claim on it: a unit
-            // is in a passage only in its turn.
-            let stopped = if motion.claim.is_none() {
-                passages.stop_outside(map, &view, start, to)
-            } else {
-                to
-            };
-            transform.translation = stopped.extend(transform.translation.z);
-            walked.scope(|w| {
-                w.push(Walked {
-                    unit,
-                    start,
-                    to,
-                    blocked,
-                })
-            });
-        },
-    );
+    each_mover!(units, PARALLEL_WALKS, |(
+        unit,
+        mover,
+        _,
+        mut transform,
+        mut steering,
+        motion,
+        footprint,
+    )| {
+        let Some((map, view)) = steering
+            .map()
+            .or(motion.map)
+            .and_then(|map| Some((map, all_views.get(map)?)))
+        else {
+            return;
+        };
+        let view = view.for_size(footprint.map_or(1, |f| f.0));
+        let speed = speed_of(mover);
+        if !(speed * seconds).is_finite() {
+            return;
+        }
+        let start = transform.translation.truncate();
+        let (to, blocked) = walk(&view, &mut steering, &motion, start, speed, seconds);
+        // No unit steps into a passage without a claim on it: a unit
+        // is in a passage only in its turn.
+        let stopped = if motion.claim.is_none() {
+            passages.stop_outside(map, &view, start, to)
+        } else {
+            to
+        };
+        transform.translation = stopped.extend(transform.translation.z);
+        walked.scope(|w| {
+            w.push(Walked {
+                unit,
+                start,
+                to,
+                blocked,
+            })
+        });
+    },);
     let mut walked: Vec<Walked> = walked.drain().collect();
     walked.sort_unstable_by_key(|w| w.unit);
     let mut views = ViewCache::new();

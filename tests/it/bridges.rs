@@ -6,7 +6,7 @@
 
 use bevy::prelude::*;
 use bevy_frontier::core::Cell;
-use bevy_frontier::movement::{Arrived, Motion};
+use bevy_frontier::movement::{Arrived, CrowdState, Motion, Steering};
 use bevy_frontier::prelude::*;
 
 use crate::common::{position, spawn_map, spawn_mover};
@@ -74,6 +74,10 @@ struct Crossing {
     closest: f32,
     turned_back: usize,
     both_ways: u32,
+    /// Unit-frames on the bridge of a unit whose state is not `Crossing`.
+    on_bridge_not_crossing: u32,
+    /// Unit-frames a unit's state was `Waiting`.
+    waiting: u32,
 }
 
 /// Runs frames until every unit has arrived, checking each frame: the
@@ -98,6 +102,8 @@ fn cross(app: &mut App, map: Entity, west: &[Entity], east: &[Entity], max: u32)
         closest: f32::MAX,
         turned_back: 0,
         both_ways: 0,
+        on_bridge_not_crossing: 0,
+        waiting: 0,
     };
     for frame in 1..=max {
         app.update();
@@ -124,6 +130,15 @@ fn cross(app: &mut App, map: Entity, west: &[Entity], east: &[Entity], max: u32)
         let mut ways = [false; 2];
         for (k, &p) in at.iter().enumerate() {
             let heading = all[k].1;
+            let world = app.world();
+            let state = world
+                .get::<Motion>(all[k].0)
+                .zip(world.get::<Steering>(all[k].0))
+                .map(|(motion, steering)| motion.state(steering));
+            seen.waiting += u32::from(state == Some(CrowdState::Waiting));
+            if on_bridge(p) && state != Some(CrowdState::Crossing) {
+                seen.on_bridge_not_crossing += 1;
+            }
             if on_bridge(p) {
                 ways[usize::from(heading > 0.0)] = true;
                 let entry = entered[k].get_or_insert((if p.x < 40.5 { -1.0 } else { 1.0 }, 0.0));
@@ -182,6 +197,17 @@ fn took_turns(seen: &Crossing) {
     assert_eq!(seen.turned_back, 0, "units turned back on the bridge");
 }
 
+/// What a game shows of units at a bridge one lane wide
+/// (`Motion::state`): every unit on it crossing, and units waiting their
+/// turn at its ends.
+fn shown_taking_turns(seen: &Crossing) {
+    assert_eq!(
+        seen.on_bridge_not_crossing, 0,
+        "units on the bridge not shown crossing"
+    );
+    assert!(seen.waiting > 0, "no unit was shown waiting its turn");
+}
+
 /// Each side ordered as one group to the other bank.
 fn order_across(app: &mut App, west: &[Entity], east: &[Entity]) {
     for (group, goal) in [(west, Vec2::new(65.0, 20.0)), (east, Vec2::new(15.0, 20.0))] {
@@ -200,6 +226,7 @@ fn two_groups_of_a_hundred_cross_a_one_cell_bridge_both_ways() {
     order_across(&mut app, &west, &east);
     let seen = cross(&mut app, map, &west, &east, 9_000);
     took_turns(&seen);
+    shown_taking_turns(&seen);
 }
 
 #[test]
@@ -218,6 +245,7 @@ fn units_ordered_one_by_one_across_a_one_cell_bridge_take_turns() {
     }
     let seen = cross(&mut app, map, &west, &east, 9_000);
     took_turns(&seen);
+    shown_taking_turns(&seen);
 }
 
 #[test]
