@@ -14,6 +14,7 @@
 use bevy::platform::collections::HashMap;
 use std::borrow::Cow;
 
+use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, ParallelSlice, TaskPool};
 use bevy::utils::Parallel;
@@ -146,21 +147,19 @@ struct Agent {
     blocked: f32,
 }
 
-/// Movers as the avoidance (and the taking of turns at passages) reads and
-/// writes them.
-pub(crate) type Agents<'w, 's> = Query<
-    'w,
-    's,
-    (
-        Entity,
-        &'static Mover,
-        &'static Transform,
-        &'static Steering,
-        &'static mut Motion,
-        Option<&'static Footprint>,
-        Option<&'static Avoidance>,
-    ),
->;
+/// A mover as avoidance (and the taking of turns at passages) reads and
+/// writes it.
+#[derive(QueryData)]
+#[query_data(mutable)]
+pub(crate) struct AgentQuery {
+    pub(crate) entity: Entity,
+    pub(crate) mover: &'static Mover,
+    pub(crate) transform: &'static Transform,
+    pub(crate) steering: &'static Steering,
+    pub(crate) motion: &'static mut Motion,
+    pub(crate) footprint: Option<&'static Footprint>,
+    pub(crate) avoidance: Option<&'static Avoidance>,
+}
 
 /// The movers of the frame as avoidance sees them, the index of their
 /// positions, their plans and the pairs that may touch: worked out by
@@ -203,7 +202,7 @@ impl Crowd {
 pub(crate) fn avoid(
     time: Res<Time>,
     settings: Res<AvoidanceSettings>,
-    mut movers: Agents,
+    mut movers: Query<AgentQuery>,
     maps: Maps<Without<Mover>>,
     passages: Res<Passages>,
     mut crowd: ResMut<Crowd>,
@@ -216,50 +215,54 @@ pub(crate) fn avoid(
     // (sorted by entity below, so the order they come in does not count).
     let all_views = AllViews::new(&maps);
     let mut gathered: Parallel<Vec<Agent>> = Parallel::default();
-    each_mover!(movers, PARALLEL_MOVERS, |(
-        entity,
-        mover,
-        transform,
-        steering,
-        mut motion,
-        footprint,
-        avoidance,
-    )| {
-        let map = steering.map().or(motion.map);
-        let view = map.and_then(|map| all_views.get(map));
-        let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
-        let radius = body_radius(avoidance, footprint, cell);
-        let avoidance = avoidance.copied().unwrap_or_default();
-        let position = transform.translation.truncate();
-        let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
-        let agent = Agent {
-            entity,
-            map,
-            position,
-            velocity: usable(motion.velocity),
-            preferred: usable(motion.preferred),
-            radius,
-            speed: speed_of(mover),
-            avoids: settings.enabled && avoidance.enabled,
-            pushing: motion.pushing_through(),
-            heading: motion.heading,
-            held_up: motion.waiting || motion.queued,
-            idle: matches!(steering, Steering::Idle),
-            near_passage: motion.near_passage,
-            crossing: motion.claim.is_some(),
-            blocked: if settings.give_up_after > 0.0 {
-                (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
-            } else {
-                1.0
-            },
-        };
-        motion.queued = false;
-        // Until it is decided, a unit walks as it prefers.
-        motion.velocity = agent.preferred;
-        if position.is_finite() {
-            gathered.scope(|agents| agents.push(agent));
-        }
-    },);
+    each_mover!(
+        movers,
+        PARALLEL_MOVERS,
+        |AgentQueryItem {
+             entity,
+             mover,
+             transform,
+             steering,
+             mut motion,
+             footprint,
+             avoidance,
+         }| {
+            let map = steering.map().or(motion.map);
+            let view = map.and_then(|map| all_views.get(map));
+            let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+            let radius = body_radius(avoidance, footprint, cell);
+            let avoidance = avoidance.copied().unwrap_or_default();
+            let position = transform.translation.truncate();
+            let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
+            let agent = Agent {
+                entity,
+                map,
+                position,
+                velocity: usable(motion.velocity),
+                preferred: usable(motion.preferred),
+                radius,
+                speed: speed_of(mover),
+                avoids: settings.enabled && avoidance.enabled,
+                pushing: motion.pushing_through(),
+                heading: motion.heading,
+                held_up: motion.waiting || motion.queued,
+                idle: matches!(steering, Steering::Idle),
+                near_passage: motion.near_passage,
+                crossing: motion.claim.is_some(),
+                blocked: if settings.give_up_after > 0.0 {
+                    (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
+                } else {
+                    1.0
+                },
+            };
+            motion.queued = false;
+            // Until it is decided, a unit walks as it prefers.
+            motion.velocity = agent.preferred;
+            if position.is_finite() {
+                gathered.scope(|agents| agents.push(agent));
+            }
+        },
+    );
     crowd.agents.extend(gathered.drain());
     let horizon = settings.time_horizon;
     let usable_time = seconds > 0.0 && horizon > 0.0 && horizon.is_finite();
@@ -351,17 +354,23 @@ pub(crate) fn avoid(
     // Each mover takes its velocity (in parallel): the agents are sorted
     // by entity.
     let (agents, planned) = (&crowd.agents, &crowd.planned);
-    each_mover!(movers, PARALLEL_MOVERS, |(entity, .., mut motion, _, _)| {
-        let Ok(i) = agents.binary_search_by_key(&entity, |a| a.entity) else {
-            return;
-        };
-        if agents[i].avoids {
-            motion.velocity = planned[i];
+    each_mover!(
+        movers,
+        PARALLEL_MOVERS,
+        |AgentQueryItem {
+             entity, mut motion, ..
+         }| {
+            let Ok(i) = agents.binary_search_by_key(&entity, |a| a.entity) else {
+                return;
+            };
+            if agents[i].avoids {
+                motion.velocity = planned[i];
+            }
+            if queued[i] {
+                motion.queued = true;
+            }
         }
-        if queued[i] {
-            motion.queued = true;
-        }
-    });
+    );
 }
 
 /// Units planned in one task, at least.
@@ -451,7 +460,7 @@ impl Planner<'_> {
         // makes way before the other reaches it; and everyone sees where
         // one pushing through or crossing a passage means to go.
         let seen = |other: &Agent| {
-            if other.pushing || other.crossing && !me.crossing || me.idle && !other.idle {
+            if priority(&me, other).sees_intent {
                 other.preferred
             } else {
                 other.velocity
@@ -515,14 +524,7 @@ impl Planner<'_> {
                 position: to_dodgy(position),
                 velocity: to_dodgy(seen(other)),
                 radius: other.radius,
-                avoidance_responsibility: if yields(&me, other) {
-                    // It leaves the whole of this pair to me.
-                    1e-3
-                } else if yields(other, &me) {
-                    1.0
-                } else {
-                    responsibility(other)
-                },
+                avoidance_responsibility: priority(other, &me).avoids,
             }));
         }
         let view = me.map.and_then(|map| self.views.get(&map));
@@ -598,7 +600,7 @@ fn keep_gaps(crowd: &mut Crowd, seconds: f32) {
                 continue;
             }
             kept = false;
-            let (mine, theirs) = (give(me, other), give(other, me));
+            let (mine, theirs) = (priority(me, other).gives, priority(other, me).gives);
             let total = mine + theirs;
             if total <= 0.0 {
                 continue;
@@ -612,18 +614,61 @@ fn keep_gaps(crowd: &mut Crowd, seconds: f32) {
     }
 }
 
-/// How much of a pair's excess closing `me` gives up against `other`: its
-/// responsibility (so a unit crossing a passage, or pushing through, gives
-/// up little), but nothing for one that does not avoid, nor for one
-/// pushing through against a standing unit (which is pushed aside
-/// instead).
-fn give(me: &Agent, other: &Agent) -> f32 {
-    if !me.avoids || me.pushing && other.idle {
+/// Whose way it is between two units: the one rule avoidance, the gaps
+/// kept and the separation of bodies all ask, of `me` against `other`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Priority {
+    /// `me`'s responsibility for avoiding `other` in ORCA (its share is
+    /// this over the sum of both): its [`responsibility`], but all of it if
+    /// it yields and none if `other` does.
+    avoids: f32,
+    /// How much of a pair's excess closing, or of an overlap, `me` gives
+    /// up: its responsibility (so a unit crossing a passage, or pushing
+    /// through, gives up little), all of it if it yields, but nothing if it
+    /// does not avoid, nor if it pushes through against a standing unit
+    /// (which is pushed aside instead).
+    gives: f32,
+    /// Whether `me` sees where `other` means to go rather than where it
+    /// goes: a standing unit sees a moving one's, so that it makes way
+    /// before the other reaches it; and everyone sees the intent of one
+    /// pushing through or crossing a passage.
+    sees_intent: bool,
+    /// Whether, where one of the two cannot move (a wall, a passage's
+    /// mouth), the other takes the whole overlap down to the squeeze: one
+    /// of them pushes through or stands idle.
+    makes_way: bool,
+    /// Whether `me`, pushing through deeper than the squeeze into `other`,
+    /// is the one to step back (of two pushing through, the one that
+    /// yields).
+    steps_back: bool,
+}
+
+/// Whose way it is between `me` and `other` ([`Priority`]).
+fn priority(me: &Agent, other: &Agent) -> Priority {
+    let avoids = if yields(other, me) {
+        1e-3
+    } else if yields(me, other) {
+        1.0
+    } else {
+        responsibility(me)
+    };
+    let gives = if !me.avoids || me.pushing && other.idle {
         0.0
     } else if yields(me, other) {
         1.0
     } else {
         responsibility(me)
+    };
+    Priority {
+        avoids,
+        gives,
+        sees_intent: other.pushing || other.crossing && !me.crossing || me.idle && !other.idle,
+        makes_way: me.pushing || other.pushing || me.idle || other.idle,
+        steps_back: if me.pushing && other.pushing {
+            yields(me, other)
+        } else {
+            me.pushing
+        },
     }
 }
 
@@ -664,20 +709,13 @@ const SEPARATION_ROUNDS: usize = 8;
 /// on several threads.
 const PARALLEL_PAIRS: usize = 256;
 
-/// Movers as [`separate`] moves them.
-type Bodies<'w, 's> = Query<
-    'w,
-    's,
-    (
-        Entity,
-        &'static mut Transform,
-        &'static Steering,
-        &'static Motion,
-        Option<&'static Footprint>,
-        Option<&'static Avoidance>,
-    ),
-    With<Mover>,
->;
+/// A mover's body as [`separate`] moves it.
+#[derive(QueryData)]
+#[query_data(mutable)]
+pub(crate) struct BodyQuery {
+    transform: &'static mut Transform,
+    footprint: Option<&'static Footprint>,
+}
 
 /// `FrontierSystems::Move`, after the units walked: bodies that still
 /// overlap (ORCA's velocities are only a plan, and a crowd pressed against
@@ -689,7 +727,7 @@ type Bodies<'w, 's> = Query<
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn separate(
     settings: Res<AvoidanceSettings>,
-    mut bodies: Bodies,
+    mut bodies: Query<BodyQuery, With<Mover>>,
     maps: Maps<Without<Mover>>,
     passages: Res<Passages>,
     mut crowd: ResMut<Crowd>,
@@ -703,11 +741,16 @@ pub(crate) fn separate(
     let mut walk_views: Vec<Option<MapView>> = Vec::with_capacity(crowd.agents.len());
     for (i, agent) in crowd.agents.iter().enumerate() {
         let body = bodies.get(agent.entity).ok();
-        let view = body.and_then(|(_, transform, _, _, footprint, _)| {
-            crowd.positions[i] = transform.translation.truncate();
-            let view = agent.map.and_then(|map| views.get(&maps, map))?;
-            Some(view.for_size(footprint.map_or(1, |f| f.0)))
-        });
+        let view = body.and_then(
+            |BodyQueryReadOnlyItem {
+                 transform,
+                 footprint,
+             }| {
+                crowd.positions[i] = transform.translation.truncate();
+                let view = agent.map.and_then(|map| views.get(&maps, map))?;
+                Some(view.for_size(footprint.map_or(1, |f| f.0)))
+            },
+        );
         walk_views.push(view.filter(|_| crowd.positions[i].is_finite()));
     }
     let count = crowd.agents.len();
@@ -754,7 +797,7 @@ pub(crate) fn separate(
     }
     for (i, agent) in crowd.agents.iter().enumerate() {
         if moved[i]
-            && let Ok((_, mut transform, ..)) = bodies.get_mut(agent.entity)
+            && let Ok(BodyQueryItem { mut transform, .. }) = bodies.get_mut(agent.entity)
         {
             transform.translation = crowd.positions[i].extend(transform.translation.z);
         }
@@ -836,7 +879,7 @@ impl Separation<'_> {
             } else {
                 parting_direction(me.entity, other.entity)
             };
-            let (mine, theirs) = (give(me, other), give(other, me));
+            let (mine, theirs) = (priority(me, other).gives, priority(other, me).gives);
             let total = mine + theirs;
             if total <= 0.0 {
                 continue;
@@ -859,8 +902,7 @@ impl Separation<'_> {
                 &mut moved[j],
             );
             let left = depth - parted - SQUEEZE * (me.radius + other.radius);
-            let makes_way = me.pushing || other.pushing || me.idle || other.idle;
-            if left > 1e-4 && makes_way {
+            if left > 1e-4 && priority(me, other).makes_way {
                 let more = self.nudge(i, &mut positions[i], away * left, &mut moved[i]);
                 if left - more > 1e-4 {
                     self.nudge(j, &mut positions[j], -away * (left - more), &mut moved[j]);
@@ -892,12 +934,7 @@ impl Separation<'_> {
             } else {
                 parting_direction(me.entity, other.entity)
             };
-            let steps_back = if me.pushing && other.pushing {
-                yields(me, other)
-            } else {
-                me.pushing
-            };
-            let (k, push) = if steps_back {
+            let (k, push) = if priority(me, other).steps_back {
                 (i, away * excess)
             } else {
                 (j, -away * excess)
@@ -1270,15 +1307,19 @@ mod tests {
         }
         early.pushing = true;
         late.pushing = true;
-        assert!(yields(&late, &early) && !yields(&early, &late));
-        assert_eq!(give(&late, &early), 1.0);
-        assert!(give(&early, &late) < 0.5);
+        let (late_early, early_late) = (priority(&late, &early), priority(&early, &late));
+        assert!(late_early.steps_back && !early_late.steps_back);
+        assert_eq!(late_early.gives, 1.0);
+        assert!(early_late.gives < 0.5);
+        assert!(late_early.avoids > early_late.avoids);
+        assert!(late_early.sees_intent && late_early.makes_way);
         let mut standing = agent(3, Vec2::Y);
         standing.idle = true;
-        assert_eq!(give(&early, &standing), 0.0);
-        assert_eq!(give(&standing, &early), 1.0);
+        assert_eq!(priority(&early, &standing).gives, 0.0);
+        assert_eq!(priority(&standing, &early).gives, 1.0);
+        assert!(priority(&standing, &agent(5, Vec2::X)).sees_intent);
         let mut ghost = agent(4, Vec2::NEG_X);
         ghost.avoids = false;
-        assert_eq!(give(&ghost, &standing), 0.0);
+        assert_eq!(priority(&ghost, &standing).gives, 0.0);
     }
 }

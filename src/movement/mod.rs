@@ -49,7 +49,9 @@ mod rest;
 mod route;
 
 use bevy::ecs::intern::Interned;
+use bevy::ecs::query::QueryData;
 use bevy::ecs::schedule::ScheduleLabel;
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::utils::Parallel;
 
@@ -451,11 +453,13 @@ fn goal_position(request: &PathRequest, view: &MapView) -> Option<Vec2> {
     }
 }
 
-#[allow(clippy::type_complexity)]
+/// Movers given a new order this frame.
+type NewOrders = (With<Mover>, Changed<PathRequest>);
+
 #[inline(never)] // named in profiles: one entry per crowd-step system
 fn begin_orders(
     mut commands: Commands,
-    mut orders: Query<(Entity, &PathRequest, &mut Steering), (With<Mover>, Changed<PathRequest>)>,
+    mut orders: Query<(Entity, &PathRequest, &mut Steering), NewOrders>,
     maps: MapsBesideUnits,
 ) {
     for (unit, request, mut steering) in &mut orders {
@@ -499,27 +503,36 @@ fn stop_on_cancel(
 #[derive(Component)]
 pub(crate) struct OnProvisionalPath;
 
+/// A mover as `adopt_paths` reads its new path.
+#[derive(QueryData)]
+#[query_data(mutable)]
+struct AdoptQuery {
+    entity: Entity,
+    transform: &'static Transform,
+    request: &'static mut PathRequest,
+    result: &'static PathResult,
+    steering: &'static mut Steering,
+    on_provisional: Has<OnProvisionalPath>,
+}
+
 /// A unit waiting for its path takes it when it comes; one walking a
 /// provisional path switches to the real one where it can see it ahead,
 /// and keeps to the provisional one rather than turn back for it.
-#[allow(clippy::type_complexity)]
 #[inline(never)] // named in profiles: one entry per crowd-step system
 fn adopt_paths(
-    mut units: Query<
-        (
-            Entity,
-            &Transform,
-            &mut PathRequest,
-            &PathResult,
-            &mut Steering,
-            Has<OnProvisionalPath>,
-        ),
-        (With<Mover>, Changed<PathResult>),
-    >,
+    mut units: Query<AdoptQuery, (With<Mover>, Changed<PathResult>)>,
     maps: MapsBesideUnits,
     mut commands: Commands,
 ) {
-    for (unit, transform, mut request, result, mut steering, on_provisional) in &mut units {
+    for AdoptQueryItem {
+        entity: unit,
+        transform,
+        mut request,
+        result,
+        mut steering,
+        on_provisional,
+    } in &mut units
+    {
         let provisional = result.status == PathStatus::Provisional;
         let (goal, map, walking) = match &mut *steering {
             Steering::Instinct { goal, map } => (*goal, *map, None),
@@ -801,19 +814,17 @@ fn speed_of(mover: &Mover) -> f32 {
     }
 }
 
-/// Movers as `prefer` reads them.
-type Preferring<'w, 's> = Query<
-    'w,
-    's,
-    (
-        Entity,
-        &'static Mover,
-        &'static Transform,
-        &'static mut Steering,
-        &'static mut Motion,
-        Option<&'static Footprint>,
-    ),
->;
+/// A mover as `prefer` reads and writes it.
+#[derive(QueryData)]
+#[query_data(mutable)]
+struct PreferQuery {
+    entity: Entity,
+    mover: &'static Mover,
+    transform: &'static Transform,
+    steering: &'static mut Steering,
+    motion: &'static mut Motion,
+    footprint: Option<&'static Footprint>,
+}
 
 /// `FrontierSystems::Steering`, last: each mover's preferred velocity. A
 /// moving unit gives up its rest place; one pushed off the way near a
@@ -823,7 +834,7 @@ type Preferring<'w, 's> = Query<
 #[inline(never)] // named in profiles: one entry per crowd-step system
 fn prefer(
     time: Res<Time>,
-    mut units: Preferring,
+    mut units: Query<PreferQuery>,
     maps: MapsBesideUnits,
     mut places: ResMut<RestingPlaces>,
     mut gone: RemovedComponents<Mover>,
@@ -839,53 +850,57 @@ fn prefer(
     // unit by unit.
     let mut moving_off: Parallel<Vec<Entity>> = Parallel::default();
     let mut to_settle: Parallel<Vec<Entity>> = Parallel::default();
-    each_mover!(units, PARALLEL_MOVERS, |(
-        unit,
-        mover,
-        transform,
-        mut steering,
-        mut motion,
-        footprint,
-    )| {
-        if let Some(map) = steering.map() {
-            motion.map = Some(map);
-        } else if motion.map.is_none() {
-            motion.map = first_map;
-        }
-        let view = motion
-            .map
-            .and_then(|map| all_views.get(map))
-            .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
-        let (speed, position) = (speed_of(mover), transform.translation.truncate());
-        motion.preferred = match &mut *steering {
-            Steering::Idle => match (view, motion.rest) {
-                (Some(_), Some(rest)) => toward(position, rest, speed, seconds),
-                (Some(_), None) if motion.map.is_some() => {
-                    to_settle.scope(|units| units.push(unit));
-                    Vec2::ZERO
-                }
-                _ => Vec2::ZERO,
-            },
-            Steering::Instinct { goal, .. } => {
-                moving_off.scope(|units| units.push(unit));
-                motion.rest = None;
-                toward(position, *goal, speed, seconds)
+    each_mover!(
+        units,
+        PARALLEL_MOVERS,
+        |PreferQueryItem {
+             entity: unit,
+             mover,
+             transform,
+             mut steering,
+             mut motion,
+             footprint,
+         }| {
+            if let Some(map) = steering.map() {
+                motion.map = Some(map);
+            } else if motion.map.is_none() {
+                motion.map = first_map;
             }
-            Steering::Following { route, .. } => {
-                // Every order starts on instinct, which gave up the
-                // old rest place; what it holds now is the end it
-                // walks to.
-                motion.rest = None;
-                if let Some(view) = &view {
-                    pass_reached_corners(view, route, position);
+            let view = motion
+                .map
+                .and_then(|map| all_views.get(map))
+                .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
+            let (speed, position) = (speed_of(mover), transform.translation.truncate());
+            motion.preferred = match &mut *steering {
+                Steering::Idle => match (view, motion.rest) {
+                    (Some(_), Some(rest)) => toward(position, rest, speed, seconds),
+                    (Some(_), None) if motion.map.is_some() => {
+                        to_settle.scope(|units| units.push(unit));
+                        Vec2::ZERO
+                    }
+                    _ => Vec2::ZERO,
+                },
+                Steering::Instinct { goal, .. } => {
+                    moving_off.scope(|units| units.push(unit));
+                    motion.rest = None;
+                    toward(position, *goal, speed, seconds)
                 }
-                match route.next_waypoint() {
-                    Some(next) => toward(position, next, speed, seconds),
-                    None => Vec2::ZERO,
+                Steering::Following { route, .. } => {
+                    // Every order starts on instinct, which gave up the
+                    // old rest place; what it holds now is the end it
+                    // walks to.
+                    motion.rest = None;
+                    if let Some(view) = &view {
+                        pass_reached_corners(view, route, position);
+                    }
+                    match route.next_waypoint() {
+                        Some(next) => toward(position, next, speed, seconds),
+                        None => Vec2::ZERO,
+                    }
                 }
-            }
-        };
-    },);
+            };
+        },
+    );
     for unit in moving_off.drain() {
         places.release(unit);
     }
@@ -895,7 +910,15 @@ fn prefer(
     }
     to_settle.sort_unstable();
     let mut views = ViewCache::new();
-    for (unit, mover, transform, _, mut motion, footprint) in &mut units {
+    for PreferQueryItem {
+        entity: unit,
+        mover,
+        transform,
+        mut motion,
+        footprint,
+        ..
+    } in &mut units
+    {
         if to_settle.binary_search(&unit).is_err() {
             continue;
         }
@@ -941,20 +964,28 @@ fn pass_reached_corners(view: &MapView, route: &mut Route, position: Vec2) {
     }
 }
 
-/// Movers as `move_units` moves them.
-type Moving<'w, 's> = Query<
-    'w,
-    's,
-    (
-        Entity,
-        &'static Mover,
-        Option<&'static mut PathRequest>,
-        &'static mut Transform,
-        &'static mut Steering,
-        &'static mut Motion,
-        Option<&'static Footprint>,
-    ),
->;
+/// What `move_units` walks units on: the frame's time, the maps, the
+/// passages and the settings, read only.
+#[derive(SystemParam)]
+struct Ground<'w, 's> {
+    time: Res<'w, Time>,
+    maps: MapsBesideUnits<'w, 's>,
+    settings: Res<'w, AvoidanceSettings>,
+    passages: Res<'w, passage::Passages>,
+}
+
+/// A mover as `move_units` moves it.
+#[derive(QueryData)]
+#[query_data(mutable)]
+struct WalkQuery {
+    entity: Entity,
+    mover: &'static Mover,
+    request: Option<&'static mut PathRequest>,
+    transform: &'static mut Transform,
+    steering: &'static mut Steering,
+    motion: &'static mut Motion,
+    footprint: Option<&'static Footprint>,
+}
 
 /// `FrontierSystems::Move`: walks every mover its velocity for the frame,
 /// on the grid. A unit that avoidance left alone walks its way exactly:
@@ -969,18 +1000,20 @@ type Moving<'w, 's> = Query<
 /// it does; with less than [`NEAR_THE_END`] cells of its
 /// route left per cell of its footprint's side, it rests where it stands
 /// instead.
-#[allow(clippy::too_many_arguments)]
 #[inline(never)] // named in profiles: one entry per crowd-step system
 fn move_units(
-    time: Res<Time>,
+    ground: Ground,
     mut commands: Commands,
-    mut units: Moving,
-    maps: MapsBesideUnits,
-    settings: Res<AvoidanceSettings>,
+    mut units: Query<WalkQuery>,
     mut places: ResMut<RestingPlaces>,
-    passages: Res<passage::Passages>,
     mut arrivals: MessageWriter<UnitArrived>,
 ) {
+    let Ground {
+        time,
+        maps,
+        settings,
+        passages,
+    } = ground;
     let seconds = time.delta_secs();
     if seconds <= 0.0 {
         return;
@@ -991,50 +1024,63 @@ fn move_units(
     // arrivals, asking again.
     let all_views = AllViews::new(&maps);
     let mut walked: Parallel<Vec<Walked>> = Parallel::default();
-    each_mover!(units, PARALLEL_WALKS, |(
-        unit,
-        mover,
-        _,
-        mut transform,
-        mut steering,
-        motion,
-        footprint,
-    )| {
-        let Some((map, view)) = steering
-            .map()
-            .or(motion.map)
-            .and_then(|map| Some((map, all_views.get(map)?)))
-        else {
-            return;
-        };
-        let view = view.for_size(footprint.map_or(1, |f| f.0));
-        let speed = speed_of(mover);
-        if !(speed * seconds).is_finite() {
-            return;
-        }
-        let start = transform.translation.truncate();
-        let (to, blocked) = walk(&view, &mut steering, &motion, start, speed, seconds);
-        // No unit steps into a passage without a claim on it: a unit
-        // is in a passage only in its turn.
-        let stopped = if motion.claim.is_none() {
-            passages.stop_outside(map, &view, start, to)
-        } else {
-            to
-        };
-        transform.translation = stopped.extend(transform.translation.z);
-        walked.scope(|w| {
-            w.push(Walked {
-                unit,
-                start,
-                to,
-                blocked,
-            })
-        });
-    },);
+    each_mover!(
+        units,
+        PARALLEL_WALKS,
+        |WalkQueryItem {
+             entity: unit,
+             mover,
+             mut transform,
+             mut steering,
+             motion,
+             footprint,
+             ..
+         }| {
+            let Some((map, view)) = steering
+                .map()
+                .or(motion.map)
+                .and_then(|map| Some((map, all_views.get(map)?)))
+            else {
+                return;
+            };
+            let view = view.for_size(footprint.map_or(1, |f| f.0));
+            let speed = speed_of(mover);
+            if !(speed * seconds).is_finite() {
+                return;
+            }
+            let start = transform.translation.truncate();
+            let (to, blocked) = walk(&view, &mut steering, &motion, start, speed, seconds);
+            // No unit steps into a passage without a claim on it: a unit
+            // is in a passage only in its turn.
+            let stopped = if motion.claim.is_none() {
+                passages.stop_outside(map, &view, start, to)
+            } else {
+                to
+            };
+            transform.translation = stopped.extend(transform.translation.z);
+            walked.scope(|w| {
+                w.push(Walked {
+                    unit,
+                    start,
+                    to,
+                    blocked,
+                })
+            });
+        },
+    );
     let mut walked: Vec<Walked> = walked.drain().collect();
     walked.sort_unstable_by_key(|w| w.unit);
     let mut views = ViewCache::new();
-    for (unit, mover, mut request, transform, mut steering, mut motion, footprint) in &mut units {
+    for WalkQueryItem {
+        entity: unit,
+        mover,
+        mut request,
+        transform,
+        mut steering,
+        mut motion,
+        footprint,
+    } in &mut units
+    {
         let Ok(at) = walked.binary_search_by_key(&unit, |w| w.unit) else {
             continue;
         };

@@ -53,7 +53,9 @@ use super::{Mover, Steering};
 use crate::core::{Cell, GridChanges, MAX_UNIT_SIZE, SizeClass};
 use crate::maps::{MapView, Maps, ViewCache};
 
-use super::avoidance::{Agents, AvoidanceSettings, body_radius};
+use super::avoidance::{
+    AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, AvoidanceSettings, body_radius,
+};
 
 /// Anchors a passage may have: a longer one-lane chain is not taken turns
 /// on (its units meet and push through, as in open ground).
@@ -484,7 +486,7 @@ struct Lane {
 pub(crate) fn take_turns(
     time: Res<Time>,
     settings: Res<AvoidanceSettings>,
-    mut units: Agents,
+    mut units: Query<AgentQuery>,
     maps: Maps<Without<Mover>>,
     mut passages: ResMut<Passages>,
 ) {
@@ -492,14 +494,29 @@ pub(crate) fn take_turns(
     let passages = &mut *passages;
     passages.seen.clear();
     passages.sizes.clear();
-    for (_, _, _, steering, motion, footprint, _) in &units {
+    for AgentQueryReadOnlyItem {
+        steering,
+        motion,
+        footprint,
+        ..
+    } in &units
+    {
         if let Some(map) = steering.map().or(motion.map) {
             let size = footprint.map_or(1, |f| f.0).clamp(1, MAX_UNIT_SIZE);
             *passages.sizes.entry(map).or_default() |= 1 << size;
         }
     }
     let mut views = ViewCache::new();
-    for (unit, mover, transform, steering, mut motion, footprint, avoidance) in &mut units {
+    for AgentQueryItem {
+        entity: unit,
+        mover,
+        transform,
+        steering,
+        mut motion,
+        footprint,
+        avoidance,
+    } in &mut units
+    {
         motion.waiting = false;
         motion.near_passage = false;
         motion.heading = motion.preferred.normalize_or_zero();
@@ -681,7 +698,7 @@ pub(crate) fn take_turns(
         .collect();
 
     for sighting in &passages.seen {
-        let Ok((.., mut motion, _, _)) = units.get_mut(sighting.unit) else {
+        let Ok(AgentQueryItem { mut motion, .. }) = units.get_mut(sighting.unit) else {
             continue;
         };
         let Some(ahead) = sighting.ahead else {
