@@ -400,7 +400,9 @@ impl Passages {
     /// Where a unit without a claim that walked from `from` to `to` stops:
     /// `to`, or the last point before the way steps into a passage.
     pub(crate) fn stop_outside(&self, map: Entity, view: &MapView, from: Vec2, to: Vec2) -> Vec2 {
-        if !self.steps_in(map, view, from, to) {
+        // A unit that did not move stepped nowhere (pressed against a wall
+        // or another, as many are in a crowd): no cell to look up.
+        if from == to || !self.steps_in(map, view, from, to) {
             return to;
         }
         // Back along the way in small steps (a frame's walk is short), to a
