@@ -604,18 +604,24 @@ impl MapView<'_> {
 /// shared).
 pub(crate) struct AllViews<'a> {
     views: bevy::platform::collections::HashMap<Entity, MapView<'a>>,
+    /// The first map: most games have one, and its look-up costs a compare.
+    first: Option<(Entity, MapView<'a>)>,
 }
 
 impl<'a> AllViews<'a> {
     pub(crate) fn new<F: QueryFilter + 'static>(maps: &'a Maps<'_, '_, F>) -> Self {
-        Self {
-            views: maps.iter().filter(|(_, view)| view.is_valid()).collect(),
-        }
+        let views: bevy::platform::collections::HashMap<Entity, MapView<'a>> =
+            maps.iter().filter(|(_, view)| view.is_valid()).collect();
+        let first = views.iter().next().map(|(&map, &view)| (map, view));
+        Self { views, first }
     }
 
     /// The view of `map` if it is a map that can place cells.
     pub(crate) fn get(&self, map: Entity) -> Option<MapView<'a>> {
-        self.views.get(&map).copied()
+        match self.first {
+            Some((first, view)) if first == map => Some(view),
+            _ => self.views.get(&map).copied(),
+        }
     }
 }
 

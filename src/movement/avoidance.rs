@@ -218,7 +218,9 @@ pub(crate) fn avoid(
     each_mover!(
         movers,
         PARALLEL_MOVERS,
-        |AgentQueryItem {
+        || gathered.borrow_local_mut(),
+        |local,
+         AgentQueryItem {
              entity,
              mover,
              transform,
@@ -259,7 +261,7 @@ pub(crate) fn avoid(
             // Until it is decided, a unit walks as it prefers.
             motion.velocity = agent.preferred;
             if position.is_finite() {
-                gathered.scope(|agents| agents.push(agent));
+                local.push(agent);
             }
         },
     );

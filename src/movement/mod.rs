@@ -22,6 +22,21 @@
 /// from `$least` items on, on this thread below that (where handing the
 /// work out costs more than it saves). The same result either way.
 macro_rules! each_mover {
+    // With a state `$init` makes once per batch of movers (once in all on
+    // this thread), handed to `$body` as `$local`.
+    ($query:expr, $least:expr, $init:expr, |$local:pat_param, $item:pat_param| $body:expr $(,)?) => {{
+        if $query.iter().len() >= $least {
+            $query
+                .par_iter_mut()
+                .for_each_init($init, |$local, $item| $body)
+        } else {
+            let mut state = ($init)();
+            $query.iter_mut().for_each(|$item| {
+                let $local = &mut state;
+                $body
+            })
+        }
+    }};
     ($query:expr, $least:expr, |$item:pat_param| $body:expr $(,)?) => {{
         if $query.iter().len() >= $least {
             $query.par_iter_mut().for_each(|$item| $body)
@@ -164,6 +179,10 @@ pub struct Motion {
     /// The one-lane passage it may be in.
     #[reflect(ignore)]
     claim: Option<passage::Claim>,
+    /// Where this frame's walk took it, from the walk to the settling of
+    /// arrivals and rest places (`move_units`).
+    #[reflect(ignore)]
+    stride: Option<Stride>,
 }
 
 impl Motion {
@@ -1023,16 +1042,14 @@ fn move_units(
     // by unit in the query's order, what touches the others: rest places,
     // arrivals, asking again.
     let all_views = AllViews::new(&maps);
-    let mut walked: Parallel<Vec<Walked>> = Parallel::default();
     each_mover!(
         units,
         PARALLEL_WALKS,
         |WalkQueryItem {
-             entity: unit,
              mover,
              mut transform,
              mut steering,
-             motion,
+             mut motion,
              footprint,
              ..
          }| {
@@ -1058,18 +1075,9 @@ fn move_units(
                 to
             };
             transform.translation = stopped.extend(transform.translation.z);
-            walked.scope(|w| {
-                w.push(Walked {
-                    unit,
-                    start,
-                    to,
-                    blocked,
-                })
-            });
+            motion.stride = Some(Stride { start, to, blocked });
         },
     );
-    let mut walked: Vec<Walked> = walked.drain().collect();
-    walked.sort_unstable_by_key(|w| w.unit);
     let mut views = ViewCache::new();
     for WalkQueryItem {
         entity: unit,
@@ -1081,15 +1089,14 @@ fn move_units(
         footprint,
     } in &mut units
     {
-        let Ok(at) = walked.binary_search_by_key(&unit, |w| w.unit) else {
-            continue;
-        };
-        let Walked {
+        let Some(Stride {
             start,
             to: walked_to,
             blocked,
-            ..
-        } = walked[at];
+        }) = motion.stride.take()
+        else {
+            continue;
+        };
         let Some((_, view)) = steering
             .map()
             .or(motion.map)
@@ -1229,8 +1236,8 @@ fn move_units(
 }
 
 /// Where one unit's walk this frame took it, as `move_units` settles it.
-struct Walked {
-    unit: Entity,
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Stride {
     /// Where it stood.
     start: Vec2,
     /// Where its walk ended (before it was stopped outside a passage it
