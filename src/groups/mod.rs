@@ -74,11 +74,7 @@ impl Default for GroupsPlugin {
 
 impl Plugin for GroupsPlugin {
     fn build(&self, app: &mut App) {
-        if !app.is_plugin_added::<MovementPlugin>() {
-            app.add_plugins(MovementPlugin {
-                schedule: self.schedule,
-            });
-        }
+        MovementPlugin::add_once(app, self.schedule);
         app.register_type::<GroupMember>()
             .register_type::<GroupMembers>()
             .add_message::<GroupMove>()

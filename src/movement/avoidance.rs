@@ -427,12 +427,7 @@ impl Planner<'_> {
             }
             out
         };
-        if threads <= 1 || units.len() <= PLAN_CHUNK {
-            return vec![run(units)];
-        }
-        let chunk = units.len().div_ceil(2 * threads).max(PLAN_CHUNK);
-        let pool = ComputeTaskPool::get_or_init(TaskPool::default);
-        units.par_chunk_map(pool, chunk, |_, part| run(part))
+        in_chunks(units, threads, PLAN_CHUNK, run)
     }
 
     /// Plans unit `i`: its velocity for the frame, the closest to the one
@@ -824,15 +819,16 @@ fn touching_groups(contacts: &[(u32, u32)], count: usize) -> Vec<Vec<(u32, u32)>
             parent[a.max(b) as usize] = a.min(b);
         }
     }
-    let mut group_of: HashMap<u32, usize> = HashMap::new();
+    // Each root's group, numbered as first met.
+    let mut group_of = vec![u32::MAX; count];
     let mut groups: Vec<Vec<(u32, u32)>> = Vec::new();
     for &(i, j) in contacts {
-        let r = root(&mut parent, i);
-        let at = *group_of.entry(r).or_insert_with(|| {
+        let r = root(&mut parent, i) as usize;
+        if group_of[r] == u32::MAX {
+            group_of[r] = groups.len() as u32;
             groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[at].push((i, j));
+        }
+        groups[group_of[r] as usize].push((i, j));
     }
     groups
 }
@@ -945,17 +941,21 @@ impl Separation<'_> {
         }
     }
 
-    /// Moves agent `k`'s body at `position` by `push`; how far it went
-    /// along it.
+    /// Moves agent `k`'s body at `position` by `push` on its map, never
+    /// into a passage it has no claim on; how far it went along `push`.
     fn nudge(&self, k: usize, position: &mut Vec2, push: Vec2, moved: &mut bool) -> f32 {
-        nudge_body(
-            self.views[k].as_ref(),
-            position,
-            &self.agents[k],
-            self.passages,
-            push,
-            moved,
-        )
+        let (Some(view), agent) = (self.views[k].as_ref(), &self.agents[k]) else {
+            return 0.0;
+        };
+        let before = *position;
+        walk_velocity(view, position, push, 1.0);
+        if !agent.crossing
+            && let Some(map) = agent.map
+        {
+            *position = self.passages.stop_outside(map, view, before, *position);
+        }
+        *moved |= *position != before;
+        (*position - before).dot(push.normalize_or_zero()).max(0.0)
     }
 }
 
@@ -975,30 +975,6 @@ pub(crate) fn in_chunks<T: Sync, R: Send + 'static>(
     let chunk = items.len().div_ceil(2 * threads).max(least);
     let pool = ComputeTaskPool::get_or_init(TaskPool::default);
     items.par_chunk_map(pool, chunk, |_, part| work(part))
-}
-
-/// Moves body `agent` at `position` by `push` on its map (`view`), never
-/// into a passage it has no claim on; how far it went along `push`.
-fn nudge_body(
-    view: Option<&MapView>,
-    position: &mut Vec2,
-    agent: &Agent,
-    passages: &Passages,
-    push: Vec2,
-    moved: &mut bool,
-) -> f32 {
-    let Some(view) = view else {
-        return 0.0;
-    };
-    let before = *position;
-    walk_velocity(view, position, push, 1.0);
-    if !agent.crossing
-        && let Some(map) = agent.map
-    {
-        *position = passages.stop_outside(map, view, before, *position);
-    }
-    *moved |= *position != before;
-    (*position - before).dot(push.normalize_or_zero()).max(0.0)
 }
 
 /// How far two bodies may stay pressed into each other after separation

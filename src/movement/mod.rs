@@ -75,7 +75,7 @@ pub use route::{Route, SharedWaypoints};
 
 use bevy::ecs::entity::EntityHashMap;
 
-use crate::maps::{AllViews, MapView, Maps, ViewCache};
+use crate::maps::{AllViews, MapView, Maps};
 use crate::pathfinding::{
     Footprint, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
 };
@@ -317,6 +317,16 @@ impl MovementPlugin {
     }
 }
 
+impl MovementPlugin {
+    /// Adds the plugin for `schedule` unless the app already has it: the
+    /// plugins built on movement bring it with them.
+    pub(crate) fn add_once(app: &mut App, schedule: Interned<dyn ScheduleLabel>) {
+        if !app.is_plugin_added::<Self>() {
+            app.add_plugins(Self { schedule });
+        }
+    }
+}
+
 impl Default for MovementPlugin {
     fn default() -> Self {
         Self::new(Update)
@@ -408,11 +418,7 @@ impl Default for AvoidancePlugin {
 
 impl Plugin for AvoidancePlugin {
     fn build(&self, app: &mut App) {
-        if !app.is_plugin_added::<MovementPlugin>() {
-            app.add_plugins(MovementPlugin {
-                schedule: self.schedule,
-            });
-        }
+        MovementPlugin::add_once(app, self.schedule);
         app.init_resource::<avoidance::Crowd>().add_systems(
             self.schedule,
             (
@@ -444,11 +450,7 @@ impl Default for PassagesPlugin {
 
 impl Plugin for PassagesPlugin {
     fn build(&self, app: &mut App) {
-        if !app.is_plugin_added::<MovementPlugin>() {
-            app.add_plugins(MovementPlugin {
-                schedule: self.schedule,
-            });
-        }
+        MovementPlugin::add_once(app, self.schedule);
         app.add_systems(
             self.schedule,
             passage::take_turns.in_set(CrowdSystems::Turns),
@@ -928,7 +930,6 @@ fn prefer(
         return;
     }
     to_settle.sort_unstable();
-    let mut views = ViewCache::new();
     for PreferQueryItem {
         entity: unit,
         mover,
@@ -944,7 +945,7 @@ fn prefer(
         let (Some(map), position) = (motion.map, transform.translation.truncate()) else {
             continue;
         };
-        let Some(view) = views.get(&maps, map) else {
+        let Some(view) = all_views.get(map) else {
             continue;
         };
         let view = view.for_size(footprint.map_or(1, |f| f.0));
@@ -1078,7 +1079,6 @@ fn move_units(
             motion.stride = Some(Stride { start, to, blocked });
         },
     );
-    let mut views = ViewCache::new();
     for WalkQueryItem {
         entity: unit,
         mover,
@@ -1100,7 +1100,7 @@ fn move_units(
         let Some((_, view)) = steering
             .map()
             .or(motion.map)
-            .and_then(|map| Some((map, views.get(&maps, map)?)))
+            .and_then(|map| Some((map, all_views.get(map)?)))
         else {
             continue;
         };
