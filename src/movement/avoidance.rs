@@ -51,7 +51,8 @@ pub struct AvoidanceSettings {
     /// others (of two pushing through against each other, the later
     /// entity yields), though never ends deep in another body. One blocked
     /// this long within a few cells of its end rests at the nearest free
-    /// cell instead: close enough.
+    /// cell instead: close enough (for a unit wider than a cell whose
+    /// pushing through gained it nothing, twice as far).
     pub give_up_after: f32,
     /// Seconds units waiting at one end of a one-lane passage (a bridge or
     /// gap one unit wide) let the other end keep sending units through

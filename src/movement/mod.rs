@@ -165,6 +165,9 @@ pub struct Motion {
     /// Seconds left of pushing through others (leaving them most of the
     /// avoiding).
     pushing: f32,
+    /// Whether it pushed through since it last made headway (and so gained
+    /// nothing by it).
+    pushed: bool,
     /// The way the unit means to go (unit length, or zero when it stands).
     heading: Vec2,
     /// Whether it waits its turn at a one-lane passage this frame.
@@ -803,7 +806,8 @@ const DISPLACED: f32 = 0.3;
 
 /// A unit this many cells from the end of its route looks whether another
 /// unit rests there; one blocked this close to it (along its route; for a
-/// unit k cells wide, k times this) rests where it stands.
+/// unit k cells wide, k times this; for k > 1, twice that once pushing
+/// through gained it nothing) rests where it stands.
 const NEAR_THE_END: f32 = 2.5;
 
 /// A unit within this many cells of its next waypoint, pushed off the way
@@ -1171,7 +1175,11 @@ fn move_units(
         };
         // Headway is ground gained, not steps taken: a unit jostled to and
         // fro in a crowd that keeps it where it is makes none.
-        if !trying || budget <= 0.0 || position.distance(motion.mark) >= HEADWAY * cell {
+        let headway = position.distance(motion.mark) >= HEADWAY * cell;
+        if headway {
+            motion.pushed = false;
+        }
+        if !trying || budget <= 0.0 || headway {
             motion.stalled = 0.0;
             motion.mark = position;
         } else {
@@ -1179,6 +1187,16 @@ fn move_units(
         }
         motion.pushing = (motion.pushing - seconds).max(0.0);
         let give_up = settings.give_up_after;
+        // A unit wider than a cell whose pushing through gained nothing
+        // (the smaller units in its way, at rest round its end, have
+        // nowhere to go, and no gap opens as wide as it) counts twice as
+        // far as close enough.
+        let near_the_end = NEAR_THE_END
+            * if motion.pushed && view.size() > 1 {
+                2.0
+            } else {
+                1.0
+            };
         if idle && motion.stalled >= 0.5 * give_up && give_up.is_finite() {
             // It cannot get back: it rests at the nearest free cell from
             // where it stands instead.
@@ -1189,7 +1207,7 @@ fn move_units(
         } else if motion.stalled >= give_up
             && give_up.is_finite()
             && let Steering::Following { route, map, .. } = &mut *steering
-            && walk_left(route, position) < NEAR_THE_END * cell * view.size() as f32
+            && walk_left(route, position) < near_the_end * cell * view.size() as f32
         {
             // Blocked too long near its end (others stand between, or in
             // the narrow way to it, round a corner or not): close enough, it
@@ -1218,6 +1236,7 @@ fn move_units(
             // crowd does not (a new path would be the same one).
             motion.stalled = 0.0;
             motion.pushing = give_up.max(seconds);
+            motion.pushed = true;
             if let Steering::Following { route, .. } = &*steering
                 && route_cut_ahead(&view, position, route)
                 && let Some((goal, map)) = wait_for_new_path(&mut steering, Meanwhile::Instinct)
