@@ -1058,14 +1058,9 @@ fn move_units(
              footprint,
              ..
          }| {
-            let Some((map, view)) = steering
-                .map()
-                .or(motion.map)
-                .and_then(|map| Some((map, all_views.get(map)?)))
-            else {
+            let Some((map, view)) = walking_view(&all_views, &steering, &motion, footprint) else {
                 return;
             };
-            let view = view.for_size(footprint.map_or(1, |f| f.0));
             let speed = speed_of(mover);
             if !(speed * seconds).is_finite() {
                 return;
@@ -1101,14 +1096,9 @@ fn move_units(
         else {
             continue;
         };
-        let Some((_, view)) = steering
-            .map()
-            .or(motion.map)
-            .and_then(|map| Some((map, all_views.get(map)?)))
-        else {
+        let Some((_, view)) = walking_view(&all_views, &steering, &motion, footprint) else {
             continue;
         };
-        let view = view.for_size(footprint.map_or(1, |f| f.0));
         let budget = speed_of(mover) * seconds;
         let cell = view.layout.cell_size.abs().min_element();
         let mut arrived = false;
@@ -1252,6 +1242,20 @@ fn move_units(
             commands.trigger(event);
         }
     }
+}
+
+/// The map a mover walks on (its order's, else the one it last walked on)
+/// and that map's view for the mover's size: the same in both of
+/// `move_units`' passes.
+fn walking_view<'a>(
+    all_views: &AllViews<'a>,
+    steering: &Steering,
+    motion: &Motion,
+    footprint: Option<&Footprint>,
+) -> Option<(Entity, MapView<'a>)> {
+    let map = steering.map().or(motion.map)?;
+    let view = all_views.get(map)?;
+    Some((map, view.for_size(footprint.map_or(1, |f| f.0))))
 }
 
 /// Where one unit's walk this frame took it, as `move_units` settles it.
