@@ -66,6 +66,9 @@ fn parse_options() -> Result<Options, String> {
     Ok(options)
 }
 
+/// Picks one figure of a route's sample.
+type Pick<'a> = &'a dyn Fn(&Sample) -> Option<f64>;
+
 /// What one route cost, by part.
 #[derive(Default)]
 struct Sample {
@@ -156,7 +159,7 @@ fn main() -> ExitCode {
         });
     }
 
-    let column = |pick: &dyn Fn(&Sample) -> Option<f64>| {
+    let column = |pick: Pick| {
         let mut values: Vec<f64> = samples.iter().filter_map(pick).collect();
         values.sort_by(f64::total_cmp);
         let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
@@ -172,7 +175,7 @@ fn main() -> ExitCode {
         "{} routes; expansions by part (mean / p50 / p95 / max):",
         samples.len()
     );
-    let parts: [(&str, &dyn Fn(&Sample) -> Option<f64>); 5] = [
+    let parts: [(&str, Pick); 5] = [
         ("join start and goal", &|s| Some(s.join)),
         ("search over nodes", &|s| Some(s.nodes)),
         ("refine legs", &|s| Some(s.refine)),
