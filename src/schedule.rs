@@ -97,9 +97,11 @@ pub struct PathfindingSettings {
     pub max_expansions_per_request: Option<u32>,
     /// Optional wall-clock cap on the budgeted work per frame (group floods
     /// and searches), checked every
-    /// [`PathfindingSettings::TIME_CHECK_INTERVAL`] expansions. The one
-    /// setting that makes results depend on the machine: leave it `None`
-    /// for a lockstep game.
+    /// [`PathfindingSettings::TIME_CHECK_INTERVAL`] expansions. Every frame
+    /// still does at least one such slice of work, so even a zero cap
+    /// answers every request, one slice a frame. The one setting that
+    /// makes results depend on the machine: leave it `None` for a lockstep
+    /// game.
     pub max_frame_time: Option<Duration>,
     /// Heuristic weight: 1 (the default) gives optimal paths. Above 1 is a
     /// promise: every final path ([`PathStatus::Complete`](crate::pathfinding::PathStatus::Complete))
@@ -332,8 +334,19 @@ impl FrameBudget {
         self.record(expansions);
     }
 
+    /// Adds `expansions` to what the frame spent; with a time cap, the
+    /// frame's budgeted work stops once it has taken that long. Only work
+    /// done reads the clock: a piece of work that spent nothing (a search
+    /// that had already ended, a round with nothing to run) never ends the
+    /// frame, so even a zero cap lets every frame do one slice of work.
+    /// (Before, a round that spent nothing timed the frame out before its
+    /// slice: a shared search that had ended, waiting for budget to read its
+    /// paths back, never got any.)
     fn record(&mut self, expansions: u64) {
         self.spent += expansions;
+        if expansions == 0 {
+            return;
+        }
         if let (Some(cap), Some(clock)) = (self.time_cap, self.clock) {
             self.timed_out |= clock.elapsed() >= cap;
         }
@@ -661,6 +674,12 @@ mod tests {
             ..default()
         });
         assert_eq!(budget.slice(), PathfindingSettings::TIME_CHECK_INTERVAL);
+        budget.spend(0);
+        assert_eq!(
+            budget.slice(),
+            PathfindingSettings::TIME_CHECK_INTERVAL,
+            "work that spent nothing does not end the frame"
+        );
         budget.spend(PathfindingSettings::TIME_CHECK_INTERVAL as u64);
         assert_eq!(budget.slice(), 0, "a zero cap allows one slice");
     }

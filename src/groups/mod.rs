@@ -1032,17 +1032,19 @@ fn assign_routes(
             ref head,
             ref tail,
         } = handout.pairs[i];
-        let (Some(head_cells), Some(tail_cells)) = (head, tail) else {
-            send_alone(group, unit, slot, commands);
-            continue;
-        };
-        // A unit that left the group meanwhile keeps its own order.
+        // A unit that left the group meanwhile keeps its own order (before,
+        // one whose floods had not reached it was sent to its slot anyway,
+        // over an order the game gave it this frame).
         let Ok((transform, Some(member), mut steering)) = units.get_mut(unit) else {
             continue;
         };
         if member.group != entity {
             continue;
         }
+        let (Some(head_cells), Some(tail_cells)) = (head, tail) else {
+            send_alone(group, unit, slot, commands);
+            continue;
+        };
         let lane = &group.lane_waypoints[i % group.lane_waypoints.len()];
         // Where the unit stands now: it has walked on instinct since the
         // floods saw it on `cell`.

@@ -8,9 +8,10 @@
 //! same version number, inserted over a map's), late orders to the goal of
 //! a shared search just after an edit (when edits may have pinned it to a
 //! copy), edits round the goals of requests waiting for a quick path, and
-//! settings changed down to one slot, a budget of one node and ageing of
-//! one frame, and up to no limits at all (`usize::MAX` slots and lanes,
-//! `u32::MAX` nodes, restarts and ageing)), checked after every frame:
+//! settings changed down to one slot, a budget of one node, ageing of
+//! one frame and a zero time cap (one slice of work a frame), and up to no
+//! limits at all (`usize::MAX` slots and lanes, `u32::MAX` nodes, restarts
+//! and ageing)), checked after every frame:
 //!
 //! - the frame's expansions stay within its budget;
 //! - every path delivered is legal on the grid version it was answered on,
@@ -225,7 +226,8 @@ impl Model {
                 1.0
             },
             refine: self.rng.below(4) > 0,
-            ..default()
+            // One slice of work a frame, the least a time cap allows.
+            max_frame_time: (self.rng.below(5) == 0).then_some(std::time::Duration::ZERO),
         }
     }
 

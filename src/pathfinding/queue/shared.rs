@@ -215,6 +215,18 @@ pub(super) fn share_goals(
         let view = view.for_size(key.1);
         let grid = home.pinned.as_deref().unwrap_or(view.grid);
         for job in jobs {
+            // A flight pinned to a copy answers from that copy without
+            // planning its jobs again: a job planned on another version
+            // (it waited while edits went on) would be answered for cells
+            // the copy does not lead to. It waits to be planned afresh.
+            if home
+                .pinned
+                .as_ref()
+                .is_some_and(|copy| job.grid_version != copy.version())
+            {
+                late.push(Flight::new(job));
+                continue;
+            }
             let Work::Shared(SharedWork {
                 flood: Some(flood),
                 served,
