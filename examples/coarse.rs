@@ -3,7 +3,7 @@
 //! each part costs.
 //!
 //! ```text
-//! cargo run --release --example coarse -- [--map PATH] [--routes N] [--flat] [--size K]
+//! cargo run --release --example coarse -- [--map PATH] [--routes N] [--flat] [--size K] [--weight W]
 //! ```
 //!
 //! The map defaults to `random512-10-0` (see `stress`); the stress test's
@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use bevy_frontier::core::{
-    Cell, CoarseGraph, CoarseRoute, NavGrid, Path, RouteStatus, SearchConfig, find_path,
+    Cell, CoarseGraph, CoarseRoute, NavGrid, Path, RouteStatus, RouteWork, SearchConfig, find_path,
 };
 
 mod support;
@@ -43,6 +43,7 @@ struct Options {
     routes: usize,
     flat: bool,
     size: u8,
+    weight: f32,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -51,6 +52,7 @@ fn parse_options() -> Result<Options, String> {
         routes: 200,
         flat: false,
         size: 1,
+        weight: 1.05,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -60,24 +62,48 @@ fn parse_options() -> Result<Options, String> {
             "--routes" => options.routes = support::positive(&flag, &value()?)?,
             "--size" => options.size = support::positive(&flag, &value()?)?,
             "--flat" => options.flat = true,
+            "--weight" => {
+                let v = value()?;
+                options.weight = v
+                    .parse::<f32>()
+                    .ok()
+                    .filter(|w| w.is_finite() && *w >= 1.0)
+                    .ok_or_else(|| format!("--weight {v:?} is not a number of at least 1"))?;
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     Ok(options)
 }
 
-/// Picks one figure of a route's sample.
-type Pick<'a> = &'a dyn Fn(&Sample) -> Option<f64>;
+/// A part of a route's work, by name.
+type PartColumn = (&'static str, fn(&Parts) -> u64);
 
-/// What one route cost, by part.
-#[derive(Default)]
+/// Whole routes, or first stretches.
+type SampleColumn = (&'static str, fn(&Sample) -> Option<Parts>);
+
+/// What one route cost: by part once whole, and by part when its first
+/// stretch was refined (routes long enough to send one).
 struct Sample {
-    join: f64,
-    nodes: f64,
-    refine: f64,
-    first_stretch: Option<f64>,
-    whole: f64,
+    whole: Parts,
+    first: Option<Parts>,
     ratio: f64,
+}
+
+/// A route's expansions by part, and in all.
+#[derive(Clone, Copy)]
+struct Parts {
+    work: RouteWork,
+    total: u64,
+}
+
+impl Parts {
+    fn of(route: &CoarseRoute) -> Self {
+        Self {
+            work: route.work(),
+            total: route.expansions(),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -85,7 +111,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: coarse [--map PATH] [--routes N] [--flat] [--size K]"
+                "error: {message}\nusage: coarse [--map PATH] [--routes N] [--flat] [--size K] [--weight W]"
             );
             return ExitCode::from(2);
         }
@@ -116,15 +142,18 @@ fn main() -> ExitCode {
     );
 
     let began = Instant::now();
-    let graph = CoarseGraph::build(&class);
+    let mut graph = CoarseGraph::new(&class);
+    let build_expansions = graph.repair(&class, u64::MAX);
     let build_ms = began.elapsed().as_secs_f64() * 1e3;
     let cells = grid.cell_count() as f64;
     let grid_bytes = grid.memory_bytes() as f64 / cells;
     let coarse_bytes = graph.memory_bytes() as f64 / cells;
     println!(
-        "build_ms={build_ms:.1} clusters={} nodes={} grid_bytes_per_cell={grid_bytes:.3} coarse_bytes_per_cell={coarse_bytes:.3} coarse_share={:.1}%",
+        "build_ms={build_ms:.1} build_expansions={build_expansions} build_estimate={} clusters={} nodes={} upper_nodes={} grid_bytes_per_cell={grid_bytes:.3} coarse_bytes_per_cell={coarse_bytes:.3} coarse_share={:.1}%",
+        CoarseGraph::build_estimate(&class),
         graph.cluster_count(),
         graph.node_count(),
+        graph.upper_node_count(),
         100.0 * coarse_bytes / grid_bytes
     );
 
@@ -143,7 +172,9 @@ fn main() -> ExitCode {
         if !class.is_walkable(start) || !class.is_walkable(goal) || start == goal {
             continue;
         }
-        let Some((sample, path)) = route(&graph, &grid, options.size, start, goal) else {
+        let Some((sample, path)) =
+            route(&graph, &grid, (options.size, options.weight), start, goal)
+        else {
             continue;
         };
         let Some(best) = find_path(&grid, start, goal, config)
@@ -159,8 +190,8 @@ fn main() -> ExitCode {
         });
     }
 
-    let column = |pick: Pick| {
-        let mut values: Vec<f64> = samples.iter().filter_map(pick).collect();
+    let column = |values: Vec<f64>| {
+        let mut values = values;
         values.sort_by(f64::total_cmp);
         let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
         (
@@ -168,25 +199,32 @@ fn main() -> ExitCode {
             percentile(&values, 50.0),
             percentile(&values, 95.0),
             values.last().copied().unwrap_or_default(),
-            values.len(),
         )
     };
-    println!(
-        "{} routes; expansions by part (mean / p50 / p95 / max):",
-        samples.len()
-    );
-    let parts: [(&str, Pick); 5] = [
-        ("join start and goal", &|s| Some(s.join)),
-        ("search over nodes", &|s| Some(s.nodes)),
-        ("refine legs", &|s| Some(s.refine)),
-        ("first stretch", &|s| s.first_stretch),
-        ("whole route", &|s| Some(s.whole)),
+    let parts: [PartColumn; 6] = [
+        ("join start and goal", |p| p.work.join),
+        ("nodes, level 1", |p| p.work.nodes[0]),
+        ("nodes, level 2", |p| p.work.nodes[1]),
+        ("level-1 course", |p| p.work.open),
+        ("refine to cells", |p| p.work.refine),
+        ("in all", |p| p.total),
     ];
-    for (name, pick) in parts {
-        let (mean, p50, p95, max, count) = column(pick);
-        println!("  {name:<20} {mean:>8.1} {p50:>8.0} {p95:>8.0} {max:>8.0}   ({count} routes)");
+    let picks: [SampleColumn; 2] = [
+        ("whole routes", |s| Some(s.whole)),
+        ("first stretches", |s| s.first),
+    ];
+    for (what, pick) in picks {
+        let chosen: Vec<Parts> = samples.iter().filter_map(pick).collect();
+        println!(
+            "{what} ({} routes), expansions by part: mean / p50 / p95 / max",
+            chosen.len()
+        );
+        for (name, part) in parts {
+            let (mean, p50, p95, max) = column(chosen.iter().map(|p| part(p) as f64).collect());
+            println!("  {name:<20} {mean:>8.1} {p50:>8.0} {p95:>8.0} {max:>8.0}");
+        }
     }
-    let (mean, _, p95, max, _) = column(&|s| Some(s.ratio));
+    let (mean, _, p95, max) = column(samples.iter().map(|s| s.ratio).collect());
     println!(
         "route_cost_ratio_mean={mean:.4} route_cost_ratio_p95={p95:.4} route_cost_ratio_max={max:.4} illegal={illegal}"
     );
@@ -198,23 +236,18 @@ fn main() -> ExitCode {
 fn route(
     graph: &CoarseGraph,
     grid: &NavGrid,
-    size: u8,
+    (size, weight): (u8, f32),
     start: Cell,
     goal: Cell,
 ) -> Option<(Sample, Path)> {
     let class = grid.size_class(size);
-    let mut route = CoarseRoute::new(start, goal, 1.05);
+    let mut route = CoarseRoute::new(start, goal, weight);
     let stretched = start.octile_distance(goal) >= STRETCHED_FROM;
-    let mut first_stretch = None;
+    let mut first = None;
     loop {
         let status = route.step(graph, &class, 8);
-        if stretched
-            && first_stretch.is_none()
-            && route
-                .refined(&class)
-                .is_some_and(|path| path.cells.len() > FIRST_STRETCH)
-        {
-            first_stretch = Some(route.expansions() as f64);
+        if stretched && first.is_none() && route.refined_len() > FIRST_STRETCH {
+            first = Some(Parts::of(&route));
         }
         match status {
             RouteStatus::Running => continue,
@@ -222,13 +255,9 @@ fn route(
             RouteStatus::NotFound => return None,
         }
     }
-    let work = route.work();
     let sample = Sample {
-        join: work.join as f64,
-        nodes: work.nodes as f64,
-        refine: work.refine as f64,
-        first_stretch,
-        whole: route.expansions() as f64,
+        whole: Parts::of(&route),
+        first,
         ratio: 0.0,
     };
     Some((sample, route.path(&class)?))

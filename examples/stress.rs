@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--threads T] [--lanes L]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--threads T] [--lanes L] [--fps F]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -91,7 +91,7 @@ use std::process::ExitCode;
 use bevy::prelude::*;
 use bevy_frontier::core::{Cell, CoarseGraph, SearchConfig, find_path};
 use bevy_frontier::movement::{Arrived, Steering};
-use bevy_frontier::pathfinding::PathfindingStats;
+use bevy_frontier::pathfinding::{CoarseGraphs, PathfindingStats};
 use bevy_frontier::prelude::*;
 
 mod support;
@@ -111,6 +111,7 @@ struct Options {
     swamp: u8,
     weight: f32,
     refine: Option<bool>,
+    fps: u32,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -127,6 +128,7 @@ fn parse_options() -> Result<Options, String> {
         swamp: 1,
         weight: 1.0,
         refine: None,
+        fps: 60,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -161,6 +163,12 @@ fn parse_options() -> Result<Options, String> {
                     v => return Err(format!("--refine {v:?} is neither on nor off")),
                 })
             }
+            "--fps" => {
+                let v = value()?;
+                options.fps = v
+                    .parse()
+                    .map_err(|_| format!("--fps {v:?} is not a number"))?;
+            }
             "--edits" => {
                 let v = value()?;
                 options.edits = v
@@ -190,7 +198,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--threads T] [--lanes L]"
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--threads T] [--lanes L] [--fps F]"
             );
             return ExitCode::from(2);
         }
@@ -235,6 +243,7 @@ fn main() -> ExitCode {
         lanes: options.lanes.unwrap_or(threads),
         refine,
         weight: options.weight,
+        fps: options.fps,
     };
     let run = match run_orders(
         &grid,
@@ -312,15 +321,21 @@ fn main() -> ExitCode {
         let worst = run.first_path.iter().max().copied().unwrap_or_default();
         last += &format!(" frames_to_first_path={worst}");
         // What quick routes keep per map beside the grid: its coarse graph
-        // (the one the plugin builds for unit size 1), against the grid's
-        // own memory with its regions labelled.
+        // (the one the plugin built for unit size 1), against the grid's
+        // own memory with its regions labelled; and the frame (after the
+        // orders) it was there.
         grid.label_regions_now();
         let cells = grid.cell_count() as f64;
-        let coarse = CoarseGraph::build(&grid.size_class(1)).memory_bytes() as f64;
+        let coarse = run
+            .graph_bytes
+            .unwrap_or_else(|| CoarseGraph::build(&grid.size_class(1)).memory_bytes())
+            as f64;
         last += &format!(
-            " grid_bytes_per_cell={:.3} coarse_bytes_per_cell={:.3}",
+            " grid_bytes_per_cell={:.3} coarse_bytes_per_cell={:.3} graph_frame={}",
             grid.memory_bytes() as f64 / cells,
-            coarse / cells
+            coarse / cells,
+            run.graph_frame
+                .map_or("none".to_string(), |f| f.to_string())
         );
         let mean = |frames: &[u32]| {
             frames.iter().map(|&f| f as f64).sum::<f64>() / frames.len().max(1) as f64
@@ -481,6 +496,10 @@ struct Run {
     /// expansions, grid version): two runs with the same digest answered
     /// the same units with the same paths in the same frames.
     digest: u64,
+    /// The frame (after the orders) the map's coarse graph for units of a
+    /// cell was there, if it was, and its bytes then.
+    graph_frame: Option<u32>,
+    graph_bytes: Option<usize>,
 }
 
 /// How the plugin is set up: threads, search lanes, quick routes first
@@ -491,6 +510,9 @@ struct Setup {
     lanes: usize,
     refine: bool,
     weight: f32,
+    /// Frames a second the run is held to while a coarse graph is being
+    /// built (0: as fast as it can).
+    fps: u32,
 }
 
 fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
@@ -499,12 +521,15 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
         lanes,
         refine,
         weight,
+        ..
     } = setup;
     let mut app = App::new();
     // Bevy gives the compute pool what the I/O and async pools leave: one
-    // thread on a 2-core machine. Searches in T lanes want T.
+    // thread on a 2-core machine. Searches in T lanes want T, and a coarse
+    // graph's build on the async pool T too.
     let mut pools = TaskPoolOptions::default();
     pools.compute.min_threads = threads;
+    pools.async_compute.min_threads = threads;
     app.add_plugins((
         MinimalPlugins.set(TaskPoolPlugin {
             task_pool_options: pools,
@@ -575,7 +600,10 @@ fn run_orders(
 ) -> Result<Run, String> {
     let mut app = app_with(grid, budget, share, setup);
     let units = spawn_units(&mut app, orders);
+    // The map's first frame, which starts its graph's build.
+    let began = std::time::Instant::now();
     app.update();
+    pace(&mut app, setup, began);
     if grouped {
         for (group, &goal) in orders.goals.iter().enumerate() {
             let members = orders
@@ -611,6 +639,8 @@ fn run_orders(
         final_costs: Default::default(),
         quick_illegal: 0,
         digest: 0xcbf2_9ce4_8422_2325,
+        graph_frame: None,
+        graph_bytes: None,
     };
     let answered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut quick_cost: std::collections::HashMap<Entity, f64> = Default::default();
@@ -619,8 +649,16 @@ fn run_orders(
     let mut waiting = units.clone();
     let mut unseen = units.clone();
     while !waiting.is_empty() {
+        let began = std::time::Instant::now();
         app.update();
         run.frames += 1;
+        if run.graph_frame.is_none()
+            && let Some(bytes) = graph_bytes(&mut app)
+        {
+            run.graph_frame = Some(run.frames);
+            run.graph_bytes = Some(bytes);
+        }
+        pace(&mut app, setup, began);
         let stats = app.world().resource::<PathfindingStats>();
         run.frame_ms.push(stats.frame_time.as_secs_f64() * 1e3);
         run.slowest
@@ -695,6 +733,29 @@ fn run_orders(
         edit_cells(&mut app, &mut run, edits);
     }
     Ok(run)
+}
+
+/// Holds a frame that began at `began` to `setup.fps` frames a second
+/// while a coarse graph is being built: a game's frames while the build
+/// runs on a worker thread, since the window a build is given is in frames.
+fn pace(app: &mut App, setup: Setup, began: std::time::Instant) {
+    let building = app
+        .world_mut()
+        .query::<&CoarseGraphs>()
+        .iter(app.world())
+        .any(CoarseGraphs::is_building);
+    if building && setup.fps > 0 {
+        let frame = std::time::Duration::from_secs_f64(1.0 / setup.fps as f64);
+        std::thread::sleep(frame.saturating_sub(began.elapsed()));
+    }
+}
+
+/// The bytes of the map's coarse graph for units of one cell, once built.
+fn graph_bytes(app: &mut App) -> Option<usize> {
+    app.world_mut()
+        .query::<&CoarseGraphs>()
+        .iter(app.world())
+        .find_map(|graphs| graphs.graph(1).map(|graph| graph.memory_bytes()))
 }
 
 /// `digest` with one answer folded in (FNV-1a over its fields).

@@ -46,7 +46,7 @@ pub mod search;
 pub mod size_class;
 mod walk_bits;
 
-pub use coarse::{CoarseGraph, CoarseRoute, RouteStatus};
+pub use coarse::{BuiltPart, CoarseGraph, CoarseRoute, GraphBuild, RouteStatus, RouteWork};
 pub use flood::{Flood, FloodDirection};
 pub use grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};
 pub use heap::{IndexedHeap, OpenList};

@@ -8,6 +8,7 @@
 //! with their state kept between frames; the [`PathfindingQueue`] holds
 //! them.
 
+mod graphs;
 mod index;
 mod queue;
 mod request;
@@ -18,6 +19,7 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
+pub use graphs::{BUILD_EXPANSIONS_PER_FRAME, CoarseGraphs, build_frames};
 pub(crate) use queue::locate;
 pub use queue::{PathfindingQueue, PathfindingStats};
 pub use request::{Footprint, PathRequest, PathTarget, Unreachable};

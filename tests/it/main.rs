@@ -8,6 +8,7 @@ mod avoidance;
 mod bridges;
 mod crowd_model;
 mod fixed_update;
+mod graph_builds;
 mod grid_regions;
 mod group_moves;
 mod heap_vs_std;

@@ -1,10 +1,26 @@
-//! Building a cluster: the pieces its cells form, the entrances on its
-//! borders and the table of costs between them.
+//! Building the records: a cluster's (the pieces its cells form, the
+//! entrances on its borders and the costs between them) and a
+//! super-cluster's (its level-2 entrances and the costs between them along
+//! its level-1 graph). A record is built resumably at any expansion
+//! ([`Repair`], behind [`CoarseGraph::repair`]), or a part of the map at a
+//! time, side by side on several threads ([`GraphBuild`]); every record is
+//! a function of the grid alone (a super-cluster's, of its clusters'
+//! records), so any order and any split give the same graph.
 
-use super::graph::CoarseGraph;
-use super::local::{Area, Local};
-use super::{COARSE_SHIFT, IndexMap, LONG_RUN, NONE, SPACING};
+use std::ops::Range;
+
+use super::graph::{CoarseGraph, LOWER_UNIT, UPPER_UNIT, around};
+use super::local::{Area, SWEEP_STEP, Sweep};
+use super::{IndexMap, LONG_RUN, SPACING, SUPER, SUPER_SPACING, cost_code};
 use crate::core::size_class::SizeClass;
+
+/// A cell of a cluster counts this many times less than an expansion when
+/// its pieces are labelled: a flood fill touches each cell once, with no
+/// heap (about 70 instructions a cell against 300–400 an expansion).
+pub(super) const LABELS_PER_EXPANSION: u64 = 4;
+
+/// [`Sweep`] units in a level-1 cost unit (a quarter step).
+const SWEEP_PER_LOWER: u32 = SWEEP_STEP[0] / 4;
 
 /// The offsets along a border of `len` cells where entrances go, given
 /// which cells can be crossed and which pieces of the two clusters each
@@ -15,7 +31,7 @@ use crate::core::size_class::SizeClass;
 /// joining two pieces is never left out, so every way across the border
 /// can still be taken (walking inside each cluster to an entrance that
 /// joins the same pieces).
-pub(super) fn entrances(
+fn entrances(
     len: u32,
     crossing: impl Fn(u32) -> bool,
     piece: impl Fn(u32) -> (u16, u16),
@@ -41,47 +57,35 @@ pub(super) fn entrances(
             &[middle]
         };
         for &at in candidates {
-            let joins = piece(at);
-            if placed
-                .iter()
-                .any(|&(other, pieces)| pieces == joins && other.abs_diff(at) < SPACING)
-            {
-                continue;
+            if keep(&mut placed, at, piece(at), SPACING) {
+                out.push(at);
             }
-            placed.push((at, joins));
-            out.push(at);
         }
     }
 }
 
-/// The pieces of the clusters a repair has labelled: each cluster's are
-/// read when it is built and when each of its four neighbours is, so a
-/// full build labels every cluster once, not five times. Bounded to a few
-/// rows of clusters.
-#[derive(Default)]
-pub(super) struct Pieces(IndexMap<Vec<u16>>);
-
-impl Pieces {
-    /// Labels `cluster` unless it is held.
-    pub(super) fn fill(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, cluster: u32) {
-        if self.0.len() > 4 * graph.columns as usize + 8 {
-            self.0.clear();
-        }
-        self.0
-            .entry(cluster)
-            .or_insert_with(|| pieces(class, graph.bounds(cluster)));
+/// Whether an entrance at `at` joining `pieces` is kept, given those
+/// `placed` before it: the first joining two pieces always is, another
+/// only `spacing` or more cells from every one joining the same pieces.
+fn keep<P: PartialEq + Copy>(placed: &mut Vec<(u32, P)>, at: u32, pieces: P, spacing: u32) -> bool {
+    if placed
+        .iter()
+        .any(|&(other, joins)| joins == pieces && other.abs_diff(at) < spacing)
+    {
+        return false;
     }
-
-    /// The labels of a cluster [`fill`](Self::fill) was given.
-    pub(super) fn of(&self, cluster: u32) -> &[u16] {
-        self.0.get(&cluster).map_or(&[], Vec::as_slice)
-    }
+    placed.push((at, pieces));
+    true
 }
 
 /// Labels the pieces of the area `(x0, y0, w, h)`: walkable cells joined
 /// inside it share a label (4-connected, which under the corner rule is
-/// what 8-neighbour moves join too); walls get `u16::MAX`.
-pub(super) fn pieces(class: &SizeClass<'_>, (x0, y0, w, h): (u32, u32, u32, u32)) -> Vec<u16> {
+/// what 8-neighbour moves join too); walls get `u16::MAX`. Returns the
+/// labels and how many pieces there are.
+pub(super) fn pieces(
+    class: &SizeClass<'_>,
+    (x0, y0, w, h): (u32, u32, u32, u32),
+) -> (Vec<u16>, u16) {
     let costs = class.costs();
     let width = class.width();
     let walkable = |i: u32| costs[((y0 + i / w) * width + x0 + i % w) as usize] != 0;
@@ -111,107 +115,837 @@ pub(super) fn pieces(class: &SizeClass<'_>, (x0, y0, w, h): (u32, u32, u32, u32)
         }
         next += 1;
     }
-    labels
+    (labels, next)
 }
 
-/// Builds cluster `cluster` of `graph` on `class`: its nodes and the table
-/// of costs between them. Returns the table and the cells expanded.
-pub(super) fn build_cluster(
-    graph: &CoarseGraph,
-    class: &SizeClass<'_>,
+/// What one build step has labelled and put together, kept while the grid
+/// cannot change (one call of [`CoarseGraph::repair`], one part of a
+/// [`GraphBuild`]): each cluster's pieces and each super-cluster's
+/// level-1 graph are read when it is built and when each of its
+/// neighbours is, so they are worked out once, not five times. Bounded to
+/// a few rows.
+#[derive(Default)]
+pub(super) struct Cache {
+    pieces: IndexMap<(Vec<u16>, u16)>,
+    supers: IndexMap<SuperGraph>,
+}
+
+impl Cache {
+    /// The pieces of `cluster`, and what labelling them cost if they were
+    /// not held.
+    fn pieces(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, cluster: u32) -> u64 {
+        if self.pieces.contains_key(&cluster) {
+            return 0;
+        }
+        let bounds = graph.bounds(cluster);
+        self.pieces.insert(cluster, pieces(class, bounds));
+        ((bounds.2 * bounds.3) as u64).div_ceil(LABELS_PER_EXPANSION)
+    }
+
+    /// Forgets what it holds once it holds more than a few rows' worth
+    /// (called before a record takes what it needs, never while it does).
+    fn trim(&mut self, graph: &CoarseGraph) {
+        if self.pieces.len() > 8 * graph.columns as usize + 16 {
+            self.pieces.clear();
+        }
+        if self.supers.len() > 4 * graph.super_columns as usize + 8 {
+            self.supers.clear();
+        }
+    }
+
+    fn labels(&self, cluster: u32) -> &[u16] {
+        self.pieces.get(&cluster).map_or(&[], |(labels, _)| labels)
+    }
+
+    /// Puts together the level-1 graph of `sup` unless it is held.
+    fn super_graph(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, sup: u32) {
+        if self.supers.contains_key(&sup) {
+            return;
+        }
+        self.supers.insert(sup, SuperGraph::of(graph, class, sup));
+    }
+}
+
+/// A record under construction, resumable at any expansion.
+#[derive(Clone, Debug)]
+pub(crate) enum Repair {
+    Cluster(ClusterBuild),
+    Super(SuperBuild),
+}
+
+impl Repair {
+    /// The cluster it builds, if it builds one.
+    pub(super) fn cluster(&self) -> Option<u32> {
+        match self {
+            Self::Cluster(build) => Some(build.cluster),
+            Self::Super(_) => None,
+        }
+    }
+
+    /// The super-cluster it builds, if it builds one.
+    pub(super) fn super_cluster(&self) -> Option<u32> {
+        match self {
+            Self::Super(build) => Some(build.sup),
+            Self::Cluster(_) => None,
+        }
+    }
+
+    pub(super) fn memory_bytes(&self) -> usize {
+        match self {
+            Self::Cluster(build) => {
+                build.record.capacity() + build.sweep.memory_bytes() + 400 + build.targets.len() * 4
+            }
+            Self::Super(build) => build.record.capacity() + build.sweep.memory_bytes(),
+        }
+    }
+}
+
+/// A cluster's record under construction: first its pieces are labelled
+/// and its entrances placed (paid for in advance, a step's budget at a
+/// time), then a [`Sweep`] from each node in turn fills its row of costs.
+#[derive(Clone, Debug)]
+pub(crate) struct ClusterBuild {
     cluster: u32,
-    local: &mut Local,
-    labels: &mut Pieces,
-) -> (Box<[u16]>, u64) {
-    let bounds = graph.bounds(cluster);
-    let (_, _, w, h) = bounds;
-    let (cx, cy) = (cluster % graph.columns, cluster / graph.columns);
-    // The four borders: left, right (across x), bottom, top (across y),
-    // each with the neighbour across it, if there is one.
-    let borders =
-        [(true, true), (true, false), (false, true), (false, false)].map(|(across_x, low)| {
+    /// Expansions paid towards the labelling, until it is done.
+    paid: u64,
+    /// The record so far: header and nodes once placed, then the rows done.
+    record: Vec<u8>,
+    /// The cluster's cells, once placed.
+    area: Option<Area>,
+    /// The nodes as local indices of the area.
+    targets: Vec<u32>,
+    /// The node whose row is being filled.
+    source: usize,
+    sweep: Sweep,
+}
+
+impl ClusterBuild {
+    fn new(cluster: u32) -> Self {
+        Self {
+            cluster,
+            paid: 0,
+            record: Vec::new(),
+            area: None,
+            targets: Vec::new(),
+            source: 0,
+            sweep: Sweep::default(),
+        }
+    }
+
+    /// Works on at most `most` expansions; returns them, and the record
+    /// once it is done.
+    fn run(
+        &mut self,
+        graph: &CoarseGraph,
+        class: &SizeClass<'_>,
+        most: u64,
+        cache: &mut Cache,
+    ) -> (u64, Option<Vec<u8>>) {
+        let mut spent = 0;
+        if self.area.is_none() {
+            // Labelling this cluster and its neighbours, paid in advance.
+            let cost = labelling_cost(graph, cache, self.cluster);
+            if self.paid < cost {
+                let pay = (cost - self.paid).min(most);
+                self.paid += pay;
+                spent += pay;
+                if self.paid < cost {
+                    return (spent, None);
+                }
+            }
+            self.place(graph, class, cache);
+        }
+        let Some(area) = &self.area else {
+            return (spent, None);
+        };
+        let n = self.targets.len();
+        while self.source < n {
+            if spent >= most {
+                return (spent, None);
+            }
+            spent += self.sweep.run(area, most - spent);
+            if !self.sweep.is_over() {
+                return (spent, None);
+            }
+            let from = self.source;
+            for (to, &target) in self.targets.iter().enumerate() {
+                if to != from {
+                    let code = self.sweep.cost(target).map_or(cost_code::NONE, |units| {
+                        cost_code::encode((units + SWEEP_PER_LOWER / 2) / SWEEP_PER_LOWER)
+                    });
+                    self.record.push(code);
+                }
+            }
+            self.source += 1;
+            if self.source < n {
+                self.sweep.begin(self.targets[self.source], &self.targets);
+            }
+        }
+        (spent, Some(std::mem::take(&mut self.record)))
+    }
+
+    /// Labels the pieces and places the entrances: the record's header and
+    /// nodes, and the first sweep begun.
+    fn place(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, cache: &mut Cache) {
+        let cluster = self.cluster;
+        let bounds = graph.bounds(cluster);
+        let (_, _, w, h) = bounds;
+        let (cx, cy) = (cluster % graph.columns, cluster / graph.columns);
+        cache.trim(graph);
+        for (x, y) in around(cx, cy, graph.columns, graph.rows) {
+            cache.pieces(graph, class, y * graph.columns + x);
+        }
+        let own = cache.labels(cluster);
+        let piece_count = cache.pieces.get(&cluster).map_or(0, |(_, count)| *count);
+        let mut nodes: Vec<u32> = Vec::new();
+        let mut offsets = Vec::new();
+        // The four borders: left, right (across x), bottom, top (across y).
+        for (across_x, low) in [(true, true), (true, false), (false, true), (false, false)] {
             let (nx, ny) = match (across_x, low) {
                 (true, true) => (cx.checked_sub(1), Some(cy)),
                 (true, false) => (Some(cx + 1), Some(cy)),
                 (false, true) => (Some(cx), cy.checked_sub(1)),
                 (false, false) => (Some(cx), Some(cy + 1)),
             };
-            let neighbour = nx
+            let Some(neighbour) = nx
                 .zip(ny)
                 .filter(|&(nx, ny)| nx < graph.columns && ny < graph.rows)
-                .map(|(nx, ny)| ny * graph.columns + nx);
-            (across_x, low, neighbour)
-        });
-    labels.fill(graph, class, cluster);
-    for &(.., neighbour) in &borders {
-        if let Some(neighbour) = neighbour {
-            labels.fill(graph, class, neighbour);
+                .map(|(nx, ny)| ny * graph.columns + nx)
+            else {
+                continue;
+            };
+            let (_, _, ow, oh) = graph.bounds(neighbour);
+            let theirs = cache.labels(neighbour);
+            // Index inside a cluster of width `cw` of cell `i` along the
+            // border on line `line` (a column across x, a row across y).
+            let at = |cw: u32, line: u32, i: u32| {
+                if across_x {
+                    i * cw + line
+                } else {
+                    line * cw + i
+                }
+            };
+            let (inside, outside, len) = match (across_x, low) {
+                (true, true) => (0, ow - 1, h),
+                (true, false) => (w - 1, 0, h),
+                (false, true) => (0, oh - 1, w),
+                (false, false) => (h - 1, 0, w),
+            };
+            // A cell's labels are u16::MAX on walls, so both labels say
+            // whether it can be crossed.
+            let labels = |i: u32| {
+                let (a, b) = (
+                    own[at(w, inside, i) as usize],
+                    theirs[at(ow, outside, i) as usize],
+                );
+                if low { (b, a) } else { (a, b) }
+            };
+            offsets.clear();
+            entrances(
+                len,
+                |i| {
+                    let (a, b) = labels(i);
+                    a != u16::MAX && b != u16::MAX
+                },
+                labels,
+                &mut offsets,
+            );
+            nodes.extend(offsets.iter().map(|&i| at(w, inside, i)));
+        }
+        nodes.sort_unstable();
+        nodes.dedup();
+        let n = nodes.len();
+        self.record = Vec::with_capacity(2 + n + n * n.saturating_sub(1));
+        self.record.push(n as u8);
+        self.record.push(piece_count.min(255) as u8);
+        self.record.extend(nodes.iter().map(|&i| i as u8));
+        let area = Area::new(class, bounds);
+        self.targets = nodes.iter().map(|&i| area.padded(i)).collect();
+        self.sweep.prepare(&area);
+        if let Some(&first) = self.targets.first() {
+            self.sweep.begin(first, &self.targets);
+        }
+        self.area = Some(area);
+    }
+}
+
+/// What labelling `cluster` and its neighbours costs, less what `cache`
+/// holds.
+fn labelling_cost(graph: &CoarseGraph, cache: &Cache, cluster: u32) -> u64 {
+    let (cx, cy) = (cluster % graph.columns, cluster / graph.columns);
+    around(cx, cy, graph.columns, graph.rows)
+        .map(|(x, y)| y * graph.columns + x)
+        .filter(|c| !cache.pieces.contains_key(c))
+        .map(|c| {
+            let (.., w, h) = graph.bounds(c);
+            ((w * h) as u64).div_ceil(LABELS_PER_EXPANSION)
+        })
+        .sum()
+}
+
+/// The level-1 graph inside one super-cluster: its clusters' nodes, the
+/// costs between nodes of one cluster and the steps across the borders
+/// between its clusters, and the pieces it forms (nodes it joins).
+#[derive(Clone, Debug, Default)]
+pub(super) struct SuperGraph {
+    /// Per node: its grid cell index.
+    cells: Vec<u32>,
+    /// Per node: its cluster's index inside the super-cluster and its cell
+    /// inside that cluster.
+    keys: Vec<[u8; 2]>,
+    /// Per node, its edges `edges[first[i]..first[i + 1]]`: `(node, cost
+    /// in level-1 units)`.
+    first: Vec<u32>,
+    edges: Vec<(u32, u32)>,
+    /// Per node: its piece (the least node index it is joined to).
+    piece: Vec<u32>,
+}
+
+impl SuperGraph {
+    fn of(graph: &CoarseGraph, class: &SizeClass<'_>, sup: u32) -> Self {
+        let mut made = Self::default();
+        // Where each cluster's nodes start, by index inside the super.
+        let mut starts = [u32::MAX; (SUPER * SUPER) as usize];
+        for (inner, cluster) in graph.clusters_of(sup) {
+            starts[inner as usize] = made.cells.len() as u32;
+            for &local in graph.local_nodes(cluster) {
+                made.cells.push(graph.cell_index(cluster, local));
+                made.keys.push([inner, local]);
+            }
+        }
+        let count = made.cells.len();
+        let mut lists: Vec<Vec<(u32, u32)>> = vec![Vec::new(); count];
+        for (inner, cluster) in graph.clusters_of(sup) {
+            let base = starts[inner as usize];
+            let n = graph.local_nodes(cluster).len();
+            for from in 0..n {
+                let row = graph.inner_row(cluster, from);
+                for (column, &code) in row.iter().enumerate() {
+                    let to = if column < from { column } else { column + 1 };
+                    if let Some(units) = cost_code::decode(code) {
+                        lists[base as usize + from].push((base + to as u32, units));
+                    }
+                }
+                // Steps across this cluster's right and top borders to a
+                // node of a cluster of the same super-cluster.
+                let cell =
+                    graph.cell_of(graph.cell_index(cluster, graph.local_nodes(cluster)[from]));
+                let (x0, y0, w, h) = graph.bounds(cluster);
+                let beyond = [
+                    (cell.x + 1 == x0 + w && inner as u32 % SUPER + 1 < SUPER)
+                        .then(|| (cell.x + 1, cell.y)),
+                    (cell.y + 1 == y0 + h && inner as u32 / SUPER + 1 < SUPER)
+                        .then(|| (cell.x, cell.y + 1)),
+                ];
+                for (x, y) in beyond.into_iter().flatten() {
+                    if x >= graph.width || y >= graph.height {
+                        continue;
+                    }
+                    let other = graph.cluster_of(crate::core::grid::Cell::new(x, y));
+                    let index = y * graph.width + x;
+                    let Some(position) = graph.node_position(other, index) else {
+                        continue;
+                    };
+                    let other_base = starts[graph.inner_index(other) as usize];
+                    let there = other_base + position as u32;
+                    let here = base + from as u32;
+                    let enter = |cell| class.cost(cell).unwrap_or(0) as u32 * 4;
+                    lists[here as usize].push((there, enter(crate::core::grid::Cell::new(x, y))));
+                    lists[there as usize].push((here, enter(cell)));
+                }
+            }
+        }
+        made.first = Vec::with_capacity(count + 1);
+        made.first.push(0);
+        for list in lists {
+            made.edges.extend(list);
+            made.first.push(made.edges.len() as u32);
+        }
+        // Pieces: union-find over the edges.
+        let mut parent: Vec<u32> = (0..count as u32).collect();
+        fn find(parent: &mut [u32], mut i: u32) -> u32 {
+            while parent[i as usize] != i {
+                parent[i as usize] = parent[parent[i as usize] as usize];
+                i = parent[i as usize];
+            }
+            i
+        }
+        for i in 0..count as u32 {
+            for &(j, _) in made.neighbours(i) {
+                let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                if a != b {
+                    let (low, high) = (a.min(b), a.max(b));
+                    parent[high as usize] = low;
+                }
+            }
+        }
+        made.piece = (0..count as u32).map(|i| find(&mut parent, i)).collect();
+        made
+    }
+
+    fn neighbours(&self, node: u32) -> &[(u32, u32)] {
+        &self.edges[self.first[node as usize] as usize..self.first[node as usize + 1] as usize]
+    }
+
+    /// The node at grid cell index `cell`, if it is one.
+    fn node_at(&self, cell: u32) -> Option<u32> {
+        self.cells.iter().position(|&c| c == cell).map(|i| i as u32)
+    }
+}
+
+/// A super-cluster's record under construction: first its level-1 graph
+/// and its neighbours' are put together and its level-2 entrances chosen
+/// (paid for in advance), then a Dijkstra over its level-1 graph from each
+/// level-2 node in turn fills its row of costs.
+#[derive(Clone, Debug)]
+pub(crate) struct SuperBuild {
+    sup: u32,
+    paid: u64,
+    record: Vec<u8>,
+    /// Its level-1 graph, once placed, and its level-2 nodes in it.
+    placed: Option<(SuperGraph, Vec<u32>)>,
+    source: usize,
+    sweep: NodeSweep,
+}
+
+impl SuperBuild {
+    fn new(sup: u32) -> Self {
+        Self {
+            sup,
+            paid: 0,
+            record: Vec::new(),
+            placed: None,
+            source: 0,
+            sweep: NodeSweep::default(),
         }
     }
-    let own = labels.of(cluster);
-    let mut nodes: Vec<u32> = Vec::new();
-    let mut offsets = Vec::new();
-    // On each border, the line of cells inside and the neighbour's facing
-    // line. A cell's labels are u16::MAX on walls, so both labels say
-    // whether it can be crossed.
-    for (across_x, low, neighbour) in borders {
-        let Some(neighbour) = neighbour else {
-            continue;
-        };
-        let other = graph.bounds(neighbour);
-        let theirs = labels.of(neighbour);
-        let (ow, oh) = (other.2, other.3);
-        // Index inside a cluster of width `cw` of cell `i` along the border
-        // on line `line` (a column across x, a row across y).
-        let at = |cw: u32, line: u32, i: u32| {
-            if across_x {
-                i * cw + line
-            } else {
-                line * cw + i
+
+    fn run(
+        &mut self,
+        graph: &CoarseGraph,
+        class: &SizeClass<'_>,
+        most: u64,
+        cache: &mut Cache,
+    ) -> (u64, Option<Vec<u8>>) {
+        let mut spent = 0;
+        if self.placed.is_none() {
+            let cost = self.placing_cost(graph, cache);
+            if self.paid < cost {
+                let pay = (cost - self.paid).min(most);
+                self.paid += pay;
+                spent += pay;
+                if self.paid < cost {
+                    return (spent, None);
+                }
             }
+            self.place(graph, class, cache);
+        }
+        let Some((made, upper)) = &self.placed else {
+            return (spent, None);
         };
-        let (inside, outside, len) = match (across_x, low) {
-            (true, true) => (0, ow - 1, h),
-            (true, false) => (w - 1, 0, h),
-            (false, true) => (0, oh - 1, w),
-            (false, false) => (h - 1, 0, w),
-        };
-        let labels = |i: u32| {
-            let (a, b) = (
-                own[at(w, inside, i) as usize],
-                theirs[at(ow, outside, i) as usize],
-            );
-            if low { (b, a) } else { (a, b) }
-        };
-        offsets.clear();
-        entrances(
-            len,
-            |i| {
-                let (a, b) = labels(i);
-                a != u16::MAX && b != u16::MAX
-            },
-            labels,
-            &mut offsets,
+        let m = upper.len();
+        while self.source < m {
+            if spent >= most {
+                return (spent, None);
+            }
+            spent += self.sweep.run(made, most - spent);
+            if !self.sweep.is_over() {
+                return (spent, None);
+            }
+            let from = self.source;
+            for (to, &node) in upper.iter().enumerate() {
+                if to != from {
+                    let code = self.sweep.cost(node).map_or(cost_code::NONE, |units| {
+                        // Level-1 units (quarter steps) to level-2 (steps).
+                        let ratio = (UPPER_UNIT / LOWER_UNIT) as u32;
+                        cost_code::encode((units + ratio / 2) / ratio)
+                    });
+                    self.record.push(code);
+                }
+            }
+            self.source += 1;
+            if self.source < m {
+                self.sweep.begin(made, upper[self.source], upper);
+            }
+        }
+        (spent, Some(std::mem::take(&mut self.record)))
+    }
+
+    /// What putting together this super-cluster's level-1 graph and its
+    /// neighbours' is charged, less what `cache` holds: a unit per node
+    /// and one per eight table entries, read off the clusters' headers.
+    fn placing_cost(&self, graph: &CoarseGraph, cache: &Cache) -> u64 {
+        let (sx, sy) = (
+            self.sup % graph.super_columns,
+            self.sup / graph.super_columns,
         );
-        nodes.extend(offsets.iter().map(|&i| at(w, inside, i)));
+        let mut cost = 1;
+        for (x, y) in around(sx, sy, graph.super_columns, graph.super_rows) {
+            let sup = y * graph.super_columns + x;
+            if cache.supers.contains_key(&sup) {
+                continue;
+            }
+            for (_, cluster) in graph.clusters_of(sup) {
+                let n = graph.local_nodes(cluster).len() as u64;
+                cost += n + (n * n.saturating_sub(1)).div_ceil(8);
+            }
+        }
+        cost
     }
-    nodes.sort_unstable();
-    nodes.dedup();
-    let n = nodes.len();
-    let mut table: Vec<u16> = Vec::with_capacity(1 + n + n * n);
-    table.push(n as u16);
-    table.extend(nodes.iter().map(|&i| i as u16));
-    let area = Area::new(class, bounds);
-    let mut work = 0;
-    for &from in &nodes {
-        local.begin(&area, &[(area.padded(from), 0)], None, true);
-        work += local.run(&area, u64::MAX);
-        table.extend(nodes.iter().map(|&to| {
-            local.cost(area.padded(to)).map_or(NONE, |g| {
-                let rounded = (g + (1 << (COARSE_SHIFT - 1))) >> COARSE_SHIFT;
-                rounded.min(NONE as u64 - 1) as u16
+
+    /// Chooses the level-2 entrances and begins the first Dijkstra.
+    fn place(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, cache: &mut Cache) {
+        let sup = self.sup;
+        let (sx, sy) = (sup % graph.super_columns, sup / graph.super_columns);
+        cache.trim(graph);
+        for (x, y) in around(sx, sy, graph.super_columns, graph.super_rows) {
+            cache.super_graph(graph, class, y * graph.super_columns + x);
+        }
+        let Some(made) = cache.supers.get(&sup).cloned() else {
+            return;
+        };
+        let mut chosen: Vec<u32> = Vec::new();
+        // The four borders: left, right, bottom, top.
+        for (across_x, low) in [(true, true), (true, false), (false, true), (false, false)] {
+            let (nx, ny) = match (across_x, low) {
+                (true, true) => (sx.checked_sub(1), Some(sy)),
+                (true, false) => (Some(sx + 1), Some(sy)),
+                (false, true) => (Some(sx), sy.checked_sub(1)),
+                (false, false) => (Some(sx), Some(sy + 1)),
+            };
+            let Some(other) = nx
+                .zip(ny)
+                .filter(|&(nx, ny)| nx < graph.super_columns && ny < graph.super_rows)
+                .map(|(nx, ny)| ny * graph.super_columns + nx)
+            else {
+                continue;
+            };
+            let Some(theirs) = cache.supers.get(&other) else {
+                continue;
+            };
+            // The level-1 entrances across the border, along it: this
+            // side's node, its offset along the border, and the pieces it
+            // joins (lower super-cluster's first).
+            let mut candidates: Vec<(u32, u32, (u32, u32))> = Vec::new();
+            for (i, &cell) in made.cells.iter().enumerate() {
+                let (x, y) = (cell % graph.width, cell / graph.width);
+                let facing = match (across_x, low) {
+                    (true, true) => x.checked_sub(1).map(|x| (x, y)),
+                    (true, false) => Some((x + 1, y)),
+                    (false, true) => y.checked_sub(1).map(|y| (x, y)),
+                    (false, false) => Some((x, y + 1)),
+                };
+                let Some((fx, fy)) =
+                    facing.filter(|&(fx, fy)| fx < graph.width && fy < graph.height)
+                else {
+                    continue;
+                };
+                let cluster = graph.cluster_of(crate::core::grid::Cell::new(fx, fy));
+                if graph.super_of(cluster) != other {
+                    continue;
+                }
+                let Some(j) = theirs.node_at(fy * graph.width + fx) else {
+                    continue;
+                };
+                let (mine, their) = (made.piece[i], theirs.piece[j as usize]);
+                let pieces = if low { (their, mine) } else { (mine, their) };
+                let along = if across_x { y } else { x };
+                candidates.push((i as u32, along, pieces));
+            }
+            candidates.sort_unstable_by_key(|&(_, along, _)| along);
+            let mut placed = Vec::new();
+            for (node, along, pieces) in candidates {
+                if keep(&mut placed, along, pieces, SUPER_SPACING) {
+                    chosen.push(node);
+                }
+            }
+        }
+        chosen.sort_unstable_by_key(|&node| made.keys[node as usize]);
+        chosen.dedup();
+        let m = chosen.len();
+        self.record = Vec::with_capacity(1 + 2 * m + m * m.saturating_sub(1));
+        self.record.push(m as u8);
+        for &node in &chosen {
+            self.record.extend_from_slice(&made.keys[node as usize]);
+        }
+        if let Some(&first) = chosen.first() {
+            self.sweep.begin(&made, first, &chosen);
+        }
+        self.placed = Some((made, chosen));
+    }
+}
+
+/// A Dijkstra over a [`SuperGraph`] from one node to the level-2 nodes,
+/// resumable at any expansion, costs in level-1 units.
+#[derive(Clone, Debug, Default)]
+pub(super) struct NodeSweep {
+    dist: Vec<u32>,
+    settled: Vec<bool>,
+    target: Vec<bool>,
+    targets_left: usize,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
+}
+
+impl NodeSweep {
+    fn begin(&mut self, made: &SuperGraph, source: u32, targets: &[u32]) {
+        let len = made.cells.len();
+        self.dist.clear();
+        self.dist.resize(len, u32::MAX);
+        self.settled.clear();
+        self.settled.resize(len, false);
+        self.target.clear();
+        self.target.resize(len, false);
+        self.targets_left = 0;
+        for &t in targets {
+            if !std::mem::replace(&mut self.target[t as usize], true) {
+                self.targets_left += 1;
+            }
+        }
+        self.heap.clear();
+        self.dist[source as usize] = 0;
+        self.heap.push(std::cmp::Reverse((0, source)));
+    }
+
+    fn run(&mut self, made: &SuperGraph, most: u64) -> u64 {
+        let mut spent = 0;
+        while spent < most && self.targets_left > 0 {
+            let Some(std::cmp::Reverse((d, node))) = self.heap.pop() else {
+                break;
+            };
+            let i = node as usize;
+            if self.settled[i] {
+                continue;
+            }
+            self.settled[i] = true;
+            spent += 1;
+            if self.target[i] {
+                self.targets_left -= 1;
+            }
+            for &(next, cost) in made.neighbours(node) {
+                let next_d = d.saturating_add(cost);
+                if !self.settled[next as usize] && next_d < self.dist[next as usize] {
+                    self.dist[next as usize] = next_d;
+                    self.heap.push(std::cmp::Reverse((next_d, next)));
+                }
+            }
+        }
+        if self.heap.is_empty() {
+            self.targets_left = 0;
+        }
+        spent
+    }
+
+    fn is_over(&self) -> bool {
+        self.targets_left == 0
+    }
+
+    fn cost(&self, node: u32) -> Option<u32> {
+        self.settled[node as usize].then(|| self.dist[node as usize])
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.dist.capacity() * 4
+            + self.settled.capacity()
+            + self.target.capacity()
+            + self.heap.capacity() * 8
+    }
+}
+
+impl CoarseGraph {
+    /// Builds dirty records, clusters first, oldest first, on at most
+    /// `most` expansions, resumable at any of them: a record left half
+    /// built is carried on with in the next call (unless an edit made it
+    /// dirty again meanwhile). Returns the expansions spent, at most
+    /// `most`. Edits since the graph's version are noted first
+    /// ([`note_edits`](Self::note_edits)).
+    pub fn repair(&mut self, class: &SizeClass<'_>, most: u64) -> u64 {
+        self.note_edits(class);
+        let mut cache = Cache::default();
+        let mut spent = 0;
+        while spent < most {
+            let mut work = match self.repair.take() {
+                Some(work) => *work,
+                None => match (self.dirty.first(), self.dirty_upper.first()) {
+                    (Some(cluster), _) => Repair::Cluster(ClusterBuild::new(cluster)),
+                    (None, Some(sup)) => Repair::Super(SuperBuild::new(sup)),
+                    (None, None) => break,
+                },
+            };
+            let (used, done) = match &mut work {
+                Repair::Cluster(build) => build.run(self, class, most - spent, &mut cache),
+                Repair::Super(build) => build.run(self, class, most - spent, &mut cache),
+            };
+            spent += used;
+            match (done, &work) {
+                (Some(record), Repair::Cluster(build)) => {
+                    let cluster = build.cluster;
+                    // Records from before edits to this grid: a neighbour
+                    // whose entrances moved with this one's is built again.
+                    // (A first build, or one for another grid, builds every
+                    // record anyway.)
+                    let moved = if self.usable {
+                        self.entrances_moved(cluster, self.lower.get(cluster as usize), &record)
+                    } else {
+                        Vec::new()
+                    };
+                    self.lower.set(cluster as usize, &record);
+                    self.dirty.remove(cluster);
+                    for neighbour in moved {
+                        self.mark(neighbour);
+                    }
+                }
+                (Some(record), Repair::Super(build)) => {
+                    let sup = build.sup;
+                    let moved = if self.usable {
+                        self.upper_entrances_moved(sup, self.upper.get(sup as usize), &record)
+                    } else {
+                        Vec::new()
+                    };
+                    self.upper.set(sup as usize, &record);
+                    self.dirty_upper.remove(sup);
+                    for neighbour in moved {
+                        self.mark_super(neighbour);
+                    }
+                }
+                (None, _) => {
+                    self.repair = Some(Box::new(work));
+                    if used == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        if self.dirty.is_empty() && self.dirty_upper.is_empty() {
+            self.usable = true;
+            self.lower.shrink();
+            self.upper.shrink();
+        }
+        spent
+    }
+}
+
+/// A whole graph built a part at a time, the parts side by side on as many
+/// threads as a caller has: first every cluster's record, then every
+/// super-cluster's (which reads the clusters'). Each record is a function
+/// of the grid, so any split gives the same graph as
+/// [`CoarseGraph::build`].
+///
+/// ```
+/// use bevy_frontier::core::{CoarseGraph, GraphBuild, NavGrid};
+///
+/// let grid = NavGrid::new(200, 120).unwrap();
+/// let class = grid.size_class(1);
+/// let mut build = GraphBuild::new(&class);
+/// while !build.is_done() {
+///     // Each part could run on a thread of its own.
+///     let parts: Vec<_> = build
+///         .parts(3)
+///         .into_iter()
+///         .map(|part| build.build_part(&class, part))
+///         .collect();
+///     build.install(parts);
+/// }
+/// assert!(build.into_graph().is_ready(&class));
+/// ```
+#[derive(Clone, Debug)]
+pub struct GraphBuild {
+    graph: CoarseGraph,
+    /// Whether the clusters are done and the super-clusters are next.
+    upper: bool,
+    done: bool,
+}
+
+/// The records of one part of a [`GraphBuild`].
+#[derive(Clone, Debug)]
+pub struct BuiltPart {
+    upper: bool,
+    records: Vec<(u32, Vec<u8>)>,
+}
+
+impl GraphBuild {
+    /// A build of `class`'s graph, nothing built yet.
+    pub fn new(class: &SizeClass<'_>) -> Self {
+        Self {
+            graph: CoarseGraph::new(class),
+            upper: false,
+            done: false,
+        }
+    }
+
+    /// The records of the current stage (clusters, then super-clusters),
+    /// in `count` parts of about equal size.
+    pub fn parts(&self, count: usize) -> Vec<Range<u32>> {
+        let total = if self.upper {
+            self.graph.upper.count()
+        } else {
+            self.graph.lower.count()
+        } as u32;
+        let count = (count.max(1) as u32).min(total.max(1));
+        (0..count)
+            .map(|part| total * part / count..total * (part + 1) / count)
+            .collect()
+    }
+
+    /// Builds the records of one part (of [`parts`](Self::parts)) of the
+    /// current stage on `class`, the grid the build was made for. Reads
+    /// the build only, so parts can be built side by side.
+    pub fn build_part(&self, class: &SizeClass<'_>, part: Range<u32>) -> BuiltPart {
+        let mut cache = Cache::default();
+        let records = part
+            .map(|i| {
+                let record = if self.upper {
+                    SuperBuild::new(i)
+                        .run(&self.graph, class, u64::MAX, &mut cache)
+                        .1
+                } else {
+                    ClusterBuild::new(i)
+                        .run(&self.graph, class, u64::MAX, &mut cache)
+                        .1
+                };
+                (i, record.unwrap_or_default())
             })
-        }));
+            .collect();
+        BuiltPart {
+            upper: self.upper,
+            records,
+        }
     }
-    (table.into_boxed_slice(), work)
+
+    /// Installs the parts of the current stage and moves to the next.
+    /// Records of another stage are ignored; one no part held stays dirty
+    /// (a [`CoarseGraph::repair`] builds it).
+    pub fn install(&mut self, parts: impl IntoIterator<Item = BuiltPart>) {
+        for part in parts {
+            if part.upper != self.upper {
+                continue;
+            }
+            for (i, record) in part.records {
+                if self.upper {
+                    self.graph.upper.set(i as usize, &record);
+                    self.graph.dirty_upper.remove(i);
+                } else {
+                    self.graph.lower.set(i as usize, &record);
+                    self.graph.dirty.remove(i);
+                }
+            }
+        }
+        if self.upper {
+            self.done = true;
+        } else {
+            self.upper = true;
+        }
+    }
+
+    /// Whether both stages are installed.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The graph (records no part held still dirty).
+    pub fn into_graph(mut self) -> CoarseGraph {
+        self.graph.lower.shrink();
+        self.graph.upper.shrink();
+        self.graph.usable = self.graph.dirty.is_empty() && self.graph.dirty_upper.is_empty();
+        self.graph
+    }
 }

@@ -1,11 +1,27 @@
-//! The graph's storage: each cluster's nodes and the costs between them,
-//! which clusters are dirty, and how an edit dirties them.
+//! The graph's storage: the records of both levels, which are dirty, how
+//! an edit dirties them, its memory, and its file format.
+//!
+//! A cluster's record is `[n, pieces, nodes (n bytes), costs (n × (n − 1)
+//! bytes)]`: its node count, how many pieces its cells form (saturating at
+//! 255), each node as its cell's index inside the cluster (`y × w + x`, in
+//! ascending order) and the cost code from every node to every other, row
+//! by row, the diagonal left out. A super-cluster's record is `[m, nodes
+//! (2 × m bytes), costs (m × (m − 1) bytes)]`: each level-2 node as the
+//! index of its cluster inside the super-cluster and its cell inside that
+//! cluster, in ascending order. Records live one after another in one
+//! buffer per level, so the graph is a few allocations whatever its size.
 
-use super::build::{Pieces, build_cluster};
-use super::local::Local;
-use super::{CLUSTER, COARSE_SHIFT, NONE};
+use super::build::Repair;
+use super::{CLUSTER, SUPER, cost_code};
 use crate::core::grid::{Cell, GridChanges, Neighborhood};
+use crate::core::moves::COST_SCALE;
 use crate::core::size_class::SizeClass;
+
+/// A level-1 cost unit: a quarter of a step on plain ground.
+pub(super) const LOWER_UNIT: u64 = COST_SCALE >> 2;
+
+/// A level-2 cost unit: one step on plain ground.
+pub(super) const UPPER_UNIT: u64 = COST_SCALE;
 
 /// A coarse graph over one size class of a grid; see the module docs.
 #[derive(Clone, Debug)]
@@ -17,25 +33,37 @@ pub struct CoarseGraph {
     /// Clusters per row and per column.
     pub(super) columns: u32,
     pub(super) rows: u32,
-    /// Per cluster: `[n, nodes (n, ascending cell indices inside the
-    /// cluster, row by row), costs (n × n, row by row, from row node to
-    /// column node, `NONE` if unreachable)]`; empty while dirty.
-    pub(super) clusters: Vec<Box<[u16]>>,
-    /// Dirty clusters, each once, in the order they became dirty.
-    pub(super) dirty: Vec<u32>,
-    /// Whether each cluster is in `dirty`.
-    pub(super) is_dirty: Vec<bool>,
-    /// The grid version the graph (with its dirty clusters built) reflects.
+    /// Super-clusters per row and per column.
+    pub(super) super_columns: u32,
+    pub(super) super_rows: u32,
+    /// One record per cluster (a dirty one keeps its old record until it
+    /// is built again).
+    pub(super) lower: Records,
+    /// One record per super-cluster (likewise).
+    pub(super) upper: Records,
+    /// Whether every record was built once for this grid (and edits since
+    /// touched only some): routes may run, on the records as they are.
+    pub(super) usable: bool,
+    /// Dirty clusters, and dirty super-clusters.
+    pub(super) dirty: Dirty,
+    pub(super) dirty_upper: Dirty,
+    /// The grid version the graph (with its dirty records built) reflects.
     pub(super) version: u64,
+    /// The record being built, carried between calls to
+    /// [`repair`](Self::repair).
+    pub(super) repair: Option<Box<Repair>>,
 }
 
 impl CoarseGraph {
-    /// A graph for `class` with every cluster still to build
+    /// A graph for `class` with every record still to build
     /// ([`repair`](Self::repair) builds them).
     pub fn new(class: &SizeClass<'_>) -> Self {
         let columns = class.width().div_ceil(CLUSTER);
         let rows = class.height().div_ceil(CLUSTER);
-        let count = (columns * rows) as usize;
+        let super_columns = columns.div_ceil(SUPER);
+        let super_rows = rows.div_ceil(SUPER);
+        let count = columns * rows;
+        let supers = super_columns * super_rows;
         Self {
             size: class.size(),
             width: class.width(),
@@ -43,14 +71,19 @@ impl CoarseGraph {
             neighborhood: class.neighborhood(),
             columns,
             rows,
-            clusters: vec![Box::default(); count],
-            dirty: (0..count as u32).collect(),
-            is_dirty: vec![true; count],
+            super_columns,
+            super_rows,
+            lower: Records::new(count as usize),
+            upper: Records::new(supers as usize),
+            dirty: Dirty::all(count),
+            dirty_upper: Dirty::all(supers),
+            usable: false,
             version: class.version(),
+            repair: None,
         }
     }
 
-    /// A graph for `class`, every cluster built.
+    /// A graph for `class`, every record built, on this thread.
     pub fn build(class: &SizeClass<'_>) -> Self {
         let mut graph = Self::new(class);
         graph.repair(class, u64::MAX);
@@ -60,6 +93,67 @@ impl CoarseGraph {
     /// The unit size it is for.
     pub fn size(&self) -> u8 {
         self.size
+    }
+
+    /// About how many expansions building `class`'s graph costs, read off
+    /// the grid in one pass (no labelling, no search): per cluster, the
+    /// runs of cells that can be crossed on its borders times its walkable
+    /// cells (a sweep from each entrance covers the cluster). Within a
+    /// factor of two of the build on the benchmark maps (0.68–1.29 times
+    /// the real cost on random512-10-0, AR0011SR and Berlin_0_1024), which
+    /// is what a build's time is planned with.
+    pub fn build_estimate(class: &SizeClass<'_>) -> u64 {
+        let (width, height) = (class.width(), class.height());
+        let costs = class.costs();
+        let walkable = |x: u32, y: u32| costs[(y * width + x) as usize] != 0;
+        let mut estimate = 0u64;
+        for y0 in (0..height).step_by(CLUSTER as usize) {
+            for x0 in (0..width).step_by(CLUSTER as usize) {
+                let (x1, y1) = ((x0 + CLUSTER).min(width), (y0 + CLUSTER).min(height));
+                let cells = (y0..y1)
+                    .flat_map(|y| (x0..x1).map(move |x| (x, y)))
+                    .filter(|&(x, y)| walkable(x, y))
+                    .count() as u64;
+                // Crossings on the right and top borders (each border is
+                // counted by the cluster on its lower side, and again
+                // below for the cluster on its higher side).
+                let mut runs = 0;
+                let mut count = |crossing: &dyn Fn(u32) -> bool, len: u32| {
+                    let mut open = false;
+                    for i in 0..len {
+                        let now = crossing(i);
+                        runs += u64::from(now && !open);
+                        open = now;
+                    }
+                };
+                if x1 < width {
+                    count(
+                        &|i| walkable(x1 - 1, y0 + i) && walkable(x1, y0 + i),
+                        y1 - y0,
+                    );
+                }
+                if x0 > 0 {
+                    count(
+                        &|i| walkable(x0, y0 + i) && walkable(x0 - 1, y0 + i),
+                        y1 - y0,
+                    );
+                }
+                if y1 < height {
+                    count(
+                        &|i| walkable(x0 + i, y1 - 1) && walkable(x0 + i, y1),
+                        x1 - x0,
+                    );
+                }
+                if y0 > 0 {
+                    count(
+                        &|i| walkable(x0 + i, y0) && walkable(x0 + i, y0 - 1),
+                        x1 - x0,
+                    );
+                }
+                estimate += runs * cells;
+            }
+        }
+        estimate
     }
 
     /// Whether it was made for a grid of this class's size and move set
@@ -74,7 +168,7 @@ impl CoarseGraph {
             )
     }
 
-    /// Marks the clusters that the edits since the graph's version touched
+    /// Marks the records that the edits since the graph's version touched
     /// as dirty (all of them if the grid lost count or is another grid of
     /// the same size). Returns how many clusters are dirty now.
     pub fn note_edits(&mut self, class: &SizeClass<'_>) -> usize {
@@ -88,7 +182,9 @@ impl CoarseGraph {
                 }
             }
             GridChanges::Everything => {
-                for cluster in 0..self.clusters.len() as u32 {
+                // Another grid: nothing of the old one is of use.
+                self.usable = false;
+                for cluster in 0..self.cluster_count() as u32 {
                     self.mark(cluster);
                 }
             }
@@ -97,35 +193,29 @@ impl CoarseGraph {
         self.dirty.len()
     }
 
-    /// Builds dirty clusters, oldest first, until about `most` cells have
-    /// been expanded (a cluster is built whole once started). Returns the
-    /// expansions spent. Call [`note_edits`](Self::note_edits) first.
-    pub fn repair(&mut self, class: &SizeClass<'_>, most: u64) -> u64 {
-        self.note_edits(class);
-        let mut spent = 0;
-        let mut local = Local::default();
-        let mut pieces = Pieces::default();
-        let mut done = 0;
-        while done < self.dirty.len() && spent < most {
-            let cluster = self.dirty[done];
-            let (table, work) = build_cluster(self, class, cluster, &mut local, &mut pieces);
-            self.clusters[cluster as usize] = table;
-            self.is_dirty[cluster as usize] = false;
-            spent += work;
-            done += 1;
-        }
-        self.dirty.drain(..done);
-        spent
+    /// Whether every record is built and up to date with `class`.
+    pub fn is_ready(&self, class: &SizeClass<'_>) -> bool {
+        self.dirty.is_empty() && self.dirty_upper.is_empty() && self.version == class.version()
     }
 
-    /// Whether every cluster is built and up to date with `class`.
-    pub fn is_ready(&self, class: &SizeClass<'_>) -> bool {
-        self.dirty.is_empty() && self.version == class.version()
+    /// Whether routes may run on it for `class`: every record was built
+    /// for this grid, and edits since left at most some dirty (call
+    /// [`note_edits`](Self::note_edits) first). A dirty record is the one
+    /// from before the edits until it is built again: a route over it is
+    /// still legal (its legs are refined on the grid as it is, and one an
+    /// edit cut ends without a route), only perhaps not as good.
+    pub fn is_usable(&self, class: &SizeClass<'_>) -> bool {
+        self.usable && self.fits(class) && self.version == class.version()
     }
 
     /// Clusters in all.
     pub fn cluster_count(&self) -> usize {
-        self.clusters.len()
+        (self.columns * self.rows) as usize
+    }
+
+    /// Super-clusters in all.
+    pub fn super_count(&self) -> usize {
+        (self.super_columns * self.super_rows) as usize
     }
 
     /// Clusters still to build.
@@ -133,57 +223,193 @@ impl CoarseGraph {
         self.dirty.len()
     }
 
-    /// Entrance cells (nodes) in all built clusters.
+    /// Level-1 nodes (entrance cells) in all built clusters.
     pub fn node_count(&self) -> usize {
-        self.clusters
-            .iter()
-            .map(|table| table.first().copied().unwrap_or(0) as usize)
+        (0..self.cluster_count() as u32)
+            .map(|cluster| self.local_nodes(cluster).len())
+            .sum()
+    }
+
+    /// Level-2 nodes in all built super-clusters.
+    pub fn upper_node_count(&self) -> usize {
+        (0..self.super_count() as u32)
+            .map(|sup| self.upper_nodes(sup).len() / 2)
             .sum()
     }
 
     /// Bytes of memory the graph holds.
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.clusters.capacity() * std::mem::size_of::<Box<[u16]>>()
+            + self.lower.memory_bytes()
+            + self.upper.memory_bytes()
+            + self.dirty.memory_bytes()
+            + self.dirty_upper.memory_bytes()
             + self
-                .clusters
-                .iter()
-                .map(|table| table.len() * 2)
-                .sum::<usize>()
-            + self.dirty.capacity() * 4
+                .repair
+                .as_ref()
+                .map_or(0, |repair| repair.memory_bytes())
     }
 
+    /// Marks cluster `cluster` dirty, and with it its super-cluster (whose
+    /// level-1 graph it is part of).
     pub(super) fn mark(&mut self, cluster: u32) {
-        let i = cluster as usize;
-        self.clusters[i] = Box::default();
-        if !self.is_dirty[i] {
-            self.is_dirty[i] = true;
-            self.dirty.push(cluster);
+        self.dirty.add(cluster);
+        if self
+            .repair
+            .as_ref()
+            .is_some_and(|repair| repair.cluster() == Some(cluster))
+        {
+            self.repair = None;
+        }
+        self.mark_super(self.super_of(cluster));
+    }
+
+    /// Marks super-cluster `sup` dirty.
+    pub(super) fn mark_super(&mut self, sup: u32) {
+        self.dirty_upper.add(sup);
+        if self
+            .repair
+            .as_ref()
+            .is_some_and(|repair| repair.super_cluster() == Some(sup))
+        {
+            self.repair = None;
         }
     }
 
-    /// An anchor changed: its cluster is dirty, and so are the four beside
-    /// it (the entrances on their shared borders depend on the cells of
-    /// both, and on which of them are joined inside each).
-    pub(super) fn touch(&mut self, cell: Cell) {
+    /// An anchor changed: its cluster is dirty, and so is the one across a
+    /// border the anchor lies on (which cells can be crossed there
+    /// changed). A neighbour whose entrances change only because this
+    /// cluster's pieces did is marked when this one is built again (see
+    /// [`entrances_moved`](Self::entrances_moved)).
+    fn touch(&mut self, cell: Cell) {
         if cell.x >= self.width || cell.y >= self.height {
             return;
         }
-        let (cx, cy) = (cell.x / CLUSTER, cell.y / CLUSTER);
-        self.mark(cy * self.columns + cx);
-        let around = [
-            cx.checked_sub(1).map(|x| (x, cy)),
-            (cx + 1 < self.columns).then_some((cx + 1, cy)),
-            cy.checked_sub(1).map(|y| (cx, y)),
-            (cy + 1 < self.rows).then_some((cx, cy + 1)),
+        let cluster = self.cluster_of(cell);
+        self.mark(cluster);
+        let (x0, y0, w, h) = self.bounds(cluster);
+        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
+        let across = [
+            (cell.x == x0 && cx > 0).then(|| cluster - 1),
+            (cell.x == x0 + w - 1 && cx + 1 < self.columns).then(|| cluster + 1),
+            (cell.y == y0 && cy > 0).then(|| cluster - self.columns),
+            (cell.y == y0 + h - 1 && cy + 1 < self.rows).then(|| cluster + self.columns),
         ];
-        for (x, y) in around.into_iter().flatten() {
-            self.mark(y * self.columns + x);
+        for neighbour in across.into_iter().flatten() {
+            self.mark(neighbour);
         }
+    }
+
+    /// The clusters beside `cluster` whose shared border has other nodes of
+    /// `cluster`'s in its `new` record than in its `old` one: the entrances
+    /// there moved, so theirs did too (both sides of a border place the
+    /// same entrances).
+    pub(super) fn entrances_moved(&self, cluster: u32, old: &[u8], new: &[u8]) -> Vec<u32> {
+        let nodes = |record: &[u8]| -> Vec<u8> {
+            record
+                .first()
+                .map_or(&[][..], |&n| &record[2..2 + n as usize])
+                .to_vec()
+        };
+        let (old, new) = (nodes(old), nodes(new));
+        let (.., w, h) = self.bounds(cluster);
+        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
+        let on = |local: u8, side: usize| {
+            let (x, y) = (local as u32 % w, local as u32 / w);
+            [x == 0, x == w - 1, y == 0, y == h - 1][side]
+        };
+        let sides = [
+            (cx > 0).then(|| cluster - 1),
+            (cx + 1 < self.columns).then(|| cluster + 1),
+            (cy > 0).then(|| cluster - self.columns),
+            (cy + 1 < self.rows).then(|| cluster + self.columns),
+        ];
+        (0..4)
+            .filter_map(|side| {
+                let neighbour = sides[side]?;
+                let before = old.iter().filter(|&&l| on(l, side));
+                let after = new.iter().filter(|&&l| on(l, side));
+                (!before.eq(after)).then_some(neighbour)
+            })
+            .collect()
+    }
+
+    /// The super-clusters beside `sup` whose shared border has other
+    /// level-2 nodes of `sup`'s in its `new` record than in its `old` one.
+    pub(super) fn upper_entrances_moved(&self, sup: u32, old: &[u8], new: &[u8]) -> Vec<u32> {
+        let nodes = |record: &[u8]| -> Vec<u32> {
+            let m = record.first().copied().unwrap_or(0) as usize;
+            record[1.min(record.len())..1 + 2 * m]
+                .chunks(2)
+                .map(|key| self.cell_index(self.cluster_in(sup, key[0]), key[1]))
+                .collect()
+        };
+        let (old, new) = (nodes(old), nodes(new));
+        let (sx, sy) = (sup % self.super_columns, sup / self.super_columns);
+        let span = CLUSTER * SUPER;
+        let (x0, y0) = (sx * span, sy * span);
+        let (x1, y1) = (
+            (x0 + span).min(self.width) - 1,
+            (y0 + span).min(self.height) - 1,
+        );
+        let on = |cell: u32, side: usize| {
+            let (x, y) = (cell % self.width, cell / self.width);
+            [x == x0, x == x1, y == y0, y == y1][side]
+        };
+        let sides = [
+            (sx > 0).then(|| sup - 1),
+            (sx + 1 < self.super_columns).then(|| sup + 1),
+            (sy > 0).then(|| sup - self.super_columns),
+            (sy + 1 < self.super_rows).then(|| sup + self.super_columns),
+        ];
+        (0..4)
+            .filter_map(|side| {
+                let neighbour = sides[side]?;
+                let before = old.iter().filter(|&&c| on(c, side));
+                let after = new.iter().filter(|&&c| on(c, side));
+                (!before.eq(after)).then_some(neighbour)
+            })
+            .collect()
     }
 
     pub(super) fn cluster_of(&self, cell: Cell) -> u32 {
         (cell.y / CLUSTER) * self.columns + cell.x / CLUSTER
+    }
+
+    pub(super) fn cell_of(&self, index: u32) -> Cell {
+        Cell::new(index % self.width, index / self.width)
+    }
+
+    /// The super-cluster a cluster belongs to.
+    pub(super) fn super_of(&self, cluster: u32) -> u32 {
+        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
+        (cy / SUPER) * self.super_columns + cx / SUPER
+    }
+
+    /// The clusters of super-cluster `sup`, by their index inside it
+    /// (`y × SUPER + x`), those past the map's edge left out.
+    pub(super) fn clusters_of(&self, sup: u32) -> impl Iterator<Item = (u8, u32)> + '_ {
+        let (sx, sy) = (sup % self.super_columns, sup / self.super_columns);
+        (0..SUPER * SUPER).filter_map(move |inner| {
+            let (cx, cy) = (sx * SUPER + inner % SUPER, sy * SUPER + inner / SUPER);
+            (cx < self.columns && cy < self.rows).then(|| (inner as u8, cy * self.columns + cx))
+        })
+    }
+
+    /// The cluster with index `inner` inside super-cluster `sup`.
+    pub(super) fn cluster_in(&self, sup: u32, inner: u8) -> u32 {
+        let (sx, sy) = (sup % self.super_columns, sup / self.super_columns);
+        let (cx, cy) = (
+            sx * SUPER + inner as u32 % SUPER,
+            sy * SUPER + inner as u32 / SUPER,
+        );
+        cy * self.columns + cx
+    }
+
+    /// The index of a cluster inside its super-cluster.
+    pub(super) fn inner_index(&self, cluster: u32) -> u8 {
+        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
+        ((cy % SUPER) * SUPER + cx % SUPER) as u8
     }
 
     /// The cells of cluster `cluster`: `(x0, y0, w, h)`.
@@ -198,40 +424,265 @@ impl CoarseGraph {
         )
     }
 
+    /// The grid cell index of the cell with index `local` inside cluster
+    /// `cluster`.
+    pub(super) fn cell_index(&self, cluster: u32, local: u8) -> u32 {
+        let (x0, y0, w, _) = self.bounds(cluster);
+        (y0 + local as u32 / w) * self.width + x0 + local as u32 % w
+    }
+
+    /// The index inside its cluster of grid cell index `index`.
+    pub(super) fn local_of(&self, cluster: u32, index: u32) -> u8 {
+        let (x0, y0, w, _) = self.bounds(cluster);
+        let (x, y) = (index % self.width, index / self.width);
+        ((y - y0) * w + (x - x0)) as u8
+    }
+
     /// The nodes of a built cluster (empty if dirty), as indices inside it.
-    pub(super) fn local_nodes(&self, cluster: u32) -> &[u16] {
-        let table = &self.clusters[cluster as usize];
-        match table.first() {
-            Some(&n) => &table[1..1 + n as usize],
+    pub(super) fn local_nodes(&self, cluster: u32) -> &[u8] {
+        let record = self.lower.get(cluster as usize);
+        match record.first() {
+            Some(&n) => &record[2..2 + n as usize],
             None => &[],
         }
     }
 
+    /// How many pieces the cells of a built cluster form (saturating).
+    pub(super) fn pieces_in(&self, cluster: u32) -> u8 {
+        self.lower
+            .get(cluster as usize)
+            .get(1)
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// The nodes of a built cluster, as grid cell indices, in order.
     pub(super) fn nodes(&self, cluster: u32) -> impl Iterator<Item = u32> + '_ {
-        let (x0, y0, w, _) = self.bounds(cluster);
         self.local_nodes(cluster)
             .iter()
-            .map(move |&i| (y0 + i as u32 / w) * self.width + x0 + i as u32 % w)
+            .map(move |&local| self.cell_index(cluster, local))
     }
 
     /// The position of grid cell index `node` among its cluster's nodes.
     pub(super) fn node_position(&self, cluster: u32, node: u32) -> Option<usize> {
-        let (x0, y0, w, _) = self.bounds(cluster);
-        let (x, y) = (node % self.width, node / self.width);
-        let local = (y - y0) * w + (x - x0);
-        self.local_nodes(cluster)
-            .binary_search(&(local as u16))
-            .ok()
+        let local = self.local_of(cluster, node);
+        self.local_nodes(cluster).binary_search(&local).ok()
+    }
+
+    /// The costs from node `from` of a built cluster to each of its other
+    /// nodes, as codes (the entry for `from` itself left out).
+    pub(super) fn inner_row(&self, cluster: u32, from: usize) -> &[u8] {
+        let record = self.lower.get(cluster as usize);
+        let n = record[0] as usize;
+        let at = 2 + n + from * (n - 1);
+        &record[at..at + n - 1]
     }
 
     /// The cost inside cluster `cluster` from its node `from` to its node
     /// `to` (positions among its nodes), fixed point; `None` if there is
     /// no path inside the cluster.
     pub(super) fn inner_cost(&self, cluster: u32, from: usize, to: usize) -> Option<u64> {
-        let table = &self.clusters[cluster as usize];
-        let n = table[0] as usize;
-        let cost = table[1 + n + from * n + to];
-        (cost != NONE).then_some((cost as u64) << COARSE_SHIFT)
+        if from == to {
+            return Some(0);
+        }
+        let column = if to < from { to } else { to - 1 };
+        let code = self.inner_row(cluster, from)[column];
+        cost_code::decode(code).map(|units| units as u64 * LOWER_UNIT)
+    }
+
+    /// The level-2 nodes of a built super-cluster (empty if dirty), as
+    /// pairs of bytes: the cluster's index inside it, and the cell's
+    /// inside that cluster.
+    pub(super) fn upper_nodes(&self, sup: u32) -> &[u8] {
+        let record = self.upper.get(sup as usize);
+        match record.first() {
+            Some(&m) => &record[1..1 + 2 * m as usize],
+            None => &[],
+        }
+    }
+
+    /// The position of grid cell index `node`, in cluster `cluster`, among
+    /// its super-cluster's level-2 nodes.
+    pub(super) fn upper_position(&self, cluster: u32, node: u32) -> Option<usize> {
+        let sup = self.super_of(cluster);
+        let key = [self.inner_index(cluster), self.local_of(cluster, node)];
+        let nodes = self.upper_nodes(sup);
+        let (mut low, mut high) = (0, nodes.len() / 2);
+        while low < high {
+            let middle = (low + high) / 2;
+            match nodes[2 * middle..2 * middle + 2].cmp(&key) {
+                std::cmp::Ordering::Equal => return Some(middle),
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+            }
+        }
+        None
+    }
+
+    /// The grid cell index of level-2 node `position` of `sup`.
+    pub(super) fn upper_cell(&self, sup: u32, position: usize) -> u32 {
+        let nodes = self.upper_nodes(sup);
+        let cluster = self.cluster_in(sup, nodes[2 * position]);
+        self.cell_index(cluster, nodes[2 * position + 1])
+    }
+
+    /// The cost inside super-cluster `sup` between two of its level-2
+    /// nodes, fixed point; `None` if its level-1 graph joins them nowhere.
+    pub(super) fn upper_cost(&self, sup: u32, from: usize, to: usize) -> Option<u64> {
+        if from == to {
+            return Some(0);
+        }
+        let record = self.upper.get(sup as usize);
+        let m = record[0] as usize;
+        let column = if to < from { to } else { to - 1 };
+        let code = record[1 + 2 * m + from * (m - 1) + column];
+        cost_code::decode(code).map(|units| units as u64 * UPPER_UNIT)
+    }
+}
+
+/// The cell `(x, y)` of a `columns × rows` lattice and its four neighbours
+/// inside it.
+pub(super) fn around(x: u32, y: u32, columns: u32, rows: u32) -> impl Iterator<Item = (u32, u32)> {
+    [
+        Some((x, y)),
+        x.checked_sub(1).map(|x| (x, y)),
+        (x + 1 < columns).then_some((x + 1, y)),
+        y.checked_sub(1).map(|y| (x, y)),
+        (y + 1 < rows).then_some((x, y + 1)),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Records of varying length, one after another in one buffer: a record
+/// set again is written at the end and its old bytes counted as garbage,
+/// and the buffer is compacted once a quarter of it is garbage.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Records {
+    data: Vec<u8>,
+    /// Per record: where it starts in `data` and its length (0: none).
+    at: Vec<(u32, u16)>,
+    /// Bytes of `data` no record holds.
+    garbage: usize,
+}
+
+impl Records {
+    fn new(count: usize) -> Self {
+        Self {
+            data: Vec::new(),
+            at: vec![(0, 0); count],
+            garbage: 0,
+        }
+    }
+
+    /// Record `i` (empty if there is none).
+    #[inline(always)]
+    pub(super) fn get(&self, i: usize) -> &[u8] {
+        let (start, len) = self.at[i];
+        &self.data[start as usize..start as usize + len as usize]
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.at.len()
+    }
+
+    /// Sets record `i`.
+    pub(super) fn set(&mut self, i: usize, record: &[u8]) {
+        self.clear(i);
+        if record.is_empty() {
+            return;
+        }
+        if self.garbage > 4096 && self.garbage * 4 > self.data.len() {
+            self.compact();
+        }
+        self.at[i] = (self.data.len() as u32, record.len() as u16);
+        self.data.extend_from_slice(record);
+    }
+
+    /// Drops record `i`.
+    pub(super) fn clear(&mut self, i: usize) {
+        self.garbage += self.at[i].1 as usize;
+        self.at[i] = (0, 0);
+    }
+
+    fn compact(&mut self) {
+        let mut data = Vec::with_capacity(self.data.len() - self.garbage);
+        for at in &mut self.at {
+            let (start, len) = *at;
+            *at = (data.len() as u32, len);
+            data.extend_from_slice(&self.data[start as usize..start as usize + len as usize]);
+        }
+        self.data = data;
+        self.garbage = 0;
+    }
+
+    /// Drops what is no longer held and the buffer's spare room (a graph
+    /// just built keeps no more than it needs).
+    pub(super) fn shrink(&mut self) {
+        if self.garbage > 0 {
+            self.compact();
+        }
+        self.data.shrink_to_fit();
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.data.capacity() + self.at.capacity() * std::mem::size_of::<(u32, u16)>()
+    }
+
+    /// The records, in order.
+    #[cfg(test)]
+    pub(super) fn bytes(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.at.len()).map(|i| self.get(i))
+    }
+}
+
+/// Records still to build, each once, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Dirty {
+    list: std::collections::VecDeque<u32>,
+    flag: Vec<bool>,
+}
+
+impl Dirty {
+    fn all(count: u32) -> Self {
+        Self {
+            list: (0..count).collect(),
+            flag: vec![true; count as usize],
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    pub(super) fn add(&mut self, i: u32) {
+        if !self.flag[i as usize] {
+            self.flag[i as usize] = true;
+            self.list.push_back(i);
+        }
+    }
+
+    /// The oldest, still dirty.
+    pub(super) fn first(&self) -> Option<u32> {
+        self.list.front().copied()
+    }
+
+    /// Record `i` is built: it is no longer dirty.
+    pub(super) fn remove(&mut self, i: u32) {
+        if std::mem::take(&mut self.flag[i as usize]) {
+            if self.list.front() == Some(&i) {
+                self.list.pop_front();
+            } else {
+                self.list.retain(|&j| j != i);
+            }
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.list.capacity() * 4 + self.flag.capacity()
     }
 }

@@ -10,6 +10,7 @@ use crate::core::size_class::SizeClass;
 /// A cluster's cells as one search sees them: their costs in a local
 /// array with a border of walls round it, so a move is an offset and
 /// needs no bounds check.
+#[derive(Clone, Debug)]
 pub(super) struct Area {
     /// Costs, `(w + 2) × (h + 2)`, walls all round.
     pub(super) costs: Vec<u8>,
@@ -253,5 +254,153 @@ impl Local {
         }
         cells.reverse();
         cells
+    }
+}
+
+/// The build's Dijkstra: from one cell of an area to the cells it is asked
+/// for (a cluster's nodes), resumable at any expansion, with costs in
+/// `u32` units of 1/1024 of a step (a diagonal is 1,448 units a cost
+/// point), a heap that drops stale entries as it meets them, and an early
+/// end once every target is settled. The moves each cell allows are worked
+/// out once per area ([`prepare`](Self::prepare)), not once per sweep; a
+/// settled cell needs no mark, since costs are taken in order and none
+/// later can improve it; and the records are arrays indexed through a mask,
+/// so no index is bounds-checked.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Sweep {
+    cells: Box<SweepCells>,
+    targets_left: usize,
+    /// `cost << 16 | cell`, least first: one integer compared per move
+    /// of the heap.
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
+}
+
+/// [`Sweep`] units in a step on ground of cost 1: straight, diagonal.
+pub(super) const SWEEP_STEP: [u32; 2] = [1024, 1448];
+
+/// The most cells a sweep's area holds: a cluster with its border of walls
+/// (18 × 18 = 324), rounded up to a power of two so that an index masked
+/// with `SWEEP_CELLS - 1` needs no bounds check.
+const SWEEP_CELLS: usize = 512;
+
+/// A sweep's per-cell records, in arrays of [`SWEEP_CELLS`].
+#[derive(Clone, Debug)]
+struct SweepCells {
+    /// The best cost found (`u32::MAX`: none yet).
+    dist: [u32; SWEEP_CELLS],
+    /// The cost of entering each cell.
+    costs: [u32; SWEEP_CELLS],
+    /// The moves each cell allows, a bit per direction.
+    moves: [u8; SWEEP_CELLS],
+    target: [bool; SWEEP_CELLS],
+}
+
+impl Default for SweepCells {
+    fn default() -> Self {
+        Self {
+            dist: [u32::MAX; SWEEP_CELLS],
+            costs: [0; SWEEP_CELLS],
+            moves: [0; SWEEP_CELLS],
+            target: [false; SWEEP_CELLS],
+        }
+    }
+}
+
+impl Sweep {
+    /// Works out the moves each cell of `area` (a cluster with its border)
+    /// allows (walkable, no corner cut), for the sweeps over it.
+    pub(super) fn prepare(&mut self, area: &Area) {
+        assert!(area.len() <= SWEEP_CELLS, "a sweep covers one cluster");
+        let cells = &mut *self.cells;
+        cells.moves.fill(0);
+        cells.costs.fill(0);
+        for (i, &cost) in area.costs.iter().enumerate() {
+            cells.costs[i] = cost as u32;
+        }
+        let inner = area.stride as usize + 1..area.len() - area.stride as usize - 1;
+        for i in inner {
+            if area.costs[i] == 0 {
+                continue;
+            }
+            let mut mask = 0u8;
+            for direction in 0..area.moves {
+                if area.step(i as u32, direction).is_some() {
+                    mask |= 1 << direction;
+                }
+            }
+            cells.moves[i] = mask;
+        }
+    }
+
+    /// Starts from `source` towards `targets` (local indices of the area
+    /// last [`prepare`](Self::prepare)d).
+    pub(super) fn begin(&mut self, source: u32, targets: &[u32]) {
+        let cells = &mut *self.cells;
+        cells.dist.fill(u32::MAX);
+        cells.target.fill(false);
+        self.targets_left = 0;
+        for &t in targets {
+            if !std::mem::replace(&mut cells.target[t as usize & (SWEEP_CELLS - 1)], true) {
+                self.targets_left += 1;
+            }
+        }
+        self.heap.clear();
+        cells.dist[source as usize & (SWEEP_CELLS - 1)] = 0;
+        self.heap.push(std::cmp::Reverse(source as u64));
+    }
+
+    /// Settles at most `most` cells; returns them. Over once
+    /// [`is_over`](Self::is_over).
+    pub(super) fn run(&mut self, area: &Area, most: u64) -> u64 {
+        const MASK: usize = SWEEP_CELLS - 1;
+        let mut spent = 0;
+        let offsets = area.offsets.map(|o| o as isize);
+        let cells = &mut *self.cells;
+        while spent < most && self.targets_left > 0 {
+            let Some(std::cmp::Reverse(entry)) = self.heap.pop() else {
+                break;
+            };
+            let (d, i) = ((entry >> 16) as u32, (entry & 0xffff) as usize & MASK);
+            if cells.dist[i] != d {
+                // Stale: the cell was reached for less since.
+                continue;
+            }
+            spent += 1;
+            if cells.target[i] {
+                self.targets_left -= 1;
+            }
+            let mut moves = cells.moves[i];
+            while moves != 0 {
+                let direction = moves.trailing_zeros() as usize;
+                moves &= moves - 1;
+                let next = (i as isize + offsets[direction & 7]) as usize & MASK;
+                let next_d = d + cells.costs[next] * SWEEP_STEP[direction >> 2 & 1];
+                // Never true of a settled cell: costs are taken in order.
+                if next_d < cells.dist[next] {
+                    cells.dist[next] = next_d;
+                    self.heap
+                        .push(std::cmp::Reverse((next_d as u64) << 16 | next as u64));
+                }
+            }
+        }
+        if self.heap.is_empty() {
+            self.targets_left = 0;
+        }
+        spent
+    }
+
+    /// Whether every target is settled (or the rest cannot be reached).
+    pub(super) fn is_over(&self) -> bool {
+        self.targets_left == 0
+    }
+
+    /// The cost to a settled cell, in sweep units.
+    pub(super) fn cost(&self, local: u32) -> Option<u32> {
+        let d = self.cells.dist[local as usize & (SWEEP_CELLS - 1)];
+        (d != u32::MAX).then_some(d)
+    }
+
+    pub(super) fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<SweepCells>() + self.heap.capacity() * 8
     }
 }

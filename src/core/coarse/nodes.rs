@@ -1,4 +1,7 @@
-//! The A* over a graph's nodes.
+//! The A* over a graph's nodes: for a route, on level 1 inside the
+//! super-clusters of its start and goal and on level 2 between them; and
+//! on level 1 inside two super-clusters side by side, to refine a route's
+//! course through them into level-1 nodes.
 
 use super::graph::CoarseGraph;
 use super::local::Positions;
@@ -8,45 +11,130 @@ use crate::core::heap::OpenList;
 use crate::core::moves::{MOVE_DELTAS, octile, step_cost};
 use crate::core::size_class::SizeClass;
 
+/// How a route reaches a waypoint from the one before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Leg {
+    /// Through the cells of one cluster (a level-1 table entry, or joining
+    /// the start or the goal).
+    Cells,
+    /// One step across a border between two clusters (an entrance).
+    Step,
+    /// Through one super-cluster's level-1 graph (a level-2 table entry).
+    Upper,
+}
+
+/// Where a node search may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scope {
+    /// A route: level 1 inside these super-clusters (its start's and its
+    /// goal's), level 2 elsewhere.
+    Route([u32; 2]),
+    /// Level 1 inside these super-clusters (one, or two side by side).
+    Inside([u32; 2]),
+}
+
 /// The A* over the nodes of a [`CoarseGraph`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct Abstract {
     /// Node cell → id.
     ids: IndexMap<u32>,
-    /// Per id: node cell, score, parent id (`ABSENT` for the start), closed.
+    /// Per id: node cell, score, parent id (`ABSENT` for the first), the
+    /// leg it was reached by, closed, heap position.
     cells: Vec<u32>,
     g: Vec<u64>,
     parent: Vec<u32>,
+    leg: Vec<Leg>,
     closed: Vec<bool>,
     positions: Vec<u32>,
     open: OpenList<u64>,
     /// The best cost found to the goal, and the id it came through
     /// (`ABSENT` for the direct path inside one cluster).
     best: Option<(u64, u32)>,
+    scope: Scope,
+    /// Nodes expanded on level 1 and on level 2.
+    pub(super) expanded: [u64; 2],
+}
+
+impl Default for Abstract {
+    fn default() -> Self {
+        Self {
+            ids: IndexMap::default(),
+            cells: Vec::new(),
+            g: Vec::new(),
+            parent: Vec::new(),
+            leg: Vec::new(),
+            closed: Vec::new(),
+            positions: Vec::new(),
+            open: OpenList::default(),
+            best: None,
+            scope: Scope::Inside([0; 2]),
+            expanded: [0; 2],
+        }
+    }
+}
+
+/// The goal of a node search: its cell, and the nodes of its cluster that
+/// reach it with what that costs.
+pub(super) struct Goal<'a> {
+    pub(super) cell: Cell,
+    pub(super) from: &'a [(u32, u64)],
 }
 
 impl Abstract {
     pub(super) fn memory_bytes(&self) -> usize {
-        self.ids.capacity() * 12 + self.cells.capacity() * 25
+        self.ids.capacity() * 12 + self.cells.capacity() * 26 + self.open.capacity() * 12
     }
 
-    pub(super) fn begin(
+    /// Begins a route's search from the nodes the start reaches
+    /// (`from_start`), with the cost of a path inside one cluster to the
+    /// goal if there is one (`direct`).
+    pub(super) fn begin_route(
         &mut self,
         graph: &CoarseGraph,
         class: &SizeClass<'_>,
-        from_start: &[(u32, u64)],
+        (start, from_start): (Cell, &[(u32, u64)]),
         direct: Option<u64>,
         goal: Cell,
         weight: u64,
     ) {
-        *self = Self::default();
+        self.reset(Scope::Route([
+            graph.super_of(graph.cluster_of(start)),
+            graph.super_of(graph.cluster_of(goal)),
+        ]));
         self.best = direct.map(|cost| (cost, ABSENT));
         for &(node, cost) in from_start {
-            self.score(graph, class, node, cost, ABSENT, goal, weight);
+            self.score(graph, class, node, cost, (ABSENT, Leg::Cells), goal, weight);
         }
     }
 
-    pub(super) fn id(&mut self, node: u32) -> u32 {
+    /// Begins a search over the level-1 nodes of super-clusters `supers`
+    /// from node `from` (a grid cell index) towards `to`.
+    pub(super) fn begin_inside(
+        &mut self,
+        graph: &CoarseGraph,
+        class: &SizeClass<'_>,
+        supers: [u32; 2],
+        from: u32,
+        to: Cell,
+    ) {
+        self.reset(Scope::Inside(supers));
+        self.score(graph, class, from, 0, (ABSENT, Leg::Cells), to, WEIGHT_ONE);
+    }
+
+    fn reset(&mut self, scope: Scope) {
+        self.ids.clear();
+        self.cells.clear();
+        self.g.clear();
+        self.parent.clear();
+        self.leg.clear();
+        self.closed.clear();
+        self.positions.clear();
+        self.open.clear();
+        self.best = None;
+        self.scope = scope;
+    }
+
+    fn id(&mut self, node: u32) -> u32 {
         if let Some(&id) = self.ids.get(&node) {
             return id;
         }
@@ -55,19 +143,20 @@ impl Abstract {
         self.cells.push(node);
         self.g.push(u64::MAX);
         self.parent.push(ABSENT);
+        self.leg.push(Leg::Cells);
         self.closed.push(false);
         self.positions.push(ABSENT);
         id
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn score(
+    fn score(
         &mut self,
         graph: &CoarseGraph,
         class: &SizeClass<'_>,
         node: u32,
         g: u64,
-        parent: u32,
+        (parent, leg): (u32, Leg),
         goal: Cell,
         weight: u64,
     ) {
@@ -76,13 +165,14 @@ impl Abstract {
         if self.closed[i] || g >= self.g[i] {
             return;
         }
-        let cell = Cell::new(node % graph.width, node / graph.width);
+        let cell = graph.cell_of(node);
         let h = octile(cell.x.abs_diff(goal.x), cell.y.abs_diff(goal.y))
             * class.min_walkable_cost().max(1) as u64;
         let key = g + (h as u128 * weight as u128 / WEIGHT_ONE as u128) as u64;
         let fresh = self.g[i] == u64::MAX;
         self.g[i] = g;
         self.parent[i] = parent;
+        self.leg[i] = leg;
         if fresh {
             self.open.push(key, id, &mut Positions(&mut self.positions));
         } else {
@@ -98,12 +188,11 @@ impl Abstract {
         &mut self,
         graph: &CoarseGraph,
         class: &SizeClass<'_>,
-        to_goal: &[(u32, u64)],
-        goal: Cell,
+        goal: &Goal<'_>,
         weight: u64,
         most: u64,
     ) -> (u64, bool) {
-        let goal_cluster = graph.cluster_of(goal);
+        let goal_cluster = graph.cluster_of(goal.cell);
         let mut spent = 0;
         while spent < most {
             let Some((key, id)) = self.open.peek() else {
@@ -119,75 +208,199 @@ impl Abstract {
             let i = id as usize;
             self.closed[i] = true;
             let (node, g) = (self.cells[i], self.g[i]);
-            let cell = Cell::new(node % graph.width, node / graph.width);
+            let cell = graph.cell_of(node);
             let cluster = graph.cluster_of(cell);
             if cluster == goal_cluster
-                && let Some(&(_, rest)) = to_goal.iter().find(|(n, _)| *n == node)
+                && let Some(&(_, rest)) = goal.from.iter().find(|(n, _)| *n == node)
                 && self.best.is_none_or(|(best, _)| g + rest < best)
             {
                 self.best = Some((g + rest, id));
             }
-            let Some(at) = graph.node_position(cluster, node) else {
-                // No longer a node: an edit moved the entrances.
-                continue;
+            let sup = graph.super_of(cluster);
+            let lower = match self.scope {
+                Scope::Route(lower) => lower.contains(&sup),
+                Scope::Inside(inside) => inside.contains(&sup),
             };
-            for (j, other) in graph.nodes(cluster).enumerate() {
-                if j == at {
-                    continue;
-                }
-                if let Some(cost) = graph.inner_cost(cluster, at, j) {
-                    self.score(graph, class, other, g + cost, id, goal, weight);
-                }
-            }
-            for (dx, dy) in &MOVE_DELTAS[..4] {
-                let (x, y) = (cell.x as i64 + *dx as i64, cell.y as i64 + *dy as i64);
-                if !(0..graph.width as i64).contains(&x) || !(0..graph.height as i64).contains(&y) {
-                    continue;
-                }
-                let next = Cell::new(x as u32, y as u32);
-                let other = graph.cluster_of(next);
-                let index = y as u32 * graph.width + x as u32;
-                if other == cluster || graph.node_position(other, index).is_none() {
-                    continue;
-                }
-                let Some(cost) = class.cost(next).filter(|&c| c != 0) else {
-                    continue;
-                };
-                self.score(
-                    graph,
-                    class,
-                    index,
-                    g + cost as u64 * step_cost(0),
-                    id,
-                    goal,
-                    weight,
-                );
+            if lower {
+                self.expanded[0] += 1;
+                self.expand_lower(graph, class, (id, node, g, cluster), goal.cell, weight);
+            } else {
+                self.expanded[1] += 1;
+                self.expand_upper(graph, class, (id, node, g, cluster), goal.cell, weight);
             }
         }
         (spent, false)
     }
 
-    /// The route's waypoints once the search is over: start, the nodes in
-    /// order, goal. `None` if it found none.
+    /// A level-1 node: the others of its cluster, and the nodes facing it
+    /// across its cluster's borders (on level 2 only where that level
+    /// goes: a level-2 node, or inside the scope).
+    fn expand_lower(
+        &mut self,
+        graph: &CoarseGraph,
+        class: &SizeClass<'_>,
+        (id, node, g, cluster): (u32, u32, u64, u32),
+        goal: Cell,
+        weight: u64,
+    ) {
+        let Some(at) = graph.node_position(cluster, node) else {
+            // No longer a node: an edit moved the entrances.
+            return;
+        };
+        let n = graph.local_nodes(cluster).len();
+        for j in 0..n {
+            if j == at {
+                continue;
+            }
+            if let Some(cost) = graph.inner_cost(cluster, at, j) {
+                let other = graph.cell_index(cluster, graph.local_nodes(cluster)[j]);
+                self.score(
+                    graph,
+                    class,
+                    other,
+                    g + cost,
+                    (id, Leg::Cells),
+                    goal,
+                    weight,
+                );
+            }
+        }
+        self.cross(graph, class, (id, node, g, cluster), goal, weight, false);
+    }
+
+    /// A level-2 node: the others of its super-cluster, and the level-2
+    /// node facing it across a border.
+    fn expand_upper(
+        &mut self,
+        graph: &CoarseGraph,
+        class: &SizeClass<'_>,
+        (id, node, g, cluster): (u32, u32, u64, u32),
+        goal: Cell,
+        weight: u64,
+    ) {
+        let sup = graph.super_of(cluster);
+        let Some(at) = graph.upper_position(cluster, node) else {
+            return;
+        };
+        let m = graph.upper_nodes(sup).len() / 2;
+        for j in 0..m {
+            if j == at {
+                continue;
+            }
+            if let Some(cost) = graph.upper_cost(sup, at, j) {
+                let other = graph.upper_cell(sup, j);
+                self.score(
+                    graph,
+                    class,
+                    other,
+                    g + cost,
+                    (id, Leg::Upper),
+                    goal,
+                    weight,
+                );
+            }
+        }
+        self.cross(graph, class, (id, node, g, cluster), goal, weight, true);
+    }
+
+    /// The nodes one step from `node` across its cluster's borders that
+    /// the search may go to.
+    #[allow(clippy::too_many_arguments)]
+    fn cross(
+        &mut self,
+        graph: &CoarseGraph,
+        class: &SizeClass<'_>,
+        (id, node, g, cluster): (u32, u32, u64, u32),
+        goal: Cell,
+        weight: u64,
+        upper: bool,
+    ) {
+        let cell = graph.cell_of(node);
+        let sup = graph.super_of(cluster);
+        for (dx, dy) in &MOVE_DELTAS[..4] {
+            let (x, y) = (cell.x as i64 + *dx as i64, cell.y as i64 + *dy as i64);
+            if !(0..graph.width as i64).contains(&x) || !(0..graph.height as i64).contains(&y) {
+                continue;
+            }
+            let next = Cell::new(x as u32, y as u32);
+            let other = graph.cluster_of(next);
+            let index = y as u32 * graph.width + x as u32;
+            if other == cluster || graph.node_position(other, index).is_none() {
+                continue;
+            }
+            let other_sup = graph.super_of(other);
+            let allowed = match self.scope {
+                Scope::Inside(inside) => inside.contains(&other_sup),
+                Scope::Route(lower) => {
+                    // Level 2 crosses only to level-2 nodes; level 1 stays
+                    // on level 1 inside its super-clusters.
+                    let to_upper = graph.upper_position(other, index).is_some();
+                    if upper {
+                        other_sup != sup && to_upper
+                    } else {
+                        lower.contains(&other_sup) || to_upper
+                    }
+                }
+            };
+            if !allowed {
+                continue;
+            }
+            let Some(cost) = class.cost(next).filter(|&c| c != 0) else {
+                continue;
+            };
+            self.score(
+                graph,
+                class,
+                index,
+                g + cost as u64 * step_cost(0),
+                (id, Leg::Step),
+                goal,
+                weight,
+            );
+        }
+    }
+
+    /// The search's waypoints once it is over, each with the leg that
+    /// reaches it: `start`, the nodes in order, `goal` (each once); and the
+    /// index of the last node among them. `None` if it found none.
     pub(super) fn waypoints(
         &self,
         graph: &CoarseGraph,
         start: Cell,
         goal: Cell,
-    ) -> Option<Vec<Cell>> {
+    ) -> Option<(Vec<(Cell, Leg)>, usize)> {
         let (_, mut id) = self.best?;
         let mut nodes = Vec::new();
         while id != ABSENT {
             let node = self.cells[id as usize];
-            nodes.push(Cell::new(node % graph.width, node / graph.width));
+            nodes.push((graph.cell_of(node), self.leg[id as usize]));
             id = self.parent[id as usize];
         }
         nodes.reverse();
-        let mut waypoints = vec![start];
-        waypoints.extend(nodes.into_iter().filter(|&cell| cell != start));
-        if waypoints.last() != Some(&goal) {
-            waypoints.push(goal);
+        let mut waypoints = vec![(start, Leg::Cells)];
+        waypoints.extend(nodes.into_iter().filter(|&(cell, _)| cell != start));
+        let last_node = waypoints.len() - 1;
+        if waypoints.last().map(|&(cell, _)| cell) != Some(goal) {
+            waypoints.push((goal, Leg::Cells));
         }
-        Some(waypoints)
+        Some((waypoints, last_node))
+    }
+
+    /// A search inside super-clusters once over: the nodes after its first
+    /// up to `to` (a grid cell index), with their legs. `None` if it did
+    /// not reach it.
+    pub(super) fn inside_path(&self, to: u32) -> Option<Vec<(u32, Leg)>> {
+        let &target = self.ids.get(&to)?;
+        if !self.closed[target as usize] {
+            return None;
+        }
+        let mut nodes = Vec::new();
+        let mut id = target;
+        while self.parent[id as usize] != ABSENT {
+            nodes.push((self.cells[id as usize], self.leg[id as usize]));
+            id = self.parent[id as usize];
+        }
+        nodes.reverse();
+        Some(nodes)
     }
 }

@@ -1,12 +1,12 @@
 //! A route over the graph, found and refined a budget of expansions at a
 //! time: joining start and goal, the search over nodes, the refinement of
-//! each leg.
+//! each leg, in order and only as far as it is asked for.
 
 use super::WEIGHT_ONE;
-use super::build::pieces;
+use super::build::{LABELS_PER_EXPANSION, pieces};
 use super::graph::CoarseGraph;
 use super::local::{Area, Local};
-use super::nodes::Abstract;
+use super::nodes::{Abstract, Goal, Leg};
 use crate::core::grid::Cell;
 use crate::core::moves::{COST_SCALE, octile, step_cost};
 use crate::core::search::Path;
@@ -42,12 +42,26 @@ pub struct CoarseRoute {
     to_goal: Vec<(u32, u64)>,
     /// A path inside the start's cluster to the goal, if they share one.
     direct: Option<u64>,
-    abstract_search: Abstract,
-    /// Waypoints: start, nodes, goal.
-    waypoints: Vec<Cell>,
+    /// The search over nodes, then the searches through its course.
+    nodes: Abstract,
+    /// The node search's waypoints: start, nodes, goal, each with the leg
+    /// reaching it.
+    plan: Vec<(Cell, Leg)>,
+    /// The super-clusters `plan` passes through, in order, each with the
+    /// index in `plan` of its last node there.
+    course: Vec<(u32, usize)>,
+    /// The next of `course` to search through (see `through`).
+    window: usize,
+    /// Whether `nodes` is searching through the window.
+    opening: bool,
+    /// Level-1 waypoints refined to so far: start and level-1 nodes (and
+    /// the goal once the last window is done), each with its leg.
+    waypoints: Vec<(Cell, Leg)>,
     /// The leg being refined (index into `waypoints` of its first end).
     leg: usize,
     cells: Vec<Cell>,
+    /// A step ends once this many cells are refined (once).
+    pause: Option<usize>,
     expansions: u64,
     work: RouteWork,
     status: RouteStatus,
@@ -57,21 +71,34 @@ pub struct CoarseRoute {
 /// cluster searched or labelled, and nodes of the graph).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RouteWork {
-    /// Joining the start and the goal to the graph's nodes round them.
+    /// Joining the start and the goal to the nodes of their clusters.
     pub join: u64,
-    /// The search over the graph's nodes.
-    pub nodes: u64,
-    /// Refining the route's legs to cells.
+    /// The search over nodes: level-1 nodes (inside the super-clusters of
+    /// the start and the goal) and level-2 nodes (between them).
+    pub nodes: [u64; 2],
+    /// Searching the level-1 nodes along the route's course, two
+    /// super-clusters at a time.
+    pub open: u64,
+    /// Refining level-1 legs to cells.
     pub refine: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Phase {
+enum Phase {
     FromStart,
     ToGoal,
     Nodes,
     Refine,
     Done,
+}
+
+/// Which part of [`RouteWork`] a step's expansions go to.
+#[derive(Clone, Copy)]
+enum Part {
+    Join,
+    Nodes,
+    Open,
+    Refine,
 }
 
 impl CoarseRoute {
@@ -94,14 +121,28 @@ impl CoarseRoute {
             from_start: Vec::new(),
             to_goal: Vec::new(),
             direct: None,
-            abstract_search: Abstract::default(),
+            nodes: Abstract::default(),
+            plan: Vec::new(),
+            course: Vec::new(),
+            window: 0,
+            opening: false,
             waypoints: Vec::new(),
             leg: 0,
             cells: Vec::new(),
+            pause: None,
             expansions: 0,
             work: RouteWork::default(),
             status: RouteStatus::Running,
         }
+    }
+
+    /// The route, made to end the [`step`](Self::step) in which its
+    /// refined prefix first reaches `cells` cells (see
+    /// [`refined`](Self::refined)): a first stretch can be sent before the
+    /// rest of the route is refined, whatever budget the step was given.
+    pub fn pausing_at(mut self, cells: usize) -> Self {
+        self.pause = Some(cells);
+        self
     }
 
     /// The start anchor.
@@ -150,6 +191,11 @@ impl CoarseRoute {
             .then(|| walked(class, &self.cells))
     }
 
+    /// Cells refined so far (see [`refined`](Self::refined)).
+    pub fn refined_len(&self) -> usize {
+        self.cells.len()
+    }
+
     /// Bytes of memory it holds.
     pub fn memory_bytes(&self) -> usize {
         self.local.g.capacity() * 8
@@ -157,12 +203,13 @@ impl CoarseRoute {
             + self.local.stamp.capacity() * 4
             + self.local.closed.capacity()
             + self.local.positions.capacity() * 4
-            + self.abstract_search.memory_bytes()
+            + self.nodes.memory_bytes()
+            + self.waypoints.capacity() * std::mem::size_of::<(Cell, Leg)>()
             + self.cells.capacity() * std::mem::size_of::<Cell>()
     }
 
     /// Works on the route for at most `budget` expansions. The graph must
-    /// be ready for `class` ([`CoarseGraph::is_ready`]); an edit between
+    /// be usable for `class` ([`CoarseGraph::is_usable`]); an edit between
     /// steps is fine: legs are refined on the grid as it is, and a route an
     /// edit cut (checked whole when the last leg is refined) ends as
     /// [`RouteStatus::NotFound`], so a found route is always legal on the
@@ -171,23 +218,42 @@ impl CoarseRoute {
         let mut left = budget;
         while left > 0 && self.status == RouteStatus::Running {
             let (spent, part) = match self.phase {
-                Phase::FromStart => (self.connect_start(graph, class, left), &mut self.work.join),
-                Phase::ToGoal => (self.connect_goal(graph, class, left), &mut self.work.join),
-                Phase::Nodes => (self.nodes(graph, class, left), &mut self.work.nodes),
-                Phase::Refine => (self.refine(graph, class, left), &mut self.work.refine),
+                Phase::FromStart => (self.connect_start(graph, class, left), Part::Join),
+                Phase::ToGoal => (self.connect_goal(graph, class, left), Part::Join),
+                Phase::Nodes => (self.search(graph, class, left), Part::Nodes),
+                Phase::Refine
+                    if self.opening
+                        || (self.leg + PAIRED >= self.waypoints.len()
+                            && self.window < self.course.len()) =>
+                {
+                    (self.through(graph, class, left), Part::Open)
+                }
+                Phase::Refine => (self.refine(graph, class, left), Part::Refine),
                 Phase::Done => break,
             };
-            *part += spent;
+            match part {
+                Part::Join => self.work.join += spent,
+                Part::Nodes => {}
+                Part::Open => self.work.open += spent,
+                Part::Refine => self.work.refine += spent,
+            }
             self.expansions += spent;
             left = left.saturating_sub(spent.max(1));
+            if self
+                .pause
+                .is_some_and(|cells| self.phase == Phase::Refine && self.cells.len() >= cells)
+            {
+                self.pause = None;
+                break;
+            }
         }
         self.status
     }
 
-    /// Runs the Dijkstra from (`forward`) or to `cell` in its cluster on at
-    /// most `most` expansions. Returns them, and once it is over the cost
-    /// to (or from) each node of the cluster it reached.
-    pub(super) fn connect(
+    /// Joins `cell` to the nodes of its cluster, on at most `most`
+    /// expansions: the cost from it (`forward`) or to it from each node it
+    /// reaches. Returns the expansions, and the costs once done.
+    fn connect(
         &mut self,
         graph: &CoarseGraph,
         class: &SizeClass<'_>,
@@ -197,10 +263,15 @@ impl CoarseRoute {
     ) -> (u64, Option<Vec<(u32, u64)>>) {
         let cluster = graph.cluster_of(cell);
         if graph.cluster_of(self.start) != graph.cluster_of(self.goal) {
-            // Labelling the cluster's pieces is paid before it is done, a
-            // step's budget at a time.
+            // A cluster of one piece: every node is joined to every cell,
+            // and an estimate of the cost does. Otherwise labelling the
+            // pieces is paid before it is done, a step's budget at a time.
             let (w, h) = (graph.bounds(cluster).2, graph.bounds(cluster).3);
-            let cost = ((w * h) as u64).div_ceil(LABELS_PER_EXPANSION);
+            let cost = if graph.pieces_in(cluster) <= 1 {
+                0
+            } else {
+                ((w * h) as u64).div_ceil(LABELS_PER_EXPANSION)
+            };
             if self.paid < cost {
                 let pay = (cost - self.paid).min(most);
                 self.paid += pay;
@@ -227,12 +298,7 @@ impl CoarseRoute {
         (spent, Some(costs))
     }
 
-    pub(super) fn connect_start(
-        &mut self,
-        graph: &CoarseGraph,
-        class: &SizeClass<'_>,
-        most: u64,
-    ) -> u64 {
+    fn connect_start(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
         if !class.is_walkable(self.start) || !class.is_walkable(self.goal) {
             self.fail();
             return 0;
@@ -251,19 +317,14 @@ impl CoarseRoute {
         spent
     }
 
-    pub(super) fn connect_goal(
-        &mut self,
-        graph: &CoarseGraph,
-        class: &SizeClass<'_>,
-        most: u64,
-    ) -> u64 {
+    fn connect_goal(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
         let (spent, costs) = self.connect(graph, class, self.goal, false, most);
         if let Some(costs) = costs {
             self.to_goal = costs;
-            self.abstract_search.begin(
+            self.nodes.begin_route(
                 graph,
                 class,
-                &self.from_start,
+                (self.start, &self.from_start),
                 self.direct,
                 self.goal,
                 self.weight,
@@ -273,14 +334,20 @@ impl CoarseRoute {
         spent
     }
 
-    pub(super) fn nodes(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
-        let (spent, over) =
-            self.abstract_search
-                .run(graph, class, &self.to_goal, self.goal, self.weight, most);
+    fn search(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
+        let before = self.nodes.expanded;
+        let goal = Goal {
+            cell: self.goal,
+            from: &self.to_goal,
+        };
+        let (spent, over) = self.nodes.run(graph, class, &goal, self.weight, most);
+        for (level, before) in before.into_iter().enumerate() {
+            self.work.nodes[level] += self.nodes.expanded[level] - before;
+        }
         if over {
-            match self.abstract_search.waypoints(graph, self.start, self.goal) {
-                Some(waypoints) => {
-                    self.waypoints = waypoints;
+            match self.nodes.waypoints(graph, self.start, self.goal) {
+                Some((plan, last_node)) => {
+                    self.set_course(graph, plan, last_node);
                     self.cells = vec![self.start];
                     self.leg = 0;
                     self.phase = Phase::Refine;
@@ -291,7 +358,93 @@ impl CoarseRoute {
         spent
     }
 
-    pub(super) fn refine(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
+    /// Takes the node search's waypoints: the super-clusters they pass
+    /// through, and the level-1 waypoints to refine first.
+    fn set_course(&mut self, graph: &CoarseGraph, plan: Vec<(Cell, Leg)>, last_node: usize) {
+        self.course.clear();
+        // The nodes: `plan[1..=last_node]`.
+        for (i, &(cell, _)) in plan.iter().enumerate().take(last_node + 1).skip(1) {
+            let sup = graph.super_of(graph.cluster_of(cell));
+            match self.course.last_mut() {
+                Some((last, end)) if *last == sup => *end = i,
+                _ => self.course.push((sup, i)),
+            }
+        }
+        if self.course.len() <= 1 {
+            // One super-cluster: the plan is on level 1 already.
+            self.waypoints = plan.clone();
+            self.window = self.course.len();
+        } else {
+            self.waypoints = plan[..2].to_vec();
+            self.window = 1;
+        }
+        self.plan = plan;
+    }
+
+    /// Searches the level-1 nodes through the next two super-clusters of
+    /// the course (the one the refined waypoints stand in, and the next),
+    /// from the last waypoint to the plan's last node in the second, and
+    /// keeps the way up to where it last enters the second: the route
+    /// crosses each border between super-clusters where the level-1 graph
+    /// crosses it best, not only at the level-2 entrances the node search
+    /// went through. The last window keeps its whole way, and the goal.
+    fn through(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
+        let (from, _) = *self.waypoints.last().expect("the start");
+        let (first, _) = self.course[self.window - 1];
+        let (second, end) = self.course[self.window];
+        let to = self.plan[end].0;
+        let (Some(a), Some(b)) = (class.index(from), class.index(to)) else {
+            self.fail();
+            return 0;
+        };
+        let (a, b) = (a as u32, b as u32);
+        if !self.opening {
+            self.nodes
+                .begin_inside(graph, class, [first, second], a, to);
+            self.opening = true;
+        }
+        let target = [(b, 0)];
+        let goal = Goal {
+            cell: to,
+            from: &target,
+        };
+        let (spent, over) = self.nodes.run(graph, class, &goal, WEIGHT_ONE, most);
+        if !over {
+            return spent;
+        }
+        self.opening = false;
+        let Some(way) = self.nodes.inside_path(b) else {
+            // An edit cut the level-1 graph.
+            self.fail();
+            return spent;
+        };
+        let cell = |node: u32| Cell::new(node % class.width(), node / class.width());
+        let inside = |node: u32| graph.super_of(graph.cluster_of(cell(node))) == second;
+        self.window += 1;
+        let keep = if self.window == self.course.len() {
+            way.len()
+        } else {
+            // Up to where it last enters the second super-cluster: from
+            // there it stays inside it, on to the plan's way on.
+            let mut keep = way.len();
+            for i in (0..way.len()).rev() {
+                let before = if i == 0 { a } else { way[i - 1].0 };
+                if inside(way[i].0) && !inside(before) {
+                    keep = i + 1;
+                    break;
+                }
+            }
+            keep
+        };
+        self.waypoints
+            .extend(way[..keep].iter().map(|&(node, leg)| (cell(node), leg)));
+        if self.window == self.course.len() {
+            self.waypoints.extend_from_slice(&self.plan[end + 1..]);
+        }
+        spent
+    }
+
+    fn refine(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
         if self.leg + 1 >= self.waypoints.len() {
             // Legs refined in earlier steps may have been cut since.
             if class.can_walk(&self.cells) {
@@ -302,8 +455,8 @@ impl CoarseRoute {
             }
             return 0;
         }
-        let (from, to) = (self.waypoints[self.leg], self.waypoints[self.leg + 1]);
-        if graph.cluster_of(from) != graph.cluster_of(to) {
+        let ((from, _), (to, leg)) = (self.waypoints[self.leg], self.waypoints[self.leg + 1]);
+        if leg == Leg::Step {
             // A step across a border.
             if !class.can_step(from, to) {
                 self.fail();
@@ -313,7 +466,35 @@ impl CoarseRoute {
             self.leg += 1;
             return 0;
         }
-        let area = Area::new(class, graph.bounds(graph.cluster_of(from)));
+        if graph.cluster_of(from) != graph.cluster_of(to) {
+            // A level-1 leg joins two nodes of one cluster.
+            self.fail();
+            return 0;
+        }
+        // A leg, the step across the border after it and the leg after
+        // that (and so on, over up to WINDOW clusters) are refined as one,
+        // inside those clusters: the route crosses their borders where it
+        // is cheapest, not only at the entrances.
+        let mut end = self.leg + 1;
+        let mut bounds = graph.bounds(graph.cluster_of(from));
+        let mut clusters = 1;
+        while clusters < WINDOW {
+            let Some(&[(_, step), (cell, leg)]) = self.waypoints.get(end + 1..=end + 2) else {
+                break;
+            };
+            let cluster = graph.cluster_of(cell);
+            if step != Leg::Step
+                || leg != Leg::Cells
+                || cluster == graph.cluster_of(self.waypoints[end].0)
+            {
+                break;
+            }
+            bounds = union(bounds, graph.bounds(cluster));
+            end += 2;
+            clusters += 1;
+        }
+        let (to, legs) = (self.waypoints[end].0, end - self.leg);
+        let area = Area::new(class, bounds);
         let (Some(a), Some(b)) = (class.index(from), class.index(to)) else {
             self.fail();
             return 0;
@@ -330,7 +511,7 @@ impl CoarseRoute {
         if self.local.reached {
             let leg = self.local.path_to(&area, b);
             self.cells.extend_from_slice(&leg[1..]);
-            self.leg += 1;
+            self.leg += legs;
             self.local.begun = false;
         } else if self.local.is_over() {
             // An edit cut the leg.
@@ -339,14 +520,29 @@ impl CoarseRoute {
         spent
     }
 
-    pub(super) fn fail(&mut self) {
+    fn fail(&mut self) {
         self.phase = Phase::Done;
         self.status = RouteStatus::NotFound;
     }
 }
 
+/// Clusters a refined leg may span: legs and the steps across borders
+/// between them, refined as one.
+const WINDOW: usize = 2;
+
+/// Waypoints ahead the refinement wants planned before it refines a leg
+/// (so that a window of [`WINDOW`] clusters finds its legs there).
+const PAIRED: usize = 2 * WINDOW - 1;
+
+/// The smallest area holding two areas `(x0, y0, w, h)`.
+fn union(a: (u32, u32, u32, u32), b: (u32, u32, u32, u32)) -> (u32, u32, u32, u32) {
+    let (x0, y0) = (a.0.min(b.0), a.1.min(b.1));
+    let (x1, y1) = ((a.0 + a.2).max(b.0 + b.2), (a.1 + a.3).max(b.1 + b.3));
+    (x0, y0, x1 - x0, y1 - y0)
+}
+
 /// The path through `cells` on `class`, with what walking it costs.
-pub(super) fn walked(class: &SizeClass<'_>, cells: &[Cell]) -> Path {
+fn walked(class: &SizeClass<'_>, cells: &[Cell]) -> Path {
     let total: u64 = cells
         .windows(2)
         .map(|step| {
@@ -360,19 +556,15 @@ pub(super) fn walked(class: &SizeClass<'_>, cells: &[Cell]) -> Path {
     }
 }
 
-/// A cell of a cluster counts this many times less than an expansion when
-/// its pieces are labelled: a flood fill touches each cell once, with no
-/// heap (about 70 instructions a cell against 300–400 an expansion).
-pub(super) const LABELS_PER_EXPANSION: u64 = 4;
-
 /// The nodes of `cell`'s cluster that a path inside the cluster joins to
 /// it (those in its piece), each with the least a path between them could
 /// cost (octile distance at the cheapest cost): the node search starts
 /// (`forward`) or ends there, and the leg between is refined like any
 /// other. Cheaper than a Dijkstra over the cluster, for a route whose
-/// start and goal lie in different clusters (the labelling is charged at
-/// [`LABELS_PER_EXPANSION`] cells an expansion).
-pub(super) fn estimate(
+/// start and goal lie in different clusters: nothing to label in a cluster
+/// of one piece, and otherwise a flood fill charged at
+/// [`LABELS_PER_EXPANSION`] cells an expansion.
+fn estimate(
     graph: &CoarseGraph,
     class: &SizeClass<'_>,
     cell: Cell,
@@ -381,13 +573,19 @@ pub(super) fn estimate(
     let cluster = graph.cluster_of(cell);
     let bounds = graph.bounds(cluster);
     let (x0, y0, w, _) = bounds;
-    let labels = pieces(class, bounds);
-    let own = labels[((cell.y - y0) * w + cell.x - x0) as usize];
+    let labels = (graph.pieces_in(cluster) > 1).then(|| pieces(class, bounds).0);
+    let own = labels
+        .as_ref()
+        .map(|labels| labels[((cell.y - y0) * w + cell.x - x0) as usize]);
     let scale = class.min_walkable_cost().max(1) as u64;
     graph
         .nodes(cluster)
         .zip(graph.local_nodes(cluster))
-        .filter(|&(_, &local)| labels[local as usize] == own)
+        .filter(|&(_, &local)| {
+            labels
+                .as_ref()
+                .is_none_or(|labels| Some(labels[local as usize]) == own)
+        })
         .map(|(node, _)| {
             let at = Cell::new(node % graph.width, node / graph.width);
             let (from, to) = if forward { (cell, at) } else { (at, cell) };

@@ -23,6 +23,11 @@ fn random_grid(seed: u64, w: u32, h: u32) -> NavGrid {
     NavGrid::from_costs(w, h, costs).unwrap()
 }
 
+/// Whether two graphs hold the same records on both levels.
+fn same_records(a: &CoarseGraph, b: &CoarseGraph) -> bool {
+    a.lower.bytes().eq(b.lower.bytes()) && a.upper.bytes().eq(b.upper.bytes())
+}
+
 fn route(graph: &CoarseGraph, class: &SizeClass, start: Cell, goal: Cell) -> Option<Path> {
     let mut route = CoarseRoute::new(start, goal, 1.0);
     while route.step(graph, class, 7) == RouteStatus::Running {}
@@ -68,12 +73,16 @@ fn edits_dirty_only_the_clusters_round_them_and_repair_keeps_routes_right() {
     let mut grid = random_grid(7, 64, 64);
     let mut graph = CoarseGraph::build(&grid.size_class(1));
     assert_eq!(graph.dirty_count(), 0);
-    // A cluster inside the map: it and its four neighbours.
+    // A cell inside a cluster: that cluster (its neighbours follow only if
+    // its entrances move when it is built again).
     grid.set_cost(Cell::new(20, 20), 9).unwrap();
-    assert_eq!(graph.note_edits(&grid.size_class(1)), 5);
-    // A corner cluster: it and its two neighbours.
+    assert_eq!(graph.note_edits(&grid.size_class(1)), 1);
+    // A cell on a border: the cluster across it too.
+    grid.set_cost(Cell::new(16, 40), 9).unwrap();
+    assert_eq!(graph.note_edits(&grid.size_class(1)), 3);
+    // A corner of the map: its cluster alone.
     grid.set_cost(Cell::new(63, 0), 9).unwrap();
-    assert_eq!(graph.note_edits(&grid.size_class(1)), 8);
+    assert_eq!(graph.note_edits(&grid.size_class(1)), 4);
     let mut s = 99;
     for _ in 0..200 {
         let cell = Cell::new(lcg(&mut s) as u32 % 64, lcg(&mut s) as u32 % 64);
@@ -83,11 +92,43 @@ fn edits_dirty_only_the_clusters_round_them_and_repair_keeps_routes_right() {
         graph.repair(&class, u64::MAX);
         assert!(graph.is_ready(&class));
         let fresh = CoarseGraph::build(&class);
-        assert_eq!(graph.clusters, fresh.clusters);
+        assert!(same_records(&graph, &fresh));
     }
     // Another grid of the same size: everything.
     grid.replace(random_grid(8, 64, 64));
     assert_eq!(graph.note_edits(&grid.size_class(1)), 16);
+    assert!(!graph.is_usable(&grid.size_class(1)));
+}
+
+#[test]
+fn a_graph_repaired_after_edits_over_several_super_clusters_is_the_one_built_afresh() {
+    for size in [1, 2] {
+        let mut grid = random_grid(21 + size as u64, 200, 140);
+        let mut graph = CoarseGraph::build(&grid.size_class(size));
+        assert!(graph.super_count() >= 6);
+        let mut s = 7 + size as u64;
+        for round in 0..60 {
+            // A few edits, some in a row along a border or across a
+            // cluster, as a game's walls go up.
+            for _ in 0..1 + round % 4 {
+                let cell = Cell::new(lcg(&mut s) as u32 % 200, lcg(&mut s) as u32 % 140);
+                let cost = [0, 1, 4, 0][lcg(&mut s) as usize % 4];
+                let end = Cell::new((cell.x + 5).min(199), cell.y);
+                grid.fill_rect(cell, end, cost).unwrap();
+            }
+            let class = grid.size_class(size);
+            // Usable meanwhile, on its old records.
+            graph.note_edits(&class);
+            assert!(graph.is_usable(&class));
+            while !graph.is_ready(&class) {
+                graph.repair(&class, 500);
+            }
+            assert!(
+                same_records(&graph, &CoarseGraph::build(&class)),
+                "size {size}, round {round}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -153,4 +194,102 @@ fn a_route_on_rough_ground_costs_little_more_than_the_best() {
     // 1.06–1.09 on the benchmark maps with the stress test's terrain.
     let mean = sum / count as f64;
     assert!(mean < 1.2, "mean {mean}");
+}
+
+#[test]
+fn a_graph_built_in_parts_or_a_few_expansions_at_a_time_is_the_same() {
+    for seed in 0..6 {
+        let (w, h) = (70 + seed as u32 * 13, 90 - seed as u32 * 7);
+        let grid = random_grid(seed + 40, w, h);
+        for size in [1, 2] {
+            let class = grid.size_class(size);
+            let whole = CoarseGraph::build(&class);
+            assert!(whole.is_ready(&class));
+            assert!(whole.upper_node_count() > 0, "seed {seed}: no level-2 node");
+            for parts in [1, 2, 5] {
+                let mut build = GraphBuild::new(&class);
+                while !build.is_done() {
+                    let built: Vec<_> = build
+                        .parts(parts)
+                        .into_iter()
+                        .map(|part| build.build_part(&class, part))
+                        .collect();
+                    build.install(built);
+                }
+                let graph = build.into_graph();
+                assert!(graph.is_ready(&class));
+                assert!(same_records(&graph, &whole), "seed {seed}: {parts} parts");
+            }
+            // Resumed at every few expansions, as a frame's budget does.
+            let mut slow = CoarseGraph::new(&class);
+            let mut calls = 0;
+            while !slow.is_ready(&class) {
+                let spent = slow.repair(&class, 7);
+                assert!(spent <= 7, "a repair spent {spent} of 7");
+                calls += 1;
+            }
+            assert!(calls > 100);
+            assert!(same_records(&slow, &whole), "seed {seed}: slices");
+        }
+    }
+}
+
+#[test]
+fn cost_codes_keep_costs_within_a_sixty_fourth() {
+    use super::cost_code::{MAX, NONE, decode, encode};
+    for units in 0..=MAX + 100 {
+        let code = encode(units);
+        assert_ne!(code, NONE);
+        let back = decode(code).unwrap();
+        let kept = units.min(MAX);
+        assert!(
+            back.abs_diff(kept) as f64 <= kept as f64 / 64.0 + 0.5,
+            "{units} came back as {back}"
+        );
+    }
+    assert_eq!(decode(NONE), None);
+    // Codes are ordered as the costs they stand for.
+    let decoded: Vec<u32> = (0..NONE).map(|code| decode(code).unwrap()).collect();
+    assert!(decoded.windows(2).all(|pair| pair[0] < pair[1]));
+}
+
+#[test]
+fn the_builds_sweep_finds_what_a_plain_dijkstra_finds() {
+    use super::local::{Area, Local, SWEEP_STEP, Sweep};
+    for seed in 0..30 {
+        let grid = random_grid(seed + 500, 40, 40);
+        let class = grid.size_class(1);
+        let bounds = (16, 16, 16, 16 - (seed as u32 % 5));
+        let area = Area::new(&class, bounds);
+        let cells: Vec<u32> = (0..bounds.2 * bounds.3)
+            .map(|i| area.padded(i))
+            .filter(|&l| area.costs[l as usize] != 0)
+            .collect();
+        let mut sweep = Sweep::default();
+        sweep.prepare(&area);
+        let mut local = Local::default();
+        for &source in cells.iter().step_by(7) {
+            sweep.begin(source, &cells);
+            while !sweep.is_over() {
+                sweep.run(&area, 13);
+            }
+            local.begin(&area, &[(source, 0)], None, true);
+            local.run(&area, u64::MAX);
+            for &cell in &cells {
+                let plain = local.cost(cell).map(|g| g as f64 / (1u64 << 20) as f64);
+                let swept = sweep.cost(cell).map(|u| u as f64 / SWEEP_STEP[0] as f64);
+                match (plain, swept) {
+                    (Some(a), Some(b)) => assert!(
+                        (a - b).abs() <= a * 1e-3 + 1e-9,
+                        "seed {seed}: {a} against {b}"
+                    ),
+                    (a, b) => assert_eq!(
+                        a.is_some(),
+                        b.is_some(),
+                        "seed {seed}: cell {cell} from {source}: {a:?} {b:?}"
+                    ),
+                }
+            }
+        }
+    }
 }

@@ -6,11 +6,10 @@
 //!   their admission to slots, their checks against edited maps, and the
 //!   lane runner that spends the budget on them;
 //! - `shared`: requests with one goal put in one shared search;
-//! - `quick`: quick provisional routes on maps with terrain costs;
-//! - `coarse`: the coarse graphs those routes run on, built and repaired;
+//! - `quick`: quick provisional routes on maps with terrain costs (on the
+//!   maps' [`CoarseGraphs`](super::CoarseGraphs));
 //! - `delivery`: results handed to their units.
 
-mod coarse;
 mod delivery;
 mod flights;
 mod quick;
@@ -26,6 +25,7 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
+use super::graphs::CoarseGraphs;
 use super::request::{Footprint, PathRequest};
 use super::result::{InvalidReason, PathResult, PathStatus};
 use crate::core::{Flood, NavGrid, ScratchPool, Search, SearchConfig};
@@ -71,10 +71,6 @@ pub struct PathfindingQueue {
     /// Quick routes whose first stretch was sent, refined on to the goal
     /// once every request waiting for a quick route has its first stretch.
     extending: Vec<quick::QuickSearch>,
-    /// The coarse graphs quick routes run on, per (map, unit size): made
-    /// the first time a quick route is wanted there, repaired where edits
-    /// touched them before quick routes run again.
-    graphs: coarse::Graphs,
     /// Reading back shared searches' paths that a frame's budget had no room
     /// left for: paid first in the next frames.
     reading_debt: u64,
@@ -101,10 +97,10 @@ impl PathfindingQueue {
 
     /// Bytes of search memory the queue holds: the scratch space of every
     /// search that has run and not ended (in flight, or waiting after
-    /// losing its slot), of the quick routes under way, of the coarse graphs
-    /// they run on, and of the pool
+    /// losing its slot), of the quick routes under way, and of the pool
     /// kept for the next searches (see
-    /// [`PathfindingSettings::max_in_flight`]).
+    /// [`PathfindingSettings::max_in_flight`]). The coarse graphs quick
+    /// routes run on are the maps' own ([`CoarseGraphs::memory_bytes`](super::CoarseGraphs::memory_bytes)).
     pub fn memory_bytes(&self) -> usize {
         let flights = self.waiting.iter().chain(&self.in_flight);
         let work: usize = flights
@@ -122,7 +118,7 @@ impl PathfindingQueue {
             .chain(&self.extending)
             .map(quick::QuickSearch::memory_bytes)
             .sum();
-        work + quick + self.graphs.memory_bytes() + self.pool.memory_bytes()
+        work + quick + self.pool.memory_bytes()
     }
 
     /// Runs of the plugin's schedule so far.
@@ -260,11 +256,12 @@ const MAX_POOLED: usize = 16;
 /// units on it. Nothing here grows with `max_in_flight`: a search holds
 /// scratch only once it runs.
 pub(crate) fn prepare_maps(
-    maps: Query<Ref<NavGrid>>,
+    maps: Query<(Entity, Ref<NavGrid>, Has<CoarseGraphs>)>,
     new_sizes: Query<&Footprint, Added<Footprint>>,
     mut sizes_seen: Local<Vec<u8>>,
     mut queue: ResMut<PathfindingQueue>,
     settings: Res<PathfindingSettings>,
+    mut commands: Commands,
 ) {
     let before = sizes_seen.len();
     for footprint in &new_sizes {
@@ -273,7 +270,12 @@ pub(crate) fn prepare_maps(
         }
     }
     let new_size = sizes_seen.len() > before;
-    for grid in &maps {
+    for (map, grid, has_graphs) in &maps {
+        if !has_graphs {
+            // Its coarse graphs: the one for units of a cell is started in
+            // `Search` this frame if it has rough ground.
+            commands.entity(map).insert(CoarseGraphs::default());
+        }
         if !grid.is_changed() && !new_size {
             continue;
         }
@@ -419,11 +421,18 @@ pub(crate) fn run_searches(
     settings: Res<PathfindingSettings>,
     mut budget: ResMut<FrameBudget>,
     maps: Maps,
+    mut graphs: Query<(Entity, &'static mut CoarseGraphs)>,
     mut delivery: Delivery,
     mut diagnostics: Diagnostics,
 ) {
     let began = Instant::now();
     let queue = &mut *queue;
+    // Builds move on (never waited for): done and due ones are taken up.
+    for (map, mut graphs) in &mut graphs {
+        if let Some(view) = maps.get(map) {
+            graphs.poll(view.grid, queue.frame, settings.refine);
+        }
+    }
 
     queue.pool.set_limit(pooled(&settings));
     let owed = queue.reading_debt;
@@ -432,11 +441,10 @@ pub(crate) fn run_searches(
         shared::share_goals(queue, &maps, &mut budget, &mut delivery);
     }
     if settings.refine {
-        quick::run_quick(queue, &settings, &mut budget, &maps);
+        quick::run_quick(queue, &settings, &mut budget, &maps, &mut graphs);
     } else {
         queue.quick.clear();
         queue.extending.clear();
-        queue.graphs.clear();
     }
     flights::run_flights(queue, &settings, &mut budget, &maps, &mut delivery);
     // Fill free slots so the queue count says what truly waits.

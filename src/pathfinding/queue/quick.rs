@@ -10,9 +10,9 @@ use bevy::platform::collections::HashMap;
 
 use bevy::prelude::*;
 
+use super::super::graphs::CoarseGraphs;
 use super::super::result::{PathResult, PathStatus};
 use super::PathfindingQueue;
-use super::coarse::Graphs;
 use super::delivery::Found;
 use super::flights::Flight;
 use super::resolve::{Job, Plan};
@@ -32,7 +32,7 @@ const QUICK_FIRST_FRAMES: u64 = 120;
 /// fifth fewer nodes than 1 on random512-10-0 (918 against 1,165 before
 /// refinement) for the same mean cost (1.098 times the best); 1.15 halves
 /// them again but costs 1.108.
-const QUICK_WEIGHT: f32 = 1.05;
+const QUICK_WEIGHT: f32 = 1.2;
 
 /// Quick routes planned for a lane per round: a lane runs them one after
 /// another, so a round covers its whole share.
@@ -112,7 +112,7 @@ impl QuickLane<'_> {
                     version: next.grid.version(),
                     setbacks: 0,
                     sent: false,
-                    route: CoarseRoute::new(next.start, next.goal, QUICK_WEIGHT),
+                    route: new_route(next.start, next.goal),
                 };
                 self.current = Some((quick, next));
             }
@@ -180,6 +180,7 @@ pub(super) fn run_quick(
     settings: &PathfindingSettings,
     budget: &mut FrameBudget,
     maps: &Maps,
+    graphs: &mut Query<(Entity, &'static mut CoarseGraphs)>,
 ) {
     // A unit with no path is worse off than one with a quick path waiting
     // for its real one, so after a burst of orders the quick paths come
@@ -209,14 +210,28 @@ pub(super) fn run_quick(
     // through one index, and the requests that want a quick path are
     // ranked once, not scanned for every search started.
     let spots = Spots::of(queue);
-    // The coarse graphs of the maps these routes run on, built and brought
-    // up to date with the edits since they last ran (on the budget); out of
-    // the queue while routes borrow them.
+    // The coarse graphs of the maps these routes run on, brought up to date
+    // with the edits since they last ran (repaired on the budget, never
+    // beyond it), or started.
     let keys = graph_keys(queue, &spots, &candidates);
-    let mut graphs = std::mem::take(&mut queue.graphs);
     let quota_total: u64 = quota_left.iter().map(|&q| q as u64).sum();
-    let total = quota_total.min(budget.left() as u64);
-    let repaired = graphs.prepare(&keys, maps, queue.frame, total);
+    // Routes run on a graph whose edited clusters are still to build (on
+    // their old records), so repairs take at most half while routes wait.
+    let share = if candidates.is_empty() && queue.quick.is_empty() {
+        quota_total
+    } else {
+        quota_total.div_ceil(2)
+    };
+    let mut left = share.min(budget.left() as u64);
+    let mut repaired = 0;
+    for (map, size) in keys {
+        let (Some(view), Ok((_, mut graphs))) = (maps.get(map), graphs.get_mut(map)) else {
+            continue;
+        };
+        let spent = graphs.prepare(view.grid, size, queue.frame, left);
+        left -= spent;
+        repaired += spent;
+    }
     budget.spend(repaired);
     let mut charge = repaired;
     for left in &mut quota_left {
@@ -224,6 +239,7 @@ pub(super) fn run_quick(
         *left -= taken as u32;
         charge -= taken;
     }
+    let graphs = Graphs(graphs);
     run_rounds(
         queue,
         settings,
@@ -234,7 +250,17 @@ pub(super) fn run_quick(
         candidates,
         &mut quota_left,
     );
-    queue.graphs = graphs;
+}
+
+/// The maps' coarse graphs, read while quick routes run.
+struct Graphs<'a, 'w, 's>(&'a Query<'w, 's, (Entity, &'static mut CoarseGraphs)>);
+
+impl Graphs<'_, '_, '_> {
+    /// The graph of `map` for `size`, if it is built and up to date with
+    /// `grid`.
+    fn ready(&self, map: Entity, size: u8, grid: &NavGrid) -> Option<&CoarseGraph> {
+        self.0.get(map).ok()?.1.ready(size, grid)
+    }
 }
 
 /// The (map, unit size) of each quick route under way and each candidate.
@@ -267,7 +293,7 @@ fn run_rounds(
     settings: &PathfindingSettings,
     budget: &mut FrameBudget,
     maps: &Maps,
-    graphs: &Graphs,
+    graphs: &Graphs<'_, '_, '_>,
     spots: &Spots,
     candidates: Vec<u64>,
     quota_left: &mut [u32],
@@ -427,7 +453,7 @@ fn place<'m>(
     spots: &Spots,
     ticket: u64,
     maps: &'m Maps,
-    graphs: &'m Graphs,
+    graphs: &'m Graphs<'_, '_, '_>,
 ) -> Option<(&'m NavGrid, &'m CoarseGraph, u8)> {
     let job = spots.job(queue, ticket)?;
     let view = maps.get(job.map)?;
@@ -443,7 +469,7 @@ fn plan_quick<'m>(
     spots: &Spots,
     ticket: u64,
     maps: &'m Maps,
-    graphs: &'m Graphs,
+    graphs: &'m Graphs<'_, '_, '_>,
 ) -> Option<Planned<'m>> {
     let job = spots.job(queue, ticket)?.clone();
     let view = maps.get(job.map).map(|view| view.for_size(job.size));
@@ -482,7 +508,7 @@ fn keep_up(
     spots: &Spots,
     quick: QuickSearch,
     maps: &Maps,
-    graphs: &Graphs,
+    graphs: &Graphs<'_, '_, '_>,
 ) -> Option<QuickSearch> {
     let (version, rebuilt) = spots
         .job(queue, quick.ticket)
@@ -503,8 +529,20 @@ fn keep_up(
         version,
         setbacks: quick.setbacks.saturating_add(1),
         sent: false,
-        route: CoarseRoute::new(next.start, next.goal, QUICK_WEIGHT),
+        route: new_route(next.start, next.goal),
     })
+}
+
+/// A quick route from `start` to `goal`: one long enough to be sent in two
+/// pieces stops working once its first stretch is refined, so that the
+/// stretch goes out before the rest is refined.
+fn new_route(start: Cell, goal: Cell) -> CoarseRoute {
+    let route = CoarseRoute::new(start, goal, QUICK_WEIGHT);
+    if start.octile_distance(goal) >= STRETCHED_FROM {
+        route.pausing_at(FIRST_STRETCH + 1)
+    } else {
+        route
+    }
 }
 
 /// Ends a quick route: its job wants no other.

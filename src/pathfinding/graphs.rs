@@ -1,0 +1,357 @@
+//! The coarse graphs quick routes run on: a [`CoarseGraphs`] component on
+//! each map, one [`CoarseGraph`] per unit size, built in the background and
+//! never waited for.
+//!
+//! A map whose walkable cells do not all cost the same starts the build of
+//! its graph for units of one cell the frame it is first seen (a graph for
+//! a bigger size, the first time a quick route of that size is wanted).
+//! With Bevy's `multi_threaded` feature the build runs on the async
+//! compute task pool, split into parts over its threads, from a copy of the
+//! grid; without it, in slices on the frame's thread. Either way it is
+//! planned a window of frames from its size (about a core's work on this
+//! project's benchmark machine, with a quarter to spare; see
+//! [`build_frames`]) and taken up on the window's last frame if it is done
+//! by then, so quick routes start in the same frames on every machine fast
+//! enough. A build not done by then is taken up the first frame it is done:
+//! no frame waits for it, and meanwhile requests get their final paths as
+//! without quick routes. A graph a game bakes ([`CoarseGraphs::bake`]) or
+//! hands in ([`CoarseGraphs::insert`]) is used as soon as it is there.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy::tasks::futures_lite::future;
+use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
+
+use crate::core::{CoarseGraph, GraphBuild, NavGrid};
+
+/// Whether Bevy's task pools have threads to run a build on (its
+/// `multi_threaded` feature, which a game with Bevy's default features
+/// has): without them a build runs in slices on the frame's thread.
+const THREADED: bool = bevy::tasks::cfg::multi_threaded!();
+
+/// Expansions of a graph's build ([`CoarseGraph::build_estimate`]) planned
+/// for a frame: a core of the benchmark machine builds about 14 M a second
+/// (230,000 a frame at 60 frames a second), so a window of frames at this
+/// rate leaves a quarter to spare. A 1024×1024 city map with rough ground
+/// (Berlin_0_1024) gets 24 frames, a 512×512 map 4–23.
+pub const BUILD_EXPANSIONS_PER_FRAME: u64 = 128 * 1024;
+
+/// Graphs of maps of at most this many cells are built at once, on the
+/// frame that wants them (about a millisecond).
+const AT_ONCE_CELLS: usize = 64 * 64;
+
+/// A graph with more dirty clusters than this, and a quarter of all, is
+/// built again rather than repaired (another level of the same size, most
+/// of the map edited at once); a small map's is always repaired.
+const MOSTLY_CHANGED_CLUSTERS: usize = 64;
+
+/// The frames a build of about `estimate` expansions is given before it is
+/// taken up (at least one).
+pub fn build_frames(estimate: u64) -> u64 {
+    estimate.div_ceil(BUILD_EXPANSIONS_PER_FRAME).max(1)
+}
+
+/// The coarse graphs of a map, one per unit size, that quick routes run on
+/// (see [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)).
+///
+/// The plugin adds one to every map and builds what quick routes need in
+/// the background, never holding a frame up for it. A game may instead
+/// build or load graphs itself and hand them in, and a lockstep game, whose
+/// frames must be the same on every machine whatever its speed, bakes them
+/// while it loads:
+///
+/// ```
+/// # use bevy::prelude::*;
+/// # use bevy_frontier::prelude::*;
+/// # use bevy_frontier::pathfinding::CoarseGraphs;
+/// // In a loading state: start the bakes…
+/// fn bake(mut maps: Query<(&NavGrid, &mut CoarseGraphs)>) {
+///     for (grid, mut graphs) in &mut maps {
+///         graphs.bake(grid, 1);
+///     }
+/// }
+///
+/// // …and leave it once they are done.
+/// fn loaded(maps: Query<&CoarseGraphs>) -> bool {
+///     maps.iter().all(|graphs| graphs.is_ready(1))
+/// }
+/// ```
+#[derive(Component, Default)]
+pub struct CoarseGraphs {
+    /// Whether the game hands its graphs in, and the plugin builds none.
+    supplied: bool,
+    entries: Vec<Entry>,
+}
+
+/// One unit size's graph.
+struct Entry {
+    size: u8,
+    state: State,
+}
+
+enum State {
+    /// Being built; taken up once done, and not before frame `due` (if
+    /// set).
+    Building {
+        build: Build,
+        due: Option<u64>,
+    },
+    Ready(Box<CoarseGraph>),
+}
+
+enum Build {
+    /// On the async compute pool, from a copy of the grid.
+    Task(Task<CoarseGraph>),
+    /// In slices on the frame's thread, on the grid as it is each frame.
+    Sliced(Box<CoarseGraph>),
+}
+
+impl CoarseGraphs {
+    /// Graphs the game hands in ([`insert`](Self::insert),
+    /// [`bake`](Self::bake)): the plugin builds none for this map, and
+    /// until one is there its requests get their final paths only.
+    pub fn supplied_by_game() -> Self {
+        Self {
+            supplied: true,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Whether the game hands the graphs in (see
+    /// [`supplied_by_game`](Self::supplied_by_game)).
+    pub fn is_supplied_by_game(&self) -> bool {
+        self.supplied
+    }
+
+    /// The graph for units of `size`, once built (edits since may have left
+    /// clusters to repair, which quick routes do on the budget).
+    pub fn graph(&self, size: u8) -> Option<&CoarseGraph> {
+        match &self.entry(size)?.state {
+            State::Ready(graph) => Some(graph),
+            State::Building { .. } => None,
+        }
+    }
+
+    /// Whether the graph for units of `size` is built.
+    pub fn is_ready(&self, size: u8) -> bool {
+        self.graph(size).is_some()
+    }
+
+    /// Whether a graph is being built.
+    pub fn is_building(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|entry| matches!(entry.state, State::Building { .. }))
+    }
+
+    /// Hands in a graph (built or loaded by the game): it replaces the one
+    /// for its unit size, and is used as soon as a quick route wants it. One
+    /// made for another grid, or another level of the same size, is built
+    /// again (it is checked against the grid when used).
+    pub fn insert(&mut self, graph: CoarseGraph) {
+        let size = graph.size();
+        self.set(size, State::Ready(Box::new(graph)));
+    }
+
+    /// Starts building the graph of `grid` for units of `size` now (in the
+    /// background with threads, else in slices over the next frames), to
+    /// be taken up as soon as it is done, with no window of frames: for a
+    /// game's loading state. [`is_ready`](Self::is_ready) says when it is.
+    pub fn bake(&mut self, grid: &NavGrid, size: u8) {
+        let state = match start(grid, size) {
+            Started::Built(graph) => State::Ready(graph),
+            Started::Building(build, _) => State::Building { build, due: None },
+        };
+        self.set(size, state);
+    }
+
+    /// Bytes of memory the built graphs hold (and the copies of grids
+    /// builds on threads work from are not counted).
+    pub fn memory_bytes(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|entry| match &entry.state {
+                State::Ready(graph) => graph.memory_bytes(),
+                State::Building {
+                    build: Build::Sliced(graph),
+                    ..
+                } => graph.memory_bytes(),
+                State::Building { .. } => 0,
+            })
+            .sum()
+    }
+
+    fn entry(&self, size: u8) -> Option<&Entry> {
+        self.entries.iter().find(|entry| entry.size == size)
+    }
+
+    fn set(&mut self, size: u8, state: State) {
+        match self.entries.iter_mut().find(|entry| entry.size == size) {
+            Some(entry) => entry.state = state,
+            None => self.entries.push(Entry { size, state }),
+        }
+    }
+
+    /// Starts the plugin's build for `size` on frame `frame`, due after its
+    /// window of frames.
+    fn begin(&mut self, grid: &NavGrid, size: u8, frame: u64) {
+        let state = match start(grid, size) {
+            Started::Built(graph) => State::Ready(graph),
+            Started::Building(build, frames) => State::Building {
+                build,
+                due: Some(frame + frames),
+            },
+        };
+        self.set(size, state);
+    }
+
+    /// Moves builds on, frame `frame`: a build on a thread is taken up if it
+    /// is done and due; a build in slices does its slice (enough to be done
+    /// well within its window) and is taken up the same way. A map with
+    /// rough ground gets its graph for units of one cell started (unless the
+    /// game hands its graphs in, or `build` is off).
+    pub(crate) fn poll(&mut self, grid: &NavGrid, frame: u64, build: bool) {
+        if build && !self.supplied && self.entry(1).is_none() && has_terrain(grid, 1) {
+            self.begin(grid, 1, frame);
+        }
+        for entry in &mut self.entries {
+            let State::Building { build, due } = &mut entry.state else {
+                continue;
+            };
+            let due_now = due.is_none_or(|due| frame >= due);
+            let graph = match build {
+                Build::Task(task) => {
+                    if !(task.is_finished() && due_now) {
+                        continue;
+                    }
+                    // Finished: its output is there, no waiting.
+                    match future::block_on(future::poll_once(task)) {
+                        Some(graph) => Box::new(graph),
+                        None => continue,
+                    }
+                }
+                Build::Sliced(graph) => {
+                    let class = grid.size_class(entry.size);
+                    if !graph.fits(&class) {
+                        // The grid was replaced by one of another size.
+                        **graph = CoarseGraph::new(&class);
+                    }
+                    graph.repair(&class, 2 * BUILD_EXPANSIONS_PER_FRAME);
+                    if !(graph.is_ready(&class) && due_now) {
+                        continue;
+                    }
+                    std::mem::replace(graph, Box::new(CoarseGraph::new(&class)))
+                }
+            };
+            entry.state = State::Ready(graph);
+        }
+    }
+
+    /// The graph for `size`, brought up to date with `grid` for a quick
+    /// route on frame `frame`: started if there is none (unless the game
+    /// hands its graphs in), built again if it was made for a grid of
+    /// another size or most of it changed (another level of the same
+    /// size), and otherwise repaired where edits made it dirty, on at most
+    /// `most` expansions. Returns the expansions spent (at most `most`).
+    pub(crate) fn prepare(&mut self, grid: &NavGrid, size: u8, frame: u64, most: u64) -> u64 {
+        let class = grid.size_class(size);
+        let Some(index) = self.entries.iter().position(|entry| entry.size == size) else {
+            if !self.supplied {
+                self.begin(grid, size, frame);
+            }
+            return 0;
+        };
+        let State::Ready(graph) = &mut self.entries[index].state else {
+            return 0;
+        };
+        // Another grid (a level loaded over it), or most of this one changed:
+        // built again rather than repaired cluster by cluster on the budget.
+        // A few edits leave it usable meanwhile, on its old records where
+        // they touched.
+        let dirty = if graph.fits(&class) {
+            graph.note_edits(&class)
+        } else {
+            usize::MAX
+        };
+        let mostly =
+            dirty > MOSTLY_CHANGED_CLUSTERS && dirty.saturating_mul(4) > graph.cluster_count();
+        if mostly || !graph.is_usable(&class) {
+            if self.supplied {
+                // The game's graph is for another grid: it is dropped, and
+                // quick routes wait for one the game hands in.
+                self.entries.remove(index);
+            } else {
+                self.begin(grid, size, frame);
+            }
+            return 0;
+        }
+        graph.repair(&class, most)
+    }
+
+    /// The graph for `size` if routes may run on it on `grid` (built for
+    /// it, edits since noted; see [`CoarseGraph::is_usable`]).
+    pub(crate) fn ready(&self, size: u8, grid: &NavGrid) -> Option<&CoarseGraph> {
+        self.graph(size)
+            .filter(|graph| graph.is_usable(&grid.size_class(size)))
+    }
+}
+
+/// Whether the walkable anchors of `grid` for units of `size` cost more in
+/// some places than in others (the maps quick routes are for).
+pub(crate) fn has_terrain(grid: &NavGrid, size: u8) -> bool {
+    let class = grid.size_class(size);
+    class.min_walkable_cost() != class.max_walkable_cost()
+}
+
+/// A build started: a small map's graph, built at once, or a build under
+/// way with its window of frames.
+enum Started {
+    Built(Box<CoarseGraph>),
+    Building(Build, u64),
+}
+
+/// Starts a build of `grid`'s graph for `size`: on the async compute pool
+/// with threads, in slices without; a small map's at once.
+fn start(grid: &NavGrid, size: u8) -> Started {
+    let class = grid.size_class(size);
+    if grid.cell_count() <= AT_ONCE_CELLS {
+        return Started::Built(Box::new(CoarseGraph::build(&class)));
+    }
+    let frames = build_frames(CoarseGraph::build_estimate(&class));
+    if !THREADED {
+        return Started::Building(Build::Sliced(Box::new(CoarseGraph::new(&class))), frames);
+    }
+    let copy = Arc::new(grid.clone());
+    let pool = AsyncComputeTaskPool::get_or_init(TaskPool::default);
+    let task = pool.spawn(async move { build_in_parts(copy, size).await });
+    Started::Building(Build::Task(task), frames)
+}
+
+/// Builds the graph of `grid` for `size` in parts side by side on the async
+/// compute pool's threads (a few parts a thread, so that they even out):
+/// the clusters, then the super-clusters. The same graph for any number of
+/// threads.
+async fn build_in_parts(grid: Arc<NavGrid>, size: u8) -> CoarseGraph {
+    let pool = AsyncComputeTaskPool::get_or_init(TaskPool::default);
+    let parts = 4 * pool.thread_num().max(1);
+    let mut build = GraphBuild::new(&grid.size_class(size));
+    while !build.is_done() {
+        let shared = Arc::new(build);
+        let tasks: Vec<Task<_>> = shared
+            .parts(parts)
+            .into_iter()
+            .map(|part| {
+                let (build, grid) = (shared.clone(), grid.clone());
+                pool.spawn(async move { build.build_part(&grid.size_class(size), part) })
+            })
+            .collect();
+        let mut built = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            built.push(task.await);
+        }
+        build = Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone());
+        build.install(built);
+    }
+    build.into_graph()
+}
