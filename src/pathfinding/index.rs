@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
-use super::queue::PathfindingStats;
 use super::result::{PathInvalidated, PathResult};
+use super::stats::PathfindingStats;
 use crate::core::size_class::anchors_over;
 use crate::core::{Cell, GridChanges, NavGrid, SizeClass};
 

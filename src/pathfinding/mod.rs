@@ -13,6 +13,7 @@ mod index;
 mod queue;
 mod request;
 mod result;
+mod stats;
 
 use bevy::diagnostic::{Diagnostic, RegisterDiagnostic};
 use bevy::ecs::intern::Interned;
@@ -20,10 +21,11 @@ use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
 pub use graphs::{BUILD_EXPANSIONS_PER_FRAME, CoarseGraphs, build_frames};
+pub use queue::PathfindingQueue;
 pub(crate) use queue::locate;
-pub use queue::{PathfindingQueue, PathfindingStats};
 pub use request::{Footprint, PathRequest, PathTarget, Unreachable};
 pub use result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
+pub use stats::PathfindingStats;
 
 use crate::schedule::{FrontierSchedulePlugin, FrontierSystems};
 

@@ -7,7 +7,7 @@ use bevy::prelude::*;
 
 use super::super::index::changed_since;
 use super::super::result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
-use super::PathfindingStats;
+use super::super::stats::PathfindingStats;
 use super::resolve::Job;
 use crate::core::{Cell, Path, Search, SearchStatus};
 use crate::maps::MapView;

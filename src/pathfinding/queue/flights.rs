@@ -7,140 +7,14 @@ use std::sync::Arc;
 use bevy::prelude::*;
 
 use super::delivery::{Delivery, Found};
-use super::resolve::{Job, Rank, Replan};
+use super::flight::{Flight, SharedWork, Work, reading_cost};
+use super::resolve::{Replan, search_config};
 use super::shared::split_alone;
-use super::{PathfindingQueue, search_config};
-use crate::core::{Flood, FloodDirection, NavGrid, ScratchPool, Search};
+use super::state::PathfindingQueue;
+use crate::core::{Flood, FloodDirection, NavGrid, Search};
 use crate::maps::{MapView, Maps};
 use crate::pathfinding::result::InvalidReason;
 use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes};
-
-/// What a flight searches with.
-pub(super) enum Work {
-    /// One job's own search, made when the flight first gets budget (so
-    /// admitting many requests at once does not set up grid-sized scratch
-    /// for searches that will not run this frame).
-    Alone(Option<Box<Search>>),
-    /// Jobs with one goal sharing a search run backwards from it.
-    Shared(SharedWork),
-}
-
-/// The work of jobs with one goal: a [`Flood`] from the goal towards every
-/// job's start, and what it has answered.
-#[derive(Default)]
-pub(super) struct SharedWork {
-    /// Made, like a search, when the flight first gets budget.
-    pub(super) flood: Option<Box<Flood>>,
-    /// Jobs answered so far.
-    pub(super) served: u64,
-    /// The flood's expansions when it last answered a job.
-    pub(super) reported: u64,
-}
-
-/// Jobs and their search, in flight or waiting (a search that lost its
-/// slot keeps its state and resumes where it was): one job with a
-/// [`Search`] of its own, or jobs with one goal sharing a [`Flood`] run
-/// backwards from it.
-pub(super) struct Flight {
-    /// At least one; all on the same map, of the same size and with the
-    /// same goal when shared.
-    pub(super) jobs: Vec<Job>,
-    pub(super) work: Work,
-    /// The map as it was when edits had restarted the search
-    /// `max_restarts` times: it finishes on this copy.
-    pub(super) pinned: Option<Arc<NavGrid>>,
-    /// Times edits made it drop its search: restarts of searches it no
-    /// longer has, and plans that moved its cells.
-    setbacks: u32,
-    /// Times its map was replaced while it was pinned, and the copy made
-    /// anew from the new map.
-    repins: u32,
-}
-
-impl Flight {
-    /// A flight of one job, nothing set up yet.
-    pub(super) fn new(job: Job) -> Self {
-        Self {
-            jobs: vec![job],
-            work: Work::Alone(None),
-            pinned: None,
-            setbacks: 0,
-            repins: 0,
-        }
-    }
-
-    /// The job that stands for the flight: its map, size and (shared) goal.
-    pub(super) fn lead(&self) -> &Job {
-        &self.jobs[0]
-    }
-
-    /// Whether its jobs share a search backwards from their goal.
-    pub(super) fn is_shared(&self) -> bool {
-        matches!(self.work, Work::Shared(_))
-    }
-
-    /// Whether it holds a search's state (and its scratch).
-    pub(super) fn is_started(&self) -> bool {
-        match &self.work {
-            Work::Alone(search) => search.is_some(),
-            Work::Shared(shared) => shared.flood.is_some(),
-        }
-    }
-
-    /// Times edits made its search start over, this search or one it
-    /// dropped.
-    fn restarts(&self) -> u32 {
-        let now = match &self.work {
-            Work::Alone(Some(search)) => search.restarts(),
-            Work::Shared(SharedWork {
-                flood: Some(flood), ..
-            }) => flood.restarts(),
-            _ => 0,
-        };
-        now.saturating_add(self.setbacks)
-    }
-
-    /// Drops the search because edits made it useless; it counts as a
-    /// restart.
-    fn set_back(&mut self, pool: &mut ScratchPool) {
-        self.setbacks = self.restarts().saturating_add(1);
-        self.reset(pool);
-    }
-
-    /// The best rank of its jobs (see [`Job::rank`]).
-    pub(super) fn rank(&self, aging_frames: u32) -> Rank {
-        self.jobs
-            .iter()
-            .map(|job| job.rank(aging_frames))
-            .max()
-            .unwrap_or((i128::MIN, std::cmp::Reverse(u64::MAX)))
-    }
-
-    /// Drops the search's state, returning its scratch space to `pool`.
-    pub(super) fn reset(&mut self, pool: &mut ScratchPool) {
-        match &mut self.work {
-            Work::Alone(search) => {
-                if let Some(search) = search.take() {
-                    pool.give(search.into_scratch());
-                }
-            }
-            Work::Shared(shared) => {
-                if let Some(flood) = shared.flood.take() {
-                    pool.give(flood.into_scratch());
-                }
-                // A new flood counts its expansions from zero again.
-                shared.reported = 0;
-            }
-        }
-        self.pinned = None;
-    }
-
-    /// Ends the flight, returning its scratch space to `pool`.
-    pub(super) fn land(mut self, pool: &mut ScratchPool) -> Vec<Job> {
-        self.reset(pool);
-        self.jobs
-    }
-}
 
 /// Starts the best waiting requests while slots are free, and lets a
 /// waiting request that outranks the lowest search in flight take its
@@ -158,35 +32,43 @@ pub(super) fn admit(
     let slots = settings.max_in_flight.max(1);
     let aging = settings.aging_frames;
     loop {
-        queue.sort_waiting(aging);
-        let Some(best_rank) = queue.waiting.last().map(|best| best.rank(aging)) else {
+        queue.flights.sort_waiting(aging);
+        let Some(best_rank) = queue.flights.waiting.last().map(|best| best.rank(aging)) else {
             return;
         };
-        if queue.in_flight.len() >= slots {
-            let Some(worst) =
-                (0..queue.in_flight.len()).min_by_key(|&i| queue.in_flight[i].rank(aging))
+        if queue.flights.in_flight.len() >= slots {
+            let Some(worst) = (0..queue.flights.in_flight.len())
+                .min_by_key(|&i| queue.flights.in_flight[i].rank(aging))
             else {
                 return;
             };
-            if queue.in_flight[worst].rank(aging) >= best_rank {
+            if queue.flights.in_flight[worst].rank(aging) >= best_rank {
                 return;
             }
-            let mut evicted = queue.in_flight.swap_remove(worst);
-            let parked = queue.waiting.iter().filter(|f| f.is_started()).count();
+            let mut evicted = queue.flights.in_flight.swap_remove(worst);
+            let parked = queue
+                .flights
+                .waiting
+                .iter()
+                .filter(|f| f.is_started())
+                .count();
             if parked >= slots {
-                evicted.reset(&mut queue.pool);
+                evicted.reset(&mut queue.flights.pool);
             }
             // In its place in the sorted list: it ranks below the best.
             let rank = evicted.rank(aging);
-            let at = queue.waiting.partition_point(|f| f.rank(aging) < rank);
-            queue.waiting.insert(at, evicted);
+            let at = queue
+                .flights
+                .waiting
+                .partition_point(|f| f.rank(aging) < rank);
+            queue.flights.waiting.insert(at, evicted);
             continue;
         }
-        let Some(flight) = queue.waiting.pop() else {
+        let Some(flight) = queue.flights.waiting.pop() else {
             return;
         };
         if let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) {
-            queue.in_flight.push(flight);
+            queue.flights.in_flight.push(flight);
         }
     }
 }
@@ -213,8 +95,8 @@ pub(super) fn refresh(
 ) -> Option<Flight> {
     let frame = queue.frame;
     let Some(view) = maps.get(flight.lead().map) else {
-        for job in flight.land(&mut queue.pool) {
-            queue.live.remove(&job.entity);
+        for job in flight.land(&mut queue.flights.pool) {
+            queue.flights.live.remove(&job.entity);
             delivery.answer_invalid(&job, InvalidReason::MapRemoved, frame);
         }
         return None;
@@ -227,7 +109,7 @@ pub(super) fn refresh(
             return Some(flight);
         }
         flight.repins += 1;
-        flight.set_back(&mut queue.pool);
+        flight.set_back(&mut queue.flights.pool);
     }
     if flight.jobs.iter().all(|job| job.grid_version == version) {
         return Some(flight);
@@ -235,9 +117,9 @@ pub(super) fn refresh(
     let goal = flight.lead().goal;
     let mut kept = Vec::with_capacity(flight.jobs.len());
     for mut job in std::mem::take(&mut flight.jobs) {
-        let moved = match job.replan(&mut queue.nearest, &view) {
+        let moved = match job.replan(&mut queue.plans.nearest, &view) {
             Replan::Answer(status, cells) => {
-                queue.live.remove(&job.entity);
+                queue.flights.live.remove(&job.entity);
                 let waited = (frame - job.frame_requested) as u32;
                 delivery.answer(job.entity, job.map, (status, cells), &view, waited);
                 continue;
@@ -248,13 +130,13 @@ pub(super) fn refresh(
         match &mut flight.work {
             Work::Alone(_) => {
                 if moved {
-                    flight.set_back(&mut queue.pool);
+                    flight.set_back(&mut queue.flights.pool);
                 }
                 kept.push(job);
             }
             Work::Shared(_) if job.goal != goal => {
-                queue.unshared = true;
-                queue.wait(Flight::new(job));
+                queue.flights.unshared = true;
+                queue.flights.wait(Flight::new(job));
             }
             Work::Shared(shared) => {
                 if let Some(flood) = shared.flood.as_mut().filter(|_| moved) {
@@ -266,12 +148,13 @@ pub(super) fn refresh(
     }
     flight.jobs = kept;
     if flight.jobs.is_empty() {
-        flight.land(&mut queue.pool);
+        flight.land(&mut queue.flights.pool);
         return None;
     }
     let set_back = flight.is_started() || flight.setbacks > 0;
     if set_back && flight.restarts() >= max_restarts {
         let copy = queue
+            .plans
             .copies
             .entry((flight.lead().map, version))
             .or_insert_with(|| Arc::new(grid.clone()));
@@ -302,7 +185,7 @@ fn prepare(
             // `plan` chose both cells on this grid version.
             search.get_or_insert_with(|| {
                 Box::new(Search::planned(
-                    queue.pool.take(),
+                    queue.flights.pool.take(),
                     grid,
                     lead.start,
                     lead.goal,
@@ -314,7 +197,7 @@ fn prepare(
         Work::Shared(shared) => {
             let starts = flight.jobs.iter().map(|job| job.start);
             let flood = Flood::with_scratch(
-                queue.pool.take(),
+                queue.flights.pool.take(),
                 grid,
                 lead.size,
                 lead.goal,
@@ -396,9 +279,9 @@ fn finish(
             }
             let search = search.take()?;
             let job = jobs.swap_remove(0);
-            queue.live.remove(&job.entity);
+            queue.flights.live.remove(&job.entity);
             let search = delivery.deliver_search(&job, *search, view, version, frame);
-            queue.pool.give(search.into_scratch());
+            queue.flights.pool.give(search.into_scratch());
             None
         }
         Work::Shared(shared) => {
@@ -423,13 +306,13 @@ fn finish(
                 let Some(path) = flood.path(grid, jobs[i].start) else {
                     continue;
                 };
-                queue.reading_debt += budget.spend_reading(reading_cost(&path));
+                queue.flights.reading_debt += budget.spend_reading(reading_cost(&path));
                 let expansions = flood.expansions() - shared.reported;
                 shared.reported = flood.expansions();
                 shared.served += 1;
                 answered.push(i);
                 let job = &jobs[i];
-                queue.live.remove(&job.entity);
+                queue.flights.live.remove(&job.entity);
                 let found = Found {
                     path,
                     expansions,
@@ -446,7 +329,7 @@ fn finish(
                 .map(|cap| cap as u64 * (shared.served + jobs.len() as u64));
             let over_cap = cap.is_some_and(|cap| flood.expansions() >= cap);
             if jobs.is_empty() {
-                flight.land(&mut queue.pool);
+                flight.land(&mut queue.flights.pool);
                 None
             } else if held {
                 Some(flight)
@@ -458,17 +341,6 @@ fn finish(
             }
         }
     }
-}
-
-/// Cells of a path read back from a shared search per unit of the frame's
-/// budget: a shared search answers each of its requests with a path of its
-/// own, and reading them back is work too. A squad of a hundred units
-/// whose paths are read in one frame would otherwise make it long.
-const PATH_CELLS_PER_EXPANSION: u64 = 8;
-
-/// What reading `path` back from a shared search costs in budget.
-pub(super) fn reading_cost(path: &crate::core::Path) -> u64 {
-    (path.cells.len() as u64).div_ceil(PATH_CELLS_PER_EXPANSION)
 }
 
 /// The best `count` flights in flight, best first, taken out of the list
@@ -525,13 +397,13 @@ pub(super) fn run_flights(
     while budget.left() > 0 {
         admit(queue, settings, maps, delivery);
         let open = budget.open_lanes();
-        if queue.in_flight.is_empty() || open.is_empty() {
+        if queue.flights.in_flight.is_empty() || open.is_empty() {
             break;
         }
-        let flying = queue.in_flight.len();
+        let flying = queue.flights.in_flight.len();
         let delivered = delivery.stats.delivered;
         let mut ready: Vec<(Flight, MapView)> = Vec::new();
-        for flight in take_best(&mut queue.in_flight, open.len() * per_lane, aging) {
+        for flight in take_best(&mut queue.flights.in_flight, open.len() * per_lane, aging) {
             let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) else {
                 continue;
             };
@@ -554,10 +426,11 @@ pub(super) fn run_flights(
         drop(dealt);
         for (flight, view) in ready {
             let flight = finish(queue, flight, &view, settings, budget, delivery);
-            queue.in_flight.extend(flight);
+            queue.flights.in_flight.extend(flight);
         }
-        let changed =
-            spent > 0 || delivery.stats.delivered > delivered || queue.in_flight.len() != flying;
+        let changed = spent > 0
+            || delivery.stats.delivered > delivered
+            || queue.flights.in_flight.len() != flying;
         if !changed {
             break;
         }

@@ -12,10 +12,11 @@ use bevy::prelude::*;
 
 use super::super::graphs::CoarseGraphs;
 use super::super::result::{PathResult, PathStatus};
-use super::PathfindingQueue;
 use super::delivery::Found;
-use super::flights::Flight;
+use super::flight::Flight;
+use super::quick_routes::QuickSearch;
 use super::resolve::{Job, Plan};
+use super::state::PathfindingQueue;
 use crate::core::{Cell, CoarseGraph, CoarseRoute, NavGrid, RouteStatus};
 use crate::maps::{MapView, Maps};
 use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes, shares};
@@ -47,26 +48,6 @@ const FIRST_STRETCH: usize = 2 * crate::core::coarse::CLUSTER as usize;
 /// Routes whose ends lie closer than this (octile cells) are sent whole:
 /// refining the rest costs little more than the stretch.
 const STRETCHED_FROM: f64 = 4.0 * FIRST_STRETCH as f64;
-
-/// A quick route under way, kept between frames like any search.
-pub(super) struct QuickSearch {
-    /// The ticket of its job.
-    ticket: u64,
-    /// The grid version its cells were chosen on.
-    version: u64,
-    /// Times it was made anew because an edit moved its cells, or cut it.
-    setbacks: u32,
-    /// Whether its first stretch was sent.
-    sent: bool,
-    route: CoarseRoute,
-}
-
-impl QuickSearch {
-    /// Bytes of memory it holds.
-    pub(super) fn memory_bytes(&self) -> usize {
-        self.route.memory_bytes()
-    }
-}
 
 /// A quick route to start: a job's ticket, its map and the cells its real
 /// search would take on its map as it is now.
@@ -188,9 +169,8 @@ pub(super) fn run_quick(
     // path), half the budget stays for the searches with real costs, so a
     // steady stream of new requests cannot starve them.
     let oldest = queue
-        .waiting
-        .iter()
-        .chain(&queue.in_flight)
+        .flights
+        .all()
         .flat_map(|flight| &flight.jobs)
         .map(|job| job.frame_requested)
         .min();
@@ -201,7 +181,7 @@ pub(super) fn run_quick(
             settings.nodes_per_frame
         };
     let candidates = candidates(queue, settings.aging_frames, maps);
-    if candidates.is_empty() && queue.quick.is_empty() {
+    if candidates.is_empty() && queue.quick.under_way.is_empty() {
         return;
     }
     let lanes = budget.lane_count();
@@ -217,7 +197,7 @@ pub(super) fn run_quick(
     let quota_total: u64 = quota_left.iter().map(|&q| q as u64).sum();
     // Routes run on a graph whose edited clusters are still to build (on
     // their old records), so repairs take at most half while routes wait.
-    let share = if candidates.is_empty() && queue.quick.is_empty() {
+    let share = if candidates.is_empty() && queue.quick.under_way.is_empty() {
         quota_total
     } else {
         quota_total.div_ceil(2)
@@ -271,6 +251,7 @@ fn graph_keys(
 ) -> Vec<(Entity, u8)> {
     let tickets = queue
         .quick
+        .under_way
         .iter()
         .map(|quick| quick.ticket)
         .collect::<Vec<_>>();
@@ -311,12 +292,12 @@ fn run_rounds(
         }
         // Those under way, brought up to date.
         let mut carried: Vec<QuickSearch> = Vec::new();
-        for quick in std::mem::take(&mut queue.quick) {
+        for quick in std::mem::take(&mut queue.quick.under_way) {
             carried.extend(keep_up(queue, spots, quick, maps, graphs));
         }
         let mut busy: Vec<u64> = carried
             .iter()
-            .chain(&queue.extending)
+            .chain(&queue.quick.extending)
             .map(|quick| quick.ticket)
             .collect();
         // New ones for the best requests, dealt in turn.
@@ -338,7 +319,7 @@ fn run_rounds(
         // Every request has its first stretch: routes are refined on.
         let extending = carried.is_empty() && planned.is_empty();
         if extending {
-            for quick in std::mem::take(&mut queue.extending) {
+            for quick in std::mem::take(&mut queue.quick.extending) {
                 carried.extend(keep_up(queue, spots, quick, maps, graphs));
             }
         }
@@ -359,8 +340,8 @@ fn run_rounds(
                     };
                     work[lane].current = Some((quick, on));
                 }
-                _ if extending => queue.extending.push(quick),
-                _ => queue.quick.push(quick),
+                _ if extending => queue.quick.extending.push(quick),
+                _ => queue.quick.under_way.push(quick),
             }
         }
         if planned.is_empty() && work.iter().all(|lane| lane.current.is_none()) {
@@ -390,7 +371,7 @@ fn run_rounds(
                     offer(queue, entity, result);
                 }
             }
-            queue.extending.extend(lane.parked);
+            queue.quick.extending.extend(lane.parked);
             for (ticket, found) in lane.ended {
                 progress = true;
                 if let Some((entity, result)) =
@@ -408,9 +389,9 @@ fn run_rounds(
                     give_up(queue, spots, quick);
                     progress = true;
                 } else if quick.sent {
-                    queue.extending.push(quick);
+                    queue.quick.extending.push(quick);
                 } else {
-                    queue.quick.push(quick);
+                    queue.quick.under_way.push(quick);
                 }
             }
             // Planned but not started: they stay wanted.
@@ -424,9 +405,14 @@ fn run_rounds(
 /// Keeps `result` to send to `entity` at the frame's end, in place of one
 /// kept for it earlier in the frame (one answer a frame).
 fn offer(queue: &mut PathfindingQueue, entity: Entity, result: PathResult) {
-    match queue.provisional.iter_mut().find(|(e, _)| *e == entity) {
+    match queue
+        .quick
+        .provisional
+        .iter_mut()
+        .find(|(e, _)| *e == entity)
+    {
         Some(kept) => kept.1 = result,
-        None => queue.provisional.push((entity, result)),
+        None => queue.quick.provisional.push((entity, result)),
     }
 }
 
@@ -475,7 +461,7 @@ fn plan_quick<'m>(
     let view = maps.get(job.map).map(|view| view.for_size(job.size));
     let cells = view
         .as_ref()
-        .and_then(|view| match job.plan_now(&mut queue.nearest, view) {
+        .and_then(|view| match job.plan_now(&mut queue.plans.nearest, view) {
             Plan::Search { start, goal } => Some((start, goal)),
             Plan::Answer(..) => None,
         });
@@ -574,9 +560,8 @@ fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u
         known
     };
     let mut wanted: Vec<&Job> = queue
-        .waiting
-        .iter()
-        .chain(&queue.in_flight)
+        .flights
+        .all()
         .filter(|flight| !flight.is_shared())
         .map(|flight| flight.lead())
         // A request's first frame goes to its real search: most on a small
@@ -601,8 +586,8 @@ impl Spots {
                 .map(move |(i, flight)| (flight.lead().ticket, (waiting, i)))
                 .collect::<Vec<_>>()
         };
-        let mut spots = alone(&queue.waiting, true);
-        spots.extend(alone(&queue.in_flight, false));
+        let mut spots = alone(&queue.flights.waiting, true);
+        spots.extend(alone(&queue.flights.in_flight, false));
         Self(spots.into_iter().collect())
     }
 
@@ -610,9 +595,9 @@ impl Spots {
     fn job<'q>(&self, queue: &'q mut PathfindingQueue, ticket: u64) -> Option<&'q mut Job> {
         let &(waiting, index) = self.0.get(&ticket)?;
         let list = if waiting {
-            &mut queue.waiting
+            &mut queue.flights.waiting
         } else {
-            &mut queue.in_flight
+            &mut queue.flights.in_flight
         };
         let job = &mut list.get_mut(index)?.jobs[0];
         (job.ticket == ticket).then_some(job)

@@ -7,8 +7,9 @@ use bevy::prelude::*;
 
 use super::super::request::{PathRequest, PathTarget, Unreachable};
 use super::super::result::{InvalidReason, PathStatus};
-use crate::core::{Cell, SizeClass};
+use crate::core::{Cell, SearchConfig, SizeClass};
 use crate::maps::{CellLookup, MapView};
+use crate::schedule::PathfindingSettings;
 
 /// A request resolved to cells, waiting for or holding a search.
 #[derive(Clone, Debug)]
@@ -127,6 +128,27 @@ pub(super) type NearestKey = (Entity, u64, u8, Cell, u32);
 /// Reachable cell nearest to an unreachable goal, per (map, grid version,
 /// unit size, goal, start region): a group ordered onto a lake asks once.
 pub(super) type NearestCache = HashMap<NearestKey, Option<Cell>>;
+
+/// What one frame's planning finds and keeps for the rest of the frame
+/// (emptied at its start, so it never outgrows one frame's orders).
+#[derive(Default)]
+pub(super) struct Plans {
+    /// Reachable cell nearest to an unreachable goal, per (map, grid
+    /// version, unit size, goal, start region): a group ordered onto a lake
+    /// asks once.
+    pub(super) nearest: NearestCache,
+    /// Copies of maps made this frame for searches that stop following
+    /// edits, shared by all of them.
+    pub(super) copies: HashMap<(Entity, u64), std::sync::Arc<crate::core::NavGrid>>,
+}
+
+impl Plans {
+    /// Empties them for a new frame.
+    pub(super) fn clear(&mut self) {
+        self.nearest.clear();
+        self.copies.clear();
+    }
+}
 
 /// Where a resolved request should search to, or its answer when no search
 /// is needed.
@@ -248,5 +270,16 @@ impl Job {
         } else {
             PathStatus::Complete
         }
+    }
+}
+
+/// How searches run under `settings`.
+pub(super) fn search_config(settings: &PathfindingSettings) -> SearchConfig {
+    SearchConfig {
+        heuristic_weight: settings.heuristic_weight,
+        max_expansions: settings.max_expansions_per_request,
+        jump_points: settings.jump_points,
+        size: 1,
+        ignore_costs: false,
     }
 }

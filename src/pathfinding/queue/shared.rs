@@ -7,9 +7,9 @@ use bevy::platform::collections::HashMap;
 
 use bevy::prelude::*;
 
-use super::PathfindingQueue;
 use super::delivery::{Delivery, Found};
-use super::flights::{Flight, SharedWork, Work, reading_cost};
+use super::flight::{Flight, Flights, SharedWork, Work, reading_cost};
+use super::state::PathfindingQueue;
 use crate::core::Cell;
 use crate::maps::Maps;
 use crate::schedule::FrameBudget;
@@ -43,9 +43,9 @@ impl Flight {
 
 /// Sends every job of `flight` back to wait for a search of its own.
 pub(super) fn split_alone(queue: &mut PathfindingQueue, flight: Flight) {
-    for mut job in flight.land(&mut queue.pool) {
+    for mut job in flight.land(&mut queue.flights.pool) {
         job.alone = true;
-        queue.wait(Flight::new(job));
+        queue.flights.wait(Flight::new(job));
     }
 }
 
@@ -148,13 +148,13 @@ pub(super) fn share_goals(
     budget: &mut FrameBudget,
     delivery: &mut Delivery,
 ) {
-    let PathfindingQueue {
+    let Flights {
         in_flight,
         pool,
         waiting,
         reading_debt: debt,
         ..
-    } = &mut *queue;
+    } = &mut queue.flights;
     // A flight pinned to a copy older than its map serves only the
     // requests it has: one made since the edits must not be answered from
     // the map as it was before them.
@@ -267,15 +267,15 @@ pub(super) fn share_goals(
         }
     }
     kept.extend(late);
-    queue.waiting = kept;
-    queue.waiting_sorted = None;
+    queue.flights.waiting = kept;
+    queue.flights.waiting_sorted = None;
     let frame = queue.frame;
     for (job, path, version) in ready {
         let Some(view) = maps.get(job.map) else {
             continue;
         };
         let view = view.for_size(job.size);
-        queue.live.remove(&job.entity);
+        queue.flights.live.remove(&job.entity);
         let found = Found {
             path,
             expansions: 0,

@@ -1,0 +1,231 @@
+//! A flight (one job's search, or the search jobs with one goal share) and
+//! the flights the queue holds, waiting and in flight, with the scratch
+//! space they search in.
+
+use std::sync::Arc;
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+
+use super::resolve::{Job, Rank};
+use crate::core::{Flood, NavGrid, ScratchPool, Search};
+
+/// What a flight searches with.
+pub(super) enum Work {
+    /// One job's own search, made when the flight first gets budget (so
+    /// admitting many requests at once does not set up grid-sized scratch
+    /// for searches that will not run this frame).
+    Alone(Option<Box<Search>>),
+    /// Jobs with one goal sharing a search run backwards from it.
+    Shared(SharedWork),
+}
+
+/// The work of jobs with one goal: a [`Flood`] from the goal towards every
+/// job's start, and what it has answered.
+#[derive(Default)]
+pub(super) struct SharedWork {
+    /// Made, like a search, when the flight first gets budget.
+    pub(super) flood: Option<Box<Flood>>,
+    /// Jobs answered so far.
+    pub(super) served: u64,
+    /// The flood's expansions when it last answered a job.
+    pub(super) reported: u64,
+}
+
+/// Jobs and their search, in flight or waiting (a search that lost its
+/// slot keeps its state and resumes where it was): one job with a
+/// [`Search`] of its own, or jobs with one goal sharing a [`Flood`] run
+/// backwards from it.
+pub(super) struct Flight {
+    /// At least one; all on the same map, of the same size and with the
+    /// same goal when shared.
+    pub(super) jobs: Vec<Job>,
+    pub(super) work: Work,
+    /// The map as it was when edits had restarted the search
+    /// `max_restarts` times: it finishes on this copy.
+    pub(super) pinned: Option<Arc<NavGrid>>,
+    /// Times edits made it drop its search: restarts of searches it no
+    /// longer has, and plans that moved its cells.
+    pub(super) setbacks: u32,
+    /// Times its map was replaced while it was pinned, and the copy made
+    /// anew from the new map.
+    pub(super) repins: u32,
+}
+
+impl Flight {
+    /// A flight of one job, nothing set up yet.
+    pub(super) fn new(job: Job) -> Self {
+        Self {
+            jobs: vec![job],
+            work: Work::Alone(None),
+            pinned: None,
+            setbacks: 0,
+            repins: 0,
+        }
+    }
+
+    /// The job that stands for the flight: its map, size and (shared) goal.
+    pub(super) fn lead(&self) -> &Job {
+        &self.jobs[0]
+    }
+
+    /// Whether its jobs share a search backwards from their goal.
+    pub(super) fn is_shared(&self) -> bool {
+        matches!(self.work, Work::Shared(_))
+    }
+
+    /// Whether it holds a search's state (and its scratch).
+    pub(super) fn is_started(&self) -> bool {
+        match &self.work {
+            Work::Alone(search) => search.is_some(),
+            Work::Shared(shared) => shared.flood.is_some(),
+        }
+    }
+
+    /// Times edits made its search start over, this search or one it
+    /// dropped.
+    pub(super) fn restarts(&self) -> u32 {
+        let now = match &self.work {
+            Work::Alone(Some(search)) => search.restarts(),
+            Work::Shared(SharedWork {
+                flood: Some(flood), ..
+            }) => flood.restarts(),
+            _ => 0,
+        };
+        now.saturating_add(self.setbacks)
+    }
+
+    /// Drops the search because edits made it useless; it counts as a
+    /// restart.
+    pub(super) fn set_back(&mut self, pool: &mut ScratchPool) {
+        self.setbacks = self.restarts().saturating_add(1);
+        self.reset(pool);
+    }
+
+    /// The best rank of its jobs (see [`Job::rank`]).
+    pub(super) fn rank(&self, aging_frames: u32) -> Rank {
+        self.jobs
+            .iter()
+            .map(|job| job.rank(aging_frames))
+            .max()
+            .unwrap_or((i128::MIN, std::cmp::Reverse(u64::MAX)))
+    }
+
+    /// Drops the search's state, returning its scratch space to `pool`.
+    pub(super) fn reset(&mut self, pool: &mut ScratchPool) {
+        match &mut self.work {
+            Work::Alone(search) => {
+                if let Some(search) = search.take() {
+                    pool.give(search.into_scratch());
+                }
+            }
+            Work::Shared(shared) => {
+                if let Some(flood) = shared.flood.take() {
+                    pool.give(flood.into_scratch());
+                }
+                // A new flood counts its expansions from zero again.
+                shared.reported = 0;
+            }
+        }
+        self.pinned = None;
+    }
+
+    /// Ends the flight, returning its scratch space to `pool`.
+    pub(super) fn land(mut self, pool: &mut ScratchPool) -> Vec<Job> {
+        self.reset(pool);
+        self.jobs
+    }
+}
+
+/// Cells of a path read back from a shared search per unit of the frame's
+/// budget: a shared search answers each of its requests with a path of its
+/// own, and reading them back is work too. A squad of a hundred units
+/// whose paths are read in one frame would otherwise make it long.
+const PATH_CELLS_PER_EXPANSION: u64 = 8;
+
+/// What reading `path` back from a shared search costs in budget.
+pub(super) fn reading_cost(path: &crate::core::Path) -> u64 {
+    (path.cells.len() as u64).div_ceil(PATH_CELLS_PER_EXPANSION)
+}
+
+/// The flights the queue holds and what they share: requests waiting for
+/// a slot and in flight, the scratch space searches take, the tickets that
+/// order requests, and the reading of shared searches' paths the budget
+/// owes.
+#[derive(Default)]
+pub(super) struct Flights {
+    pub(super) next_ticket: u64,
+    /// Entities with a request waiting or in flight, so that cancelling the
+    /// many that have none skips the scans.
+    pub(super) live: EntityHashSet,
+    /// Best last once sorted ([`Flights::sort_waiting`]), so that admitting
+    /// the best is a pop, not a scan of a thousand.
+    pub(super) waiting: Vec<Flight>,
+    /// The ageing `waiting` is sorted for, if it is.
+    pub(super) waiting_sorted: Option<u32>,
+    pub(super) in_flight: Vec<Flight>,
+    pub(super) pool: ScratchPool,
+    /// Whether a request that could share a search has started waiting
+    /// since requests were last put together (`share_goals`).
+    pub(super) unshared: bool,
+    /// Reading back shared searches' paths that a frame's budget had no room
+    /// left for: paid first in the next frames.
+    pub(super) reading_debt: u64,
+}
+
+impl Flights {
+    /// Every flight, waiting and in flight.
+    pub(super) fn all(&self) -> impl Iterator<Item = &Flight> {
+        self.waiting.iter().chain(&self.in_flight)
+    }
+
+    /// Drops `entity`'s job wherever it is.
+    pub(super) fn cancel(&mut self, entity: Entity) {
+        if !self.live.remove(&entity) {
+            return;
+        }
+        for list in [&mut self.waiting, &mut self.in_flight] {
+            let Some(i) = list
+                .iter()
+                .position(|f| f.jobs.iter().any(|job| job.entity == entity))
+            else {
+                continue;
+            };
+            list[i].jobs.retain(|job| job.entity != entity);
+            if list[i].jobs.is_empty() {
+                list.swap_remove(i).land(&mut self.pool);
+            }
+        }
+        // A flight moved or lost its best job.
+        self.waiting_sorted = None;
+    }
+
+    /// Puts a flight in the waiting list.
+    pub(super) fn wait(&mut self, flight: Flight) {
+        self.waiting.push(flight);
+        self.waiting_sorted = None;
+    }
+
+    /// Sorts the waiting list for `aging`, best last, if it is not.
+    pub(super) fn sort_waiting(&mut self, aging: u32) {
+        if self.waiting_sorted != Some(aging) {
+            self.waiting.sort_by_cached_key(|flight| flight.rank(aging));
+            self.waiting_sorted = Some(aging);
+        }
+    }
+
+    /// Bytes of scratch space the flights hold, and the pool keeps.
+    pub(super) fn memory_bytes(&self) -> usize {
+        let work: usize = self
+            .all()
+            .map(|flight| match &flight.work {
+                Work::Alone(search) => search.as_ref().map_or(0, |search| search.memory_bytes()),
+                Work::Shared(shared) => shared
+                    .flood
+                    .as_ref()
+                    .map_or(0, |flood| flood.memory_bytes()),
+            })
+            .sum();
+        work + self.pool.memory_bytes()
+    }
+}

@@ -1,0 +1,52 @@
+//! What the plugin did in the last frame: [`PathfindingStats`], read by
+//! games and benchmarks, written by the queue, the path index and group
+//! floods.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+
+/// What the plugin did in the last frame.
+#[derive(Resource, Clone, Debug, Default, PartialEq)]
+pub struct PathfindingStats {
+    /// Node expansions spent in the last frame, by searches and by group
+    /// moves' floods (with `frame_reading`, never above `nodes_per_frame`).
+    pub frame_expansions: u64,
+    /// Budget spent in the last frame reading paths back from searches
+    /// shared by units with one goal (one per 8 cells of a path; see
+    /// [`PathfindingSettings::share_goals`]).
+    pub frame_reading: u64,
+    /// Wall-clock time the plugin's request and search systems took in the
+    /// last frame.
+    pub frame_time: Duration,
+    /// The part of `frame_time` spent flagging finished paths that map
+    /// edits cut (`PathInvalidated`).
+    pub invalidate_time: Duration,
+    /// Results delivered in the last frame.
+    pub delivered: usize,
+    /// Results delivered since the app started.
+    pub delivered_total: u64,
+    /// Most frames any result delivered in the last frame waited.
+    pub max_frames_waited: u32,
+    /// How long each search lane worked in the last frame (group floods,
+    /// quick routes and searches; one lane unless
+    /// [`PathfindingSettings::search_lanes`] says more), on whatever thread
+    /// ran it: the slowest against the mean says how evenly the frame's
+    /// work spread.
+    pub lane_times: Vec<Duration>,
+    pub(crate) frames_waited_sum: u64,
+}
+
+impl PathfindingStats {
+    pub(crate) fn begin_frame(&mut self) {
+        *self = Self {
+            delivered_total: self.delivered_total,
+            ..Self::default()
+        };
+    }
+
+    /// Mean frames from request to result over the last frame's results.
+    pub fn mean_frames_waited(&self) -> Option<f64> {
+        (self.delivered > 0).then(|| self.frames_waited_sum as f64 / self.delivered as f64)
+    }
+}
