@@ -7,11 +7,10 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use super::moves::{COST_SCALE, octile};
-use super::size_class::{
-    Layer, MAX_UNIT_SIZE, SizeClass, anchors_over, build_layer, clearance_of, footprint_cost,
-    repair_clearance,
+use super::layer::{
+    Layer, MAX_UNIT_SIZE, anchors_over, build_layer, clearance_of, footprint_cost, repair_clearance,
 };
+use super::moves::{COST_SCALE, octile};
 
 /// A cell of a [`NavGrid`], by column `x` and row `y`.
 ///
@@ -360,32 +359,21 @@ impl NavGrid {
         &self.clearance
     }
 
-    /// The grid as a unit of `size × size` cells sees it (`size` is
-    /// clamped to `1..=MAX_UNIT_SIZE`): where it fits, what each anchor
-    /// costs it, which anchors it can reach. Size 1 is the grid itself;
-    /// a larger class is built the first time it is asked for (one pass
-    /// over the grid) and repaired on every edit after that.
-    pub fn size_class(&self, size: u8) -> SizeClass<'_> {
-        let size = size.clamp(1, MAX_UNIT_SIZE);
-        let layer = if size == 1 {
-            &self.base
-        } else {
-            self.sized[size as usize - 2].get_or_init(|| {
-                build_layer(
-                    self.width,
-                    self.height,
-                    &self.base.costs,
-                    &self.clearance,
-                    size,
-                )
-            })
-        };
-        SizeClass::new(self, layer, size)
-    }
-
-    /// The size-1 view, which every cell-level query below answers from.
-    fn cells(&self) -> SizeClass<'_> {
-        SizeClass::new(self, &self.base, 1)
+    /// The layer of size class `size` (in `1..=MAX_UNIT_SIZE`): the cells'
+    /// own for size 1; a larger one built the first time it is asked for.
+    pub(super) fn layer(&self, size: u8) -> &Layer {
+        if size <= 1 {
+            return &self.base;
+        }
+        self.sized[size as usize - 2].get_or_init(|| {
+            build_layer(
+                self.width,
+                self.height,
+                &self.base.costs,
+                &self.clearance,
+                size,
+            )
+        })
     }
 
     /// The cheapest walkable cost on the grid (1 if nothing is walkable).
@@ -457,59 +445,6 @@ impl NavGrid {
         true
     }
 
-    /// The connected region of a walkable cell, `None` for walls and cells
-    /// outside the grid. Two cells with the same region can reach each other.
-    ///
-    /// Region ids are not dense (use them as keys, not indices) and are
-    /// only stable while the walls stay where they are.
-    ///
-    /// With no corner cutting, 8-neighbour reachability equals 4-neighbour
-    /// reachability, so both move sets share these labels. They are kept up
-    /// to date on every edit that turns a wall into ground or back: an
-    /// opened cell joins the regions beside it; a new wall is checked
-    /// locally (its neighbours still linked round it), and only a wall that
-    /// may split a region makes a search for the pieces, bounded, beyond
-    /// which the whole grid is labelled again at the next query.
-    pub fn region(&self, cell: Cell) -> Option<u32> {
-        self.cells().region(cell)
-    }
-
-    /// Whether a path exists between two cells (both walkable and in the
-    /// same region). O(1) once the labels are computed.
-    pub fn connected(&self, a: Cell, b: Cell) -> bool {
-        self.cells().connected(a, b)
-    }
-
-    /// How many connected regions the grid has.
-    pub fn region_count(&self) -> u32 {
-        self.cells().region_count()
-    }
-
-    /// Labels the regions now if they are not labelled yet (they are
-    /// otherwise labelled at the first query that needs them).
-    pub fn label_regions_now(&self) {
-        self.cells().label_regions_now();
-    }
-
-    /// Whether one move from `from` to the adjacent cell `to` is allowed:
-    /// both walkable, adjacent under the move set, and for a diagonal both
-    /// orthogonal cells beside it walkable.
-    pub fn can_step(&self, from: Cell, to: Cell) -> bool {
-        self.cells().can_step(from, to)
-    }
-
-    /// The cost of one allowed move from `from` to the adjacent `to`
-    /// (`None` when [`NavGrid::can_step`] says no), as the searches count
-    /// it: the entered cell's cost times 1 or √2 (to 2⁻²⁰).
-    pub fn step_cost(&self, from: Cell, to: Cell) -> Option<f64> {
-        self.cells().step_cost(from, to)
-    }
-
-    /// The cells reachable in one move from `cell`, with the move's cost.
-    pub fn neighbors(&self, cell: Cell) -> impl Iterator<Item = (Cell, f64)> + '_ {
-        self.cells().neighbors(cell)
-    }
-
     /// The cells changed after `version` (a value [`NavGrid::version`] gave
     /// earlier), oldest first. Any number of readers can each keep their
     /// own version: searches use it to tell edits that can affect them from
@@ -563,37 +498,6 @@ impl NavGrid {
         }
         let limit = CHANGE_JOURNAL_LIMIT as u64;
         Some((version + 1..=self.version).map(move |v| self.journal[(v % limit) as usize]))
-    }
-
-    /// The walkable cell nearest to `target` by straight-line distance from
-    /// `target` (ties to the lower row, then the lower column), searching
-    /// ring by ring outwards. With `region`, only cells of that region
-    /// count. `target` may lie in a wall, or anywhere outside the grid: the
-    /// rings start at the grid cell nearest to it, so the answer is as fast
-    /// for `(i64::MIN, i64::MAX)` as for a cell beside the grid, and
-    /// distances are still measured from `target` itself, exactly. `None`
-    /// when no cell qualifies.
-    ///
-    /// ```
-    /// use bevy_frontier::core::{Cell, NavGrid};
-    ///
-    /// let mut grid = NavGrid::new(8, 8).unwrap();
-    /// grid.set_cost(Cell::new(0, 5), NavGrid::BLOCKED).unwrap();
-    /// grid.set_cost(Cell::new(0, 4), NavGrid::BLOCKED).unwrap();
-    /// // Three columns left of the grid, on row 5: (0, 6) is √10 away,
-    /// // (1, 5) is 4.
-    /// assert_eq!(grid.nearest_walkable((-3, 5), None), Some(Cell::new(0, 6)));
-    /// ```
-    pub fn nearest_walkable(&self, target: (i64, i64), region: Option<u32>) -> Option<Cell> {
-        self.cells().nearest_walkable(target, region)
-    }
-
-    /// Whether a unit can walk the straight segment between the centres of
-    /// `from` and `to` without entering a wall or cutting a wall's corner:
-    /// every cell the segment passes through is walkable, and where it
-    /// passes exactly through a corner, both cells beside that corner are.
-    pub fn line_of_sight(&self, from: Cell, to: Cell) -> bool {
-        self.cells().line_of_sight(from, to)
     }
 }
 

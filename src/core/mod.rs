@@ -28,6 +28,7 @@
 //! | [`heap`] | the indexed binary heap ([`OpenList`], [`IndexedHeap`]) |
 //! | [`search`] | [`Search`]: resumable A*, a jump point search on uniform-cost maps; [`find_path`] |
 //! | [`flood`] | [`Flood`]: a resumable Dijkstra from one cell to many |
+//! | [`coarse`] | [`CoarseGraph`]: clusters and super-clusters, their entrances and the costs between them; [`CoarseRoute`]: a route over them refined to cells, a budget at a time |
 //! | [`movingai`] | reader for MovingAI `.map` and `.scen` benchmark files |
 //!
 //! Searches and floods keep their per-cell records in a [`Scratch`] (16
@@ -38,6 +39,7 @@ pub mod flood;
 pub mod grid;
 pub mod heap;
 mod jump;
+mod layer;
 pub mod moves;
 pub mod movingai;
 mod regions;

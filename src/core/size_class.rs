@@ -20,212 +20,13 @@
 //! something asks for them and then kept up to date edit by edit: an edit
 //! of one cell touches only the anchors whose footprint covers it.
 
-use std::sync::OnceLock;
-
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
+use super::layer::Layer;
+pub use super::layer::MAX_UNIT_SIZE;
+pub(crate) use super::layer::anchors_over;
 use super::moves::{COST_SCALE, MOVE_DELTAS, step_cost};
 use super::regions::Regions;
 use super::walk_bits::WalkBits;
-
-/// The largest unit size (footprint side, in cells) a grid answers for;
-/// clearance is counted up to it.
-pub const MAX_UNIT_SIZE: u8 = 8;
-
-/// One size class: a cost per anchor and what is derived from it.
-#[derive(Clone, Debug)]
-pub(super) struct Layer {
-    /// Cost per anchor; 0 where the footprint does not fit.
-    pub(super) costs: Vec<u8>,
-    /// How many anchors have each cost.
-    pub(super) histogram: [u32; 256],
-    /// Walkable anchors as bitmaps for jump point search (`None` on grids
-    /// too thin for them to pay).
-    pub(super) walk_bits: Option<WalkBits>,
-    /// Connected regions of the walkable anchors, labelled at the first
-    /// query and then repaired edit by edit.
-    pub(super) regions: OnceLock<Regions>,
-}
-
-impl Layer {
-    /// Bytes of memory the layer holds (its regions once labelled).
-    pub(super) fn memory_bytes(&self) -> usize {
-        self.costs.capacity()
-            + std::mem::size_of_val(&self.histogram)
-            + self.walk_bits.as_ref().map_or(0, WalkBits::memory_bytes)
-            + self.regions.get().map_or(0, Regions::memory_bytes)
-    }
-
-    pub(super) fn new(width: u32, height: u32, costs: Vec<u8>) -> Self {
-        let mut histogram = [0u32; 256];
-        for &cost in &costs {
-            histogram[cost as usize] += 1;
-        }
-        Self {
-            walk_bits: WalkBits::new(width, height, &costs),
-            costs,
-            histogram,
-            regions: OnceLock::new(),
-        }
-    }
-
-    /// Sets one anchor's cost and repairs what follows from it. Returns
-    /// the old cost.
-    pub(super) fn write(&mut self, width: u32, height: u32, index: usize, cost: u8) -> u8 {
-        let old = self.costs[index];
-        if old == cost {
-            return old;
-        }
-        self.histogram[old as usize] -= 1;
-        self.histogram[cost as usize] += 1;
-        self.costs[index] = cost;
-        // Only a change between wall and ground can change connectivity.
-        if (old == NavGrid::BLOCKED) != (cost == NavGrid::BLOCKED) {
-            if let Some(regions) = self.regions.get_mut() {
-                let (w, h) = (width as usize, height as usize);
-                let repaired = if cost == NavGrid::BLOCKED {
-                    regions.wall_added(&self.costs, w, h, index)
-                } else {
-                    regions.ground_added(w, h, index);
-                    true
-                };
-                // Labels retired by splits and merges stay in the forest;
-                // a map edited for hours is labelled afresh once they
-                // outnumber its cells.
-                if !repaired || regions.parent.len() > 2 * self.costs.len() + 1024 {
-                    self.regions = OnceLock::new();
-                }
-            }
-            if let Some(bits) = &mut self.walk_bits {
-                let w = width as usize;
-                bits.set(
-                    (index % w) as u32,
-                    (index / w) as u32,
-                    cost != NavGrid::BLOCKED,
-                );
-            }
-        }
-        old
-    }
-
-    pub(super) fn regions(&self, width: u32, height: u32) -> &Regions {
-        self.regions
-            .get_or_init(|| Regions::label(&self.costs, width as usize, height as usize))
-    }
-
-    pub(super) fn min_walkable_cost(&self) -> u8 {
-        (1..=255u8)
-            .find(|&c| self.histogram[c as usize] > 0)
-            .unwrap_or(1)
-    }
-
-    pub(super) fn max_walkable_cost(&self) -> u8 {
-        (1..=255u8)
-            .rev()
-            .find(|&c| self.histogram[c as usize] > 0)
-            .unwrap_or(1)
-    }
-}
-
-/// Clearance of every cell from scratch: the side of the largest square of
-/// walkable cells anchored there, at most [`MAX_UNIT_SIZE`].
-pub(super) fn clearance_of(width: u32, height: u32, costs: &[u8]) -> Vec<u8> {
-    let mut clearance = vec![0u8; costs.len()];
-    for y in (0..height).rev() {
-        for x in (0..width).rev() {
-            let value = clearance_at(width, height, costs, &clearance, x, y);
-            clearance[(y * width + x) as usize] = value;
-        }
-    }
-    clearance
-}
-
-/// One cell's clearance from its three neighbours towards `+x`, `+y`
-/// (already final): one more than the least of theirs.
-#[inline]
-fn clearance_at(width: u32, height: u32, costs: &[u8], clearance: &[u8], x: u32, y: u32) -> u8 {
-    let w = width as usize;
-    let index = y as usize * w + x as usize;
-    if costs[index] == NavGrid::BLOCKED {
-        return 0;
-    }
-    let at = |dx: u32, dy: u32| -> u8 {
-        if x + dx >= width || y + dy >= height {
-            0
-        } else {
-            clearance[index + dx as usize + dy as usize * w]
-        }
-    };
-    (1 + at(1, 0).min(at(0, 1)).min(at(1, 1))).min(MAX_UNIT_SIZE)
-}
-
-/// Repairs clearance after cell `(x, y)` changed between wall and ground.
-/// Only cells that can have it in their square change: the
-/// `MAX_UNIT_SIZE × MAX_UNIT_SIZE` block ending at it, recomputed from its
-/// far corner back.
-pub(super) fn repair_clearance(
-    width: u32,
-    height: u32,
-    costs: &[u8],
-    clearance: &mut [u8],
-    x: u32,
-    y: u32,
-) {
-    let reach = MAX_UNIT_SIZE as u32 - 1;
-    for ay in (y.saturating_sub(reach)..=y).rev() {
-        for ax in (x.saturating_sub(reach)..=x).rev() {
-            let value = clearance_at(width, height, costs, clearance, ax, ay);
-            clearance[(ay * width + ax) as usize] = value;
-        }
-    }
-}
-
-/// The cost of anchor `(x, y)` for a unit of `size`: the dearest cell of
-/// its footprint, or a wall where it does not fit.
-#[inline]
-pub(super) fn footprint_cost(
-    width: u32,
-    costs: &[u8],
-    clearance: &[u8],
-    size: u8,
-    x: u32,
-    y: u32,
-) -> u8 {
-    let w = width as usize;
-    let index = y as usize * w + x as usize;
-    if clearance[index] < size {
-        return NavGrid::BLOCKED;
-    }
-    let mut dearest = 0;
-    for row in 0..size as usize {
-        let line = &costs[index + row * w..index + row * w + size as usize];
-        dearest = line.iter().fold(dearest, |a, &b| a.max(b));
-    }
-    dearest
-}
-
-/// The layer of a size class, built from the grid's costs and clearance.
-pub(super) fn build_layer(
-    width: u32,
-    height: u32,
-    costs: &[u8],
-    clearance: &[u8],
-    size: u8,
-) -> Layer {
-    let mut anchors = vec![NavGrid::BLOCKED; costs.len()];
-    for y in 0..height {
-        for x in 0..width {
-            anchors[(y * width + x) as usize] = footprint_cost(width, costs, clearance, size, x, y);
-        }
-    }
-    Layer::new(width, height, anchors)
-}
-
-/// The anchors whose footprint, for a unit of `size`, covers cell `(x, y)`.
-pub(crate) fn anchors_over(x: u32, y: u32, size: u8) -> impl Iterator<Item = (u32, u32)> {
-    let reach = size.max(1) as u32 - 1;
-    (y.saturating_sub(reach)..=y)
-        .flat_map(move |ay| (x.saturating_sub(reach)..=x).map(move |ax| (ax, ay)))
-}
 
 /// A [`NavGrid`] as a unit of one size sees it, from
 /// [`NavGrid::size_class`]: which anchors it fits at, what they cost,
@@ -599,5 +400,107 @@ impl<'a> SizeClass<'a> {
             }
         }
         true
+    }
+}
+
+/// The grid's queries that a size class answers: the class of a size, and
+/// the size-1 view every cell-level query is asked of.
+impl NavGrid {
+    /// The grid as a unit of `size × size` cells sees it (`size` is
+    /// clamped to `1..=MAX_UNIT_SIZE`): where it fits, what each anchor
+    /// costs it, which anchors it can reach. Size 1 is the grid itself;
+    /// a larger class is built the first time it is asked for (one pass
+    /// over the grid) and repaired on every edit after that.
+    pub fn size_class(&self, size: u8) -> SizeClass<'_> {
+        let size = size.clamp(1, MAX_UNIT_SIZE);
+        SizeClass::new(self, self.layer(size), size)
+    }
+
+    /// The size-1 view, which every cell-level query below answers from.
+    fn cells(&self) -> SizeClass<'_> {
+        SizeClass::new(self, self.layer(1), 1)
+    }
+
+    /// The connected region of a walkable cell, `None` for walls and cells
+    /// outside the grid. Two cells with the same region can reach each other.
+    ///
+    /// Region ids are not dense (use them as keys, not indices) and are
+    /// only stable while the walls stay where they are.
+    ///
+    /// With no corner cutting, 8-neighbour reachability equals 4-neighbour
+    /// reachability, so both move sets share these labels. They are kept up
+    /// to date on every edit that turns a wall into ground or back: an
+    /// opened cell joins the regions beside it; a new wall is checked
+    /// locally (its neighbours still linked round it), and only a wall that
+    /// may split a region makes a search for the pieces, bounded, beyond
+    /// which the whole grid is labelled again at the next query.
+    pub fn region(&self, cell: Cell) -> Option<u32> {
+        self.cells().region(cell)
+    }
+
+    /// Whether a path exists between two cells (both walkable and in the
+    /// same region). O(1) once the labels are computed.
+    pub fn connected(&self, a: Cell, b: Cell) -> bool {
+        self.cells().connected(a, b)
+    }
+
+    /// How many connected regions the grid has.
+    pub fn region_count(&self) -> u32 {
+        self.cells().region_count()
+    }
+
+    /// Labels the regions now if they are not labelled yet (they are
+    /// otherwise labelled at the first query that needs them).
+    pub fn label_regions_now(&self) {
+        self.cells().label_regions_now();
+    }
+
+    /// Whether one move from `from` to the adjacent cell `to` is allowed:
+    /// both walkable, adjacent under the move set, and for a diagonal both
+    /// orthogonal cells beside it walkable.
+    pub fn can_step(&self, from: Cell, to: Cell) -> bool {
+        self.cells().can_step(from, to)
+    }
+
+    /// The cost of one allowed move from `from` to the adjacent `to`
+    /// (`None` when [`NavGrid::can_step`] says no), as the searches count
+    /// it: the entered cell's cost times 1 or √2 (to 2⁻²⁰).
+    pub fn step_cost(&self, from: Cell, to: Cell) -> Option<f64> {
+        self.cells().step_cost(from, to)
+    }
+
+    /// The cells reachable in one move from `cell`, with the move's cost.
+    pub fn neighbors(&self, cell: Cell) -> impl Iterator<Item = (Cell, f64)> + '_ {
+        self.cells().neighbors(cell)
+    }
+
+    /// The walkable cell nearest to `target` by straight-line distance from
+    /// `target` (ties to the lower row, then the lower column), searching
+    /// ring by ring outwards. With `region`, only cells of that region
+    /// count. `target` may lie in a wall, or anywhere outside the grid: the
+    /// rings start at the grid cell nearest to it, so the answer is as fast
+    /// for `(i64::MIN, i64::MAX)` as for a cell beside the grid, and
+    /// distances are still measured from `target` itself, exactly. `None`
+    /// when no cell qualifies.
+    ///
+    /// ```
+    /// use bevy_frontier::core::{Cell, NavGrid};
+    ///
+    /// let mut grid = NavGrid::new(8, 8).unwrap();
+    /// grid.set_cost(Cell::new(0, 5), NavGrid::BLOCKED).unwrap();
+    /// grid.set_cost(Cell::new(0, 4), NavGrid::BLOCKED).unwrap();
+    /// // Three columns left of the grid, on row 5: (0, 6) is √10 away,
+    /// // (1, 5) is 4.
+    /// assert_eq!(grid.nearest_walkable((-3, 5), None), Some(Cell::new(0, 6)));
+    /// ```
+    pub fn nearest_walkable(&self, target: (i64, i64), region: Option<u32>) -> Option<Cell> {
+        self.cells().nearest_walkable(target, region)
+    }
+    /// Whether a unit can walk the straight segment between the centres of
+    /// `from` and `to` without entering a wall or cutting a wall's corner:
+    /// every cell the segment passes through is walkable, and where it
+    /// passes exactly through a corner, both cells beside that corner are.
+    pub fn line_of_sight(&self, from: Cell, to: Cell) -> bool {
+        self.cells().line_of_sight(from, to)
     }
 }

@@ -57,6 +57,7 @@ const PARALLEL_MOVERS: usize = 4096;
 const PARALLEL_WALKS: usize = 512;
 
 pub mod avoidance;
+mod body;
 mod corridor;
 mod neighbours;
 pub mod passage;
@@ -70,7 +71,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::utils::Parallel;
 
-pub use avoidance::{Avoidance, AvoidanceSettings};
+pub use body::{Avoidance, AvoidanceSettings};
 pub use route::{Route, SharedWaypoints};
 
 use bevy::ecs::entity::EntityHashMap;

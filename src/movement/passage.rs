@@ -53,7 +53,7 @@ use super::{Mover, Steering};
 use crate::core::{Cell, GridChanges, MAX_UNIT_SIZE, SizeClass};
 use crate::maps::{MapView, Maps, ViewCache};
 
-use super::avoidance::{
+use super::body::{
     AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, AvoidanceSettings, body_radius,
 };
 

@@ -14,7 +14,7 @@ pub struct PathfindingStats {
     pub frame_expansions: u64,
     /// Budget spent in the last frame reading paths back from searches
     /// shared by units with one goal (one per 8 cells of a path; see
-    /// [`PathfindingSettings::share_goals`]).
+    /// [`PathfindingSettings::share_goals`](crate::schedule::PathfindingSettings::share_goals)).
     pub frame_reading: u64,
     /// Wall-clock time the plugin's request and search systems took in the
     /// last frame.
@@ -30,7 +30,7 @@ pub struct PathfindingStats {
     pub max_frames_waited: u32,
     /// How long each search lane worked in the last frame (group floods,
     /// quick routes and searches; one lane unless
-    /// [`PathfindingSettings::search_lanes`] says more), on whatever thread
+    /// [`PathfindingSettings::search_lanes`](crate::schedule::PathfindingSettings::search_lanes) says more), on whatever thread
     /// ran it: the slowest against the mean says how evenly the frame's
     /// work spread.
     pub lane_times: Vec<Duration>,

@@ -1,15 +1,11 @@
 //! Building the records: a cluster's (the pieces its cells form, the
 //! entrances on its borders and the costs between them) and a
 //! super-cluster's (its level-2 entrances and the costs between them along
-//! its level-1 graph). A record is built resumably at any expansion
-//! ([`Repair`], behind [`CoarseGraph::repair`]), or a part of the map at a
-//! time, side by side on several threads ([`GraphBuild`]); every record is
-//! a function of the grid alone (a super-cluster's, of its clusters'
-//! records), so any order and any split give the same graph.
+//! its level-1 graph), each resumable at any expansion ([`Repair`]). Every
+//! record is a function of the grid alone (a super-cluster's, of its
+//! clusters' records), so any order and any split give the same graph.
 
-use std::ops::Range;
-
-use super::graph::{CoarseGraph, LOWER_UNIT, UPPER_UNIT, around};
+use super::levels::{LOWER_UNIT, Levels, UPPER_UNIT, around};
 use super::local::{Area, SWEEP_STEP, Sweep};
 use super::{IndexMap, LONG_RUN, SPACING, SUPER, SUPER_SPACING, cost_code};
 use crate::core::size_class::SizeClass;
@@ -133,7 +129,7 @@ pub(super) struct Cache {
 impl Cache {
     /// The pieces of `cluster`, and what labelling them cost if they were
     /// not held.
-    fn pieces(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, cluster: u32) -> u64 {
+    fn pieces(&mut self, graph: &Levels, class: &SizeClass<'_>, cluster: u32) -> u64 {
         if self.pieces.contains_key(&cluster) {
             return 0;
         }
@@ -144,7 +140,7 @@ impl Cache {
 
     /// Forgets what it holds once it holds more than a few rows' worth
     /// (called before a record takes what it needs, never while it does).
-    fn trim(&mut self, graph: &CoarseGraph) {
+    fn trim(&mut self, graph: &Levels) {
         if self.pieces.len() > 8 * graph.columns as usize + 16 {
             self.pieces.clear();
         }
@@ -158,7 +154,7 @@ impl Cache {
     }
 
     /// Puts together the level-1 graph of `sup` unless it is held.
-    fn super_graph(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, sup: u32) {
+    fn super_graph(&mut self, graph: &Levels, class: &SizeClass<'_>, sup: u32) {
         if self.supers.contains_key(&sup) {
             return;
         }
@@ -205,7 +201,7 @@ impl Repair {
 /// time), then a [`Sweep`] from each node in turn fills its row of costs.
 #[derive(Clone, Debug)]
 pub(crate) struct ClusterBuild {
-    cluster: u32,
+    pub(super) cluster: u32,
     /// Expansions paid towards the labelling, until it is done.
     paid: u64,
     /// The record so far: header and nodes once placed, then the rows done.
@@ -220,7 +216,7 @@ pub(crate) struct ClusterBuild {
 }
 
 impl ClusterBuild {
-    fn new(cluster: u32) -> Self {
+    pub(super) fn new(cluster: u32) -> Self {
         Self {
             cluster,
             paid: 0,
@@ -234,9 +230,9 @@ impl ClusterBuild {
 
     /// Works on at most `most` expansions; returns them, and the record
     /// once it is done.
-    fn run(
+    pub(super) fn run(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         most: u64,
         cache: &mut Cache,
@@ -286,7 +282,7 @@ impl ClusterBuild {
 
     /// Labels the pieces and places the entrances: the record's header and
     /// nodes, and the first sweep begun.
-    fn place(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, cache: &mut Cache) {
+    fn place(&mut self, graph: &Levels, class: &SizeClass<'_>, cache: &mut Cache) {
         let cluster = self.cluster;
         let bounds = graph.bounds(cluster);
         let (_, _, w, h) = bounds;
@@ -371,7 +367,7 @@ impl ClusterBuild {
 
 /// What labelling `cluster` and its neighbours costs, less what `cache`
 /// holds.
-fn labelling_cost(graph: &CoarseGraph, cache: &Cache, cluster: u32) -> u64 {
+fn labelling_cost(graph: &Levels, cache: &Cache, cluster: u32) -> u64 {
     let (cx, cy) = (cluster % graph.columns, cluster / graph.columns);
     around(cx, cy, graph.columns, graph.rows)
         .map(|(x, y)| y * graph.columns + x)
@@ -402,7 +398,7 @@ pub(super) struct SuperGraph {
 }
 
 impl SuperGraph {
-    fn of(graph: &CoarseGraph, class: &SizeClass<'_>, sup: u32) -> Self {
+    fn of(graph: &Levels, class: &SizeClass<'_>, sup: u32) -> Self {
         let mut made = Self::default();
         // Where each cluster's nodes start, by index inside the super.
         let mut starts = [u32::MAX; (SUPER * SUPER) as usize];
@@ -499,7 +495,7 @@ impl SuperGraph {
 /// level-2 node in turn fills its row of costs.
 #[derive(Clone, Debug)]
 pub(crate) struct SuperBuild {
-    sup: u32,
+    pub(super) sup: u32,
     paid: u64,
     record: Vec<u8>,
     /// Its level-1 graph, once placed, and its level-2 nodes in it.
@@ -509,7 +505,7 @@ pub(crate) struct SuperBuild {
 }
 
 impl SuperBuild {
-    fn new(sup: u32) -> Self {
+    pub(super) fn new(sup: u32) -> Self {
         Self {
             sup,
             paid: 0,
@@ -520,9 +516,9 @@ impl SuperBuild {
         }
     }
 
-    fn run(
+    pub(super) fn run(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         most: u64,
         cache: &mut Cache,
@@ -574,7 +570,7 @@ impl SuperBuild {
     /// What putting together this super-cluster's level-1 graph and its
     /// neighbours' is charged, less what `cache` holds: a unit per node
     /// and one per eight table entries, read off the clusters' headers.
-    fn placing_cost(&self, graph: &CoarseGraph, cache: &Cache) -> u64 {
+    fn placing_cost(&self, graph: &Levels, cache: &Cache) -> u64 {
         let (sx, sy) = (
             self.sup % graph.super_columns,
             self.sup / graph.super_columns,
@@ -594,7 +590,7 @@ impl SuperBuild {
     }
 
     /// Chooses the level-2 entrances and begins the first Dijkstra.
-    fn place(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, cache: &mut Cache) {
+    fn place(&mut self, graph: &Levels, class: &SizeClass<'_>, cache: &mut Cache) {
         let sup = self.sup;
         let (sx, sy) = (sup % graph.super_columns, sup / graph.super_columns);
         cache.trim(graph);
@@ -748,204 +744,5 @@ impl NodeSweep {
             + self.settled.capacity()
             + self.target.capacity()
             + self.heap.capacity() * 8
-    }
-}
-
-impl CoarseGraph {
-    /// Builds dirty records, clusters first, oldest first, on at most
-    /// `most` expansions, resumable at any of them: a record left half
-    /// built is carried on with in the next call (unless an edit made it
-    /// dirty again meanwhile). Returns the expansions spent, at most
-    /// `most`. Edits since the graph's version are noted first
-    /// ([`note_edits`](Self::note_edits)).
-    pub fn repair(&mut self, class: &SizeClass<'_>, most: u64) -> u64 {
-        self.note_edits(class);
-        let mut cache = Cache::default();
-        let mut spent = 0;
-        while spent < most {
-            let mut work = match self.repair.take() {
-                Some(work) => *work,
-                None => match (self.dirty.first(), self.dirty_upper.first()) {
-                    (Some(cluster), _) => Repair::Cluster(ClusterBuild::new(cluster)),
-                    (None, Some(sup)) => Repair::Super(SuperBuild::new(sup)),
-                    (None, None) => break,
-                },
-            };
-            let (used, done) = match &mut work {
-                Repair::Cluster(build) => build.run(self, class, most - spent, &mut cache),
-                Repair::Super(build) => build.run(self, class, most - spent, &mut cache),
-            };
-            spent += used;
-            match (done, &work) {
-                (Some(record), Repair::Cluster(build)) => {
-                    let cluster = build.cluster;
-                    // Records from before edits to this grid: a neighbour
-                    // whose entrances moved with this one's is built again.
-                    // (A first build, or one for another grid, builds every
-                    // record anyway.)
-                    let moved = if self.usable {
-                        self.entrances_moved(cluster, self.lower.get(cluster as usize), &record)
-                    } else {
-                        Vec::new()
-                    };
-                    self.lower.set(cluster as usize, &record);
-                    self.dirty.remove(cluster);
-                    for neighbour in moved {
-                        self.mark(neighbour);
-                    }
-                }
-                (Some(record), Repair::Super(build)) => {
-                    let sup = build.sup;
-                    let moved = if self.usable {
-                        self.upper_entrances_moved(sup, self.upper.get(sup as usize), &record)
-                    } else {
-                        Vec::new()
-                    };
-                    self.upper.set(sup as usize, &record);
-                    self.dirty_upper.remove(sup);
-                    for neighbour in moved {
-                        self.mark_super(neighbour);
-                    }
-                }
-                (None, _) => {
-                    self.repair = Some(Box::new(work));
-                    if used == 0 {
-                        break;
-                    }
-                }
-            }
-        }
-        if self.dirty.is_empty() && self.dirty_upper.is_empty() {
-            self.usable = true;
-            self.lower.shrink();
-            self.upper.shrink();
-        }
-        spent
-    }
-}
-
-/// A whole graph built a part at a time, the parts side by side on as many
-/// threads as a caller has: first every cluster's record, then every
-/// super-cluster's (which reads the clusters'). Each record is a function
-/// of the grid, so any split gives the same graph as
-/// [`CoarseGraph::build`].
-///
-/// ```
-/// use bevy_frontier::core::{CoarseGraph, GraphBuild, NavGrid};
-///
-/// let grid = NavGrid::new(200, 120).unwrap();
-/// let class = grid.size_class(1);
-/// let mut build = GraphBuild::new(&class);
-/// while !build.is_done() {
-///     // Each part could run on a thread of its own.
-///     let parts: Vec<_> = build
-///         .parts(3)
-///         .into_iter()
-///         .map(|part| build.build_part(&class, part))
-///         .collect();
-///     build.install(parts);
-/// }
-/// assert!(build.into_graph().is_ready(&class));
-/// ```
-#[derive(Clone, Debug)]
-pub struct GraphBuild {
-    graph: CoarseGraph,
-    /// Whether the clusters are done and the super-clusters are next.
-    upper: bool,
-    done: bool,
-}
-
-/// The records of one part of a [`GraphBuild`].
-#[derive(Clone, Debug)]
-pub struct BuiltPart {
-    upper: bool,
-    records: Vec<(u32, Vec<u8>)>,
-}
-
-impl GraphBuild {
-    /// A build of `class`'s graph, nothing built yet.
-    pub fn new(class: &SizeClass<'_>) -> Self {
-        Self {
-            graph: CoarseGraph::new(class),
-            upper: false,
-            done: false,
-        }
-    }
-
-    /// The records of the current stage (clusters, then super-clusters),
-    /// in `count` parts of about equal size.
-    pub fn parts(&self, count: usize) -> Vec<Range<u32>> {
-        let total = if self.upper {
-            self.graph.upper.count()
-        } else {
-            self.graph.lower.count()
-        } as u32;
-        let count = (count.max(1) as u32).min(total.max(1));
-        (0..count)
-            .map(|part| total * part / count..total * (part + 1) / count)
-            .collect()
-    }
-
-    /// Builds the records of one part (of [`parts`](Self::parts)) of the
-    /// current stage on `class`, the grid the build was made for. Reads
-    /// the build only, so parts can be built side by side.
-    pub fn build_part(&self, class: &SizeClass<'_>, part: Range<u32>) -> BuiltPart {
-        let mut cache = Cache::default();
-        let records = part
-            .map(|i| {
-                let record = if self.upper {
-                    SuperBuild::new(i)
-                        .run(&self.graph, class, u64::MAX, &mut cache)
-                        .1
-                } else {
-                    ClusterBuild::new(i)
-                        .run(&self.graph, class, u64::MAX, &mut cache)
-                        .1
-                };
-                (i, record.unwrap_or_default())
-            })
-            .collect();
-        BuiltPart {
-            upper: self.upper,
-            records,
-        }
-    }
-
-    /// Installs the parts of the current stage and moves to the next.
-    /// Records of another stage are ignored; one no part held stays dirty
-    /// (a [`CoarseGraph::repair`] builds it).
-    pub fn install(&mut self, parts: impl IntoIterator<Item = BuiltPart>) {
-        for part in parts {
-            if part.upper != self.upper {
-                continue;
-            }
-            for (i, record) in part.records {
-                if self.upper {
-                    self.graph.upper.set(i as usize, &record);
-                    self.graph.dirty_upper.remove(i);
-                } else {
-                    self.graph.lower.set(i as usize, &record);
-                    self.graph.dirty.remove(i);
-                }
-            }
-        }
-        if self.upper {
-            self.done = true;
-        } else {
-            self.upper = true;
-        }
-    }
-
-    /// Whether both stages are installed.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// The graph (records no part held still dirty).
-    pub fn into_graph(mut self) -> CoarseGraph {
-        self.graph.lower.shrink();
-        self.graph.upper.shrink();
-        self.graph.usable = self.graph.dirty.is_empty() && self.graph.dirty_upper.is_empty();
-        self.graph
     }
 }

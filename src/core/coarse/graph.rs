@@ -1,52 +1,26 @@
-//! The graph's storage: the records of both levels, which are dirty, how
-//! an edit dirties them, its memory, and its file format.
-//!
-//! A cluster's record is `[n, pieces, nodes (n bytes), costs (n × (n − 1)
-//! bytes)]`: its node count, how many pieces its cells form (saturating at
-//! 255), each node as its cell's index inside the cluster (`y × w + x`, in
-//! ascending order) and the cost code from every node to every other, row
-//! by row, the diagonal left out. A super-cluster's record is `[m, nodes
-//! (2 × m bytes), costs (m × (m − 1) bytes)]`: each level-2 node as the
-//! index of its cluster inside the super-cluster and its cell inside that
-//! cluster, in ascending order. Records live one after another in one
-//! buffer per level, so the graph is a few allocations whatever its size.
+//! The graph: its levels' records, which are dirty, how an edit dirties
+//! them and how they are built again (on a budget, resumable), and a
+//! whole graph built in parts side by side ([`GraphBuild`]).
 
-use super::build::Repair;
-use super::{CLUSTER, SUPER, cost_code};
-use crate::core::grid::{Cell, GridChanges, Neighborhood};
-use crate::core::moves::COST_SCALE;
+use std::ops::Range;
+
+use super::CLUSTER;
+use super::build::{Cache, ClusterBuild, Repair, SuperBuild};
+use super::levels::{Dirty, Levels};
+use crate::core::grid::{Cell, GridChanges};
 use crate::core::size_class::SizeClass;
-
-/// A level-1 cost unit: a quarter of a step on plain ground.
-pub(super) const LOWER_UNIT: u64 = COST_SCALE >> 2;
-
-/// A level-2 cost unit: one step on plain ground.
-pub(super) const UPPER_UNIT: u64 = COST_SCALE;
 
 /// A coarse graph over one size class of a grid; see the module docs.
 #[derive(Clone, Debug)]
 pub struct CoarseGraph {
-    pub(super) size: u8,
-    pub(super) width: u32,
-    pub(super) height: u32,
-    pub(super) neighborhood: Neighborhood,
-    /// Clusters per row and per column.
-    pub(super) columns: u32,
-    pub(super) rows: u32,
-    /// Super-clusters per row and per column.
-    pub(super) super_columns: u32,
-    pub(super) super_rows: u32,
-    /// One record per cluster (a dirty one keeps its old record until it
-    /// is built again).
-    pub(super) lower: Records,
-    /// One record per super-cluster (likewise).
-    pub(super) upper: Records,
-    /// Whether every record was built once for this grid (and edits since
-    /// touched only some): routes may run, on the records as they are.
-    pub(super) usable: bool,
+    /// The lattice and the records of both levels.
+    pub(super) levels: Levels,
     /// Dirty clusters, and dirty super-clusters.
     pub(super) dirty: Dirty,
     pub(super) dirty_upper: Dirty,
+    /// Whether every record was built once for this grid (and edits since
+    /// touched only some): routes may run, on the records as they are.
+    pub(super) usable: bool,
     /// The grid version the graph (with its dirty records built) reflects.
     pub(super) version: u64,
     /// The record being built, carried between calls to
@@ -58,25 +32,12 @@ impl CoarseGraph {
     /// A graph for `class` with every record still to build
     /// ([`repair`](Self::repair) builds them).
     pub fn new(class: &SizeClass<'_>) -> Self {
-        let columns = class.width().div_ceil(CLUSTER);
-        let rows = class.height().div_ceil(CLUSTER);
-        let super_columns = columns.div_ceil(SUPER);
-        let super_rows = rows.div_ceil(SUPER);
-        let count = columns * rows;
-        let supers = super_columns * super_rows;
+        let levels = Levels::new(class);
+        let (count, supers) = (levels.cluster_count(), levels.super_count());
         Self {
-            size: class.size(),
-            width: class.width(),
-            height: class.height(),
-            neighborhood: class.neighborhood(),
-            columns,
-            rows,
-            super_columns,
-            super_rows,
-            lower: Records::new(count as usize),
-            upper: Records::new(supers as usize),
-            dirty: Dirty::all(count),
-            dirty_upper: Dirty::all(supers),
+            levels,
+            dirty: Dirty::all(count as u32),
+            dirty_upper: Dirty::all(supers as u32),
             usable: false,
             version: class.version(),
             repair: None,
@@ -92,7 +53,7 @@ impl CoarseGraph {
 
     /// The unit size it is for.
     pub fn size(&self) -> u8 {
-        self.size
+        self.levels.size
     }
 
     /// About how many expansions building `class`'s graph costs, read off
@@ -159,13 +120,17 @@ impl CoarseGraph {
     /// Whether it was made for a grid of this class's size and move set
     /// (an edit never changes them; a replaced grid may).
     pub fn fits(&self, class: &SizeClass<'_>) -> bool {
-        (self.size, self.width, self.height, self.neighborhood)
-            == (
-                class.size(),
-                class.width(),
-                class.height(),
-                class.neighborhood(),
-            )
+        (
+            self.levels.size,
+            self.levels.width,
+            self.levels.height,
+            self.levels.neighborhood,
+        ) == (
+            class.size(),
+            class.width(),
+            class.height(),
+            class.neighborhood(),
+        )
     }
 
     /// Marks the records that the edits since the graph's version touched
@@ -210,12 +175,12 @@ impl CoarseGraph {
 
     /// Clusters in all.
     pub fn cluster_count(&self) -> usize {
-        (self.columns * self.rows) as usize
+        self.levels.cluster_count()
     }
 
     /// Super-clusters in all.
     pub fn super_count(&self) -> usize {
-        (self.super_columns * self.super_rows) as usize
+        self.levels.super_count()
     }
 
     /// Clusters still to build.
@@ -226,22 +191,22 @@ impl CoarseGraph {
     /// Level-1 nodes (entrance cells) in all built clusters.
     pub fn node_count(&self) -> usize {
         (0..self.cluster_count() as u32)
-            .map(|cluster| self.local_nodes(cluster).len())
+            .map(|cluster| self.levels.local_nodes(cluster).len())
             .sum()
     }
 
     /// Level-2 nodes in all built super-clusters.
     pub fn upper_node_count(&self) -> usize {
         (0..self.super_count() as u32)
-            .map(|sup| self.upper_nodes(sup).len() / 2)
+            .map(|sup| self.levels.upper_nodes(sup).len() / 2)
             .sum()
     }
 
     /// Bytes of memory the graph holds.
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.lower.memory_bytes()
-            + self.upper.memory_bytes()
+            + self.levels.lower.memory_bytes()
+            + self.levels.upper.memory_bytes()
             + self.dirty.memory_bytes()
             + self.dirty_upper.memory_bytes()
             + self
@@ -261,7 +226,7 @@ impl CoarseGraph {
         {
             self.repair = None;
         }
-        self.mark_super(self.super_of(cluster));
+        self.mark_super(self.levels.super_of(cluster));
     }
 
     /// Marks super-cluster `sup` dirty.
@@ -282,407 +247,227 @@ impl CoarseGraph {
     /// cluster's pieces did is marked when this one is built again (see
     /// [`entrances_moved`](Self::entrances_moved)).
     fn touch(&mut self, cell: Cell) {
-        if cell.x >= self.width || cell.y >= self.height {
+        if cell.x >= self.levels.width || cell.y >= self.levels.height {
             return;
         }
-        let cluster = self.cluster_of(cell);
+        let cluster = self.levels.cluster_of(cell);
         self.mark(cluster);
-        let (x0, y0, w, h) = self.bounds(cluster);
-        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
+        let (x0, y0, w, h) = self.levels.bounds(cluster);
+        let (cx, cy) = (cluster % self.levels.columns, cluster / self.levels.columns);
         let across = [
             (cell.x == x0 && cx > 0).then(|| cluster - 1),
-            (cell.x == x0 + w - 1 && cx + 1 < self.columns).then(|| cluster + 1),
-            (cell.y == y0 && cy > 0).then(|| cluster - self.columns),
-            (cell.y == y0 + h - 1 && cy + 1 < self.rows).then(|| cluster + self.columns),
+            (cell.x == x0 + w - 1 && cx + 1 < self.levels.columns).then(|| cluster + 1),
+            (cell.y == y0 && cy > 0).then(|| cluster - self.levels.columns),
+            (cell.y == y0 + h - 1 && cy + 1 < self.levels.rows)
+                .then(|| cluster + self.levels.columns),
         ];
         for neighbour in across.into_iter().flatten() {
             self.mark(neighbour);
         }
     }
 
-    /// The clusters beside `cluster` whose shared border has other nodes of
-    /// `cluster`'s in its `new` record than in its `old` one: the entrances
-    /// there moved, so theirs did too (both sides of a border place the
-    /// same entrances).
-    pub(super) fn entrances_moved(&self, cluster: u32, old: &[u8], new: &[u8]) -> Vec<u32> {
-        let nodes = |record: &[u8]| -> Vec<u8> {
-            record
-                .first()
-                .map_or(&[][..], |&n| &record[2..2 + n as usize])
-                .to_vec()
-        };
-        let (old, new) = (nodes(old), nodes(new));
-        let (.., w, h) = self.bounds(cluster);
-        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
-        let on = |local: u8, side: usize| {
-            let (x, y) = (local as u32 % w, local as u32 / w);
-            [x == 0, x == w - 1, y == 0, y == h - 1][side]
-        };
-        let sides = [
-            (cx > 0).then(|| cluster - 1),
-            (cx + 1 < self.columns).then(|| cluster + 1),
-            (cy > 0).then(|| cluster - self.columns),
-            (cy + 1 < self.rows).then(|| cluster + self.columns),
-        ];
-        (0..4)
-            .filter_map(|side| {
-                let neighbour = sides[side]?;
-                let before = old.iter().filter(|&&l| on(l, side));
-                let after = new.iter().filter(|&&l| on(l, side));
-                (!before.eq(after)).then_some(neighbour)
-            })
+    /// Builds dirty records, clusters first, oldest first, on at most
+    /// `most` expansions, resumable at any of them: a record left half
+    /// built is carried on with in the next call (unless an edit made it
+    /// dirty again meanwhile). Returns the expansions spent, at most
+    /// `most`. Edits since the graph's version are noted first
+    /// ([`note_edits`](Self::note_edits)).
+    pub fn repair(&mut self, class: &SizeClass<'_>, most: u64) -> u64 {
+        self.note_edits(class);
+        let mut cache = Cache::default();
+        let mut spent = 0;
+        while spent < most {
+            let mut work = match self.repair.take() {
+                Some(work) => *work,
+                None => match (self.dirty.first(), self.dirty_upper.first()) {
+                    (Some(cluster), _) => Repair::Cluster(ClusterBuild::new(cluster)),
+                    (None, Some(sup)) => Repair::Super(SuperBuild::new(sup)),
+                    (None, None) => break,
+                },
+            };
+            let (used, done) = match &mut work {
+                Repair::Cluster(build) => build.run(&self.levels, class, most - spent, &mut cache),
+                Repair::Super(build) => build.run(&self.levels, class, most - spent, &mut cache),
+            };
+            spent += used;
+            match (done, &work) {
+                (Some(record), Repair::Cluster(build)) => {
+                    let cluster = build.cluster;
+                    // Records from before edits to this grid: a neighbour
+                    // whose entrances moved with this one's is built again.
+                    // (A first build, or one for another grid, builds every
+                    // record anyway.)
+                    let moved = if self.usable {
+                        self.levels.entrances_moved(
+                            cluster,
+                            self.levels.lower.get(cluster as usize),
+                            &record,
+                        )
+                    } else {
+                        Vec::new()
+                    };
+                    self.levels.lower.set(cluster as usize, &record);
+                    self.dirty.remove(cluster);
+                    for neighbour in moved {
+                        self.mark(neighbour);
+                    }
+                }
+                (Some(record), Repair::Super(build)) => {
+                    let sup = build.sup;
+                    let moved = if self.usable {
+                        self.levels.upper_entrances_moved(
+                            sup,
+                            self.levels.upper.get(sup as usize),
+                            &record,
+                        )
+                    } else {
+                        Vec::new()
+                    };
+                    self.levels.upper.set(sup as usize, &record);
+                    self.dirty_upper.remove(sup);
+                    for neighbour in moved {
+                        self.mark_super(neighbour);
+                    }
+                }
+                (None, _) => {
+                    self.repair = Some(Box::new(work));
+                    if used == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        if self.dirty.is_empty() && self.dirty_upper.is_empty() {
+            self.usable = true;
+            self.levels.lower.shrink();
+            self.levels.upper.shrink();
+        }
+        spent
+    }
+}
+
+/// A whole graph built a part at a time, the parts side by side on as many
+/// threads as a caller has: first every cluster's record, then every
+/// super-cluster's (which reads the clusters'). Each record is a function
+/// of the grid, so any split gives the same graph as
+/// [`CoarseGraph::build`].
+///
+/// ```
+/// use bevy_frontier::core::{CoarseGraph, GraphBuild, NavGrid};
+///
+/// let grid = NavGrid::new(200, 120).unwrap();
+/// let class = grid.size_class(1);
+/// let mut build = GraphBuild::new(&class);
+/// while !build.is_done() {
+///     // Each part could run on a thread of its own.
+///     let parts: Vec<_> = build
+///         .parts(3)
+///         .into_iter()
+///         .map(|part| build.build_part(&class, part))
+///         .collect();
+///     build.install(parts);
+/// }
+/// assert!(build.into_graph().is_ready(&class));
+/// ```
+#[derive(Clone, Debug)]
+pub struct GraphBuild {
+    graph: CoarseGraph,
+    /// Whether the clusters are done and the super-clusters are next.
+    upper: bool,
+    done: bool,
+}
+
+/// The records of one part of a [`GraphBuild`].
+#[derive(Clone, Debug)]
+pub struct BuiltPart {
+    upper: bool,
+    records: Vec<(u32, Vec<u8>)>,
+}
+
+impl GraphBuild {
+    /// A build of `class`'s graph, nothing built yet.
+    pub fn new(class: &SizeClass<'_>) -> Self {
+        Self {
+            graph: CoarseGraph::new(class),
+            upper: false,
+            done: false,
+        }
+    }
+
+    /// The records of the current stage (clusters, then super-clusters),
+    /// in `count` parts of about equal size.
+    pub fn parts(&self, count: usize) -> Vec<Range<u32>> {
+        let total = if self.upper {
+            self.graph.levels.upper.count()
+        } else {
+            self.graph.levels.lower.count()
+        } as u32;
+        let count = (count.max(1) as u32).min(total.max(1));
+        (0..count)
+            .map(|part| total * part / count..total * (part + 1) / count)
             .collect()
     }
 
-    /// The super-clusters beside `sup` whose shared border has other
-    /// level-2 nodes of `sup`'s in its `new` record than in its `old` one.
-    pub(super) fn upper_entrances_moved(&self, sup: u32, old: &[u8], new: &[u8]) -> Vec<u32> {
-        let nodes = |record: &[u8]| -> Vec<u32> {
-            let m = record.first().copied().unwrap_or(0) as usize;
-            record[1.min(record.len())..1 + 2 * m]
-                .chunks(2)
-                .map(|key| self.cell_index(self.cluster_in(sup, key[0]), key[1]))
-                .collect()
-        };
-        let (old, new) = (nodes(old), nodes(new));
-        let (sx, sy) = (sup % self.super_columns, sup / self.super_columns);
-        let span = CLUSTER * SUPER;
-        let (x0, y0) = (sx * span, sy * span);
-        let (x1, y1) = (
-            (x0 + span).min(self.width) - 1,
-            (y0 + span).min(self.height) - 1,
-        );
-        let on = |cell: u32, side: usize| {
-            let (x, y) = (cell % self.width, cell / self.width);
-            [x == x0, x == x1, y == y0, y == y1][side]
-        };
-        let sides = [
-            (sx > 0).then(|| sup - 1),
-            (sx + 1 < self.super_columns).then(|| sup + 1),
-            (sy > 0).then(|| sup - self.super_columns),
-            (sy + 1 < self.super_rows).then(|| sup + self.super_columns),
-        ];
-        (0..4)
-            .filter_map(|side| {
-                let neighbour = sides[side]?;
-                let before = old.iter().filter(|&&c| on(c, side));
-                let after = new.iter().filter(|&&c| on(c, side));
-                (!before.eq(after)).then_some(neighbour)
+    /// Builds the records of one part (of [`parts`](Self::parts)) of the
+    /// current stage on `class`, the grid the build was made for. Reads
+    /// the build only, so parts can be built side by side.
+    pub fn build_part(&self, class: &SizeClass<'_>, part: Range<u32>) -> BuiltPart {
+        let mut cache = Cache::default();
+        let records = part
+            .map(|i| {
+                let record = if self.upper {
+                    SuperBuild::new(i)
+                        .run(&self.graph.levels, class, u64::MAX, &mut cache)
+                        .1
+                } else {
+                    ClusterBuild::new(i)
+                        .run(&self.graph.levels, class, u64::MAX, &mut cache)
+                        .1
+                };
+                (i, record.unwrap_or_default())
             })
-            .collect()
-    }
-
-    pub(super) fn cluster_of(&self, cell: Cell) -> u32 {
-        (cell.y / CLUSTER) * self.columns + cell.x / CLUSTER
-    }
-
-    pub(super) fn cell_of(&self, index: u32) -> Cell {
-        Cell::new(index % self.width, index / self.width)
-    }
-
-    /// The super-cluster a cluster belongs to.
-    pub(super) fn super_of(&self, cluster: u32) -> u32 {
-        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
-        (cy / SUPER) * self.super_columns + cx / SUPER
-    }
-
-    /// The clusters of super-cluster `sup`, by their index inside it
-    /// (`y × SUPER + x`), those past the map's edge left out.
-    pub(super) fn clusters_of(&self, sup: u32) -> impl Iterator<Item = (u8, u32)> + '_ {
-        let (sx, sy) = (sup % self.super_columns, sup / self.super_columns);
-        (0..SUPER * SUPER).filter_map(move |inner| {
-            let (cx, cy) = (sx * SUPER + inner % SUPER, sy * SUPER + inner / SUPER);
-            (cx < self.columns && cy < self.rows).then(|| (inner as u8, cy * self.columns + cx))
-        })
-    }
-
-    /// The cluster with index `inner` inside super-cluster `sup`.
-    pub(super) fn cluster_in(&self, sup: u32, inner: u8) -> u32 {
-        let (sx, sy) = (sup % self.super_columns, sup / self.super_columns);
-        let (cx, cy) = (
-            sx * SUPER + inner as u32 % SUPER,
-            sy * SUPER + inner as u32 / SUPER,
-        );
-        cy * self.columns + cx
-    }
-
-    /// The index of a cluster inside its super-cluster.
-    pub(super) fn inner_index(&self, cluster: u32) -> u8 {
-        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
-        ((cy % SUPER) * SUPER + cx % SUPER) as u8
-    }
-
-    /// The cells of cluster `cluster`: `(x0, y0, w, h)`.
-    pub(super) fn bounds(&self, cluster: u32) -> (u32, u32, u32, u32) {
-        let (cx, cy) = (cluster % self.columns, cluster / self.columns);
-        let (x0, y0) = (cx * CLUSTER, cy * CLUSTER);
-        (
-            x0,
-            y0,
-            CLUSTER.min(self.width - x0),
-            CLUSTER.min(self.height - y0),
-        )
-    }
-
-    /// The grid cell index of the cell with index `local` inside cluster
-    /// `cluster`.
-    pub(super) fn cell_index(&self, cluster: u32, local: u8) -> u32 {
-        let (x0, y0, w, _) = self.bounds(cluster);
-        (y0 + local as u32 / w) * self.width + x0 + local as u32 % w
-    }
-
-    /// The index inside its cluster of grid cell index `index`.
-    pub(super) fn local_of(&self, cluster: u32, index: u32) -> u8 {
-        let (x0, y0, w, _) = self.bounds(cluster);
-        let (x, y) = (index % self.width, index / self.width);
-        ((y - y0) * w + (x - x0)) as u8
-    }
-
-    /// The nodes of a built cluster (empty if dirty), as indices inside it.
-    pub(super) fn local_nodes(&self, cluster: u32) -> &[u8] {
-        let record = self.lower.get(cluster as usize);
-        match record.first() {
-            Some(&n) => &record[2..2 + n as usize],
-            None => &[],
+            .collect();
+        BuiltPart {
+            upper: self.upper,
+            records,
         }
     }
 
-    /// How many pieces the cells of a built cluster form (saturating).
-    pub(super) fn pieces_in(&self, cluster: u32) -> u8 {
-        self.lower
-            .get(cluster as usize)
-            .get(1)
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// The nodes of a built cluster, as grid cell indices, in order.
-    pub(super) fn nodes(&self, cluster: u32) -> impl Iterator<Item = u32> + '_ {
-        self.local_nodes(cluster)
-            .iter()
-            .map(move |&local| self.cell_index(cluster, local))
-    }
-
-    /// The position of grid cell index `node` among its cluster's nodes.
-    pub(super) fn node_position(&self, cluster: u32, node: u32) -> Option<usize> {
-        let local = self.local_of(cluster, node);
-        self.local_nodes(cluster).binary_search(&local).ok()
-    }
-
-    /// The costs from node `from` of a built cluster to each of its other
-    /// nodes, as codes (the entry for `from` itself left out).
-    pub(super) fn inner_row(&self, cluster: u32, from: usize) -> &[u8] {
-        let record = self.lower.get(cluster as usize);
-        let n = record[0] as usize;
-        let at = 2 + n + from * (n - 1);
-        &record[at..at + n - 1]
-    }
-
-    /// The cost inside cluster `cluster` from its node `from` to its node
-    /// `to` (positions among its nodes), fixed point; `None` if there is
-    /// no path inside the cluster.
-    pub(super) fn inner_cost(&self, cluster: u32, from: usize, to: usize) -> Option<u64> {
-        if from == to {
-            return Some(0);
-        }
-        let column = if to < from { to } else { to - 1 };
-        let code = self.inner_row(cluster, from)[column];
-        cost_code::decode(code).map(|units| units as u64 * LOWER_UNIT)
-    }
-
-    /// The level-2 nodes of a built super-cluster (empty if dirty), as
-    /// pairs of bytes: the cluster's index inside it, and the cell's
-    /// inside that cluster.
-    pub(super) fn upper_nodes(&self, sup: u32) -> &[u8] {
-        let record = self.upper.get(sup as usize);
-        match record.first() {
-            Some(&m) => &record[1..1 + 2 * m as usize],
-            None => &[],
-        }
-    }
-
-    /// The position of grid cell index `node`, in cluster `cluster`, among
-    /// its super-cluster's level-2 nodes.
-    pub(super) fn upper_position(&self, cluster: u32, node: u32) -> Option<usize> {
-        let sup = self.super_of(cluster);
-        let key = [self.inner_index(cluster), self.local_of(cluster, node)];
-        let nodes = self.upper_nodes(sup);
-        let (mut low, mut high) = (0, nodes.len() / 2);
-        while low < high {
-            let middle = (low + high) / 2;
-            match nodes[2 * middle..2 * middle + 2].cmp(&key) {
-                std::cmp::Ordering::Equal => return Some(middle),
-                std::cmp::Ordering::Less => low = middle + 1,
-                std::cmp::Ordering::Greater => high = middle,
+    /// Installs the parts of the current stage and moves to the next.
+    /// Records of another stage are ignored; one no part held stays dirty
+    /// (a [`CoarseGraph::repair`] builds it).
+    pub fn install(&mut self, parts: impl IntoIterator<Item = BuiltPart>) {
+        for part in parts {
+            if part.upper != self.upper {
+                continue;
+            }
+            for (i, record) in part.records {
+                if self.upper {
+                    self.graph.levels.upper.set(i as usize, &record);
+                    self.graph.dirty_upper.remove(i);
+                } else {
+                    self.graph.levels.lower.set(i as usize, &record);
+                    self.graph.dirty.remove(i);
+                }
             }
         }
-        None
-    }
-
-    /// The grid cell index of level-2 node `position` of `sup`.
-    pub(super) fn upper_cell(&self, sup: u32, position: usize) -> u32 {
-        let nodes = self.upper_nodes(sup);
-        let cluster = self.cluster_in(sup, nodes[2 * position]);
-        self.cell_index(cluster, nodes[2 * position + 1])
-    }
-
-    /// The cost inside super-cluster `sup` between two of its level-2
-    /// nodes, fixed point; `None` if its level-1 graph joins them nowhere.
-    pub(super) fn upper_cost(&self, sup: u32, from: usize, to: usize) -> Option<u64> {
-        if from == to {
-            return Some(0);
-        }
-        let record = self.upper.get(sup as usize);
-        let m = record[0] as usize;
-        let column = if to < from { to } else { to - 1 };
-        let code = record[1 + 2 * m + from * (m - 1) + column];
-        cost_code::decode(code).map(|units| units as u64 * UPPER_UNIT)
-    }
-}
-
-/// The cell `(x, y)` of a `columns × rows` lattice and its four neighbours
-/// inside it.
-pub(super) fn around(x: u32, y: u32, columns: u32, rows: u32) -> impl Iterator<Item = (u32, u32)> {
-    [
-        Some((x, y)),
-        x.checked_sub(1).map(|x| (x, y)),
-        (x + 1 < columns).then_some((x + 1, y)),
-        y.checked_sub(1).map(|y| (x, y)),
-        (y + 1 < rows).then_some((x, y + 1)),
-    ]
-    .into_iter()
-    .flatten()
-}
-
-/// Records of varying length, one after another in one buffer: a record
-/// set again is written at the end and its old bytes counted as garbage,
-/// and the buffer is compacted once a quarter of it is garbage.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct Records {
-    data: Vec<u8>,
-    /// Per record: where it starts in `data` and its length (0: none).
-    at: Vec<(u32, u16)>,
-    /// Bytes of `data` no record holds.
-    garbage: usize,
-}
-
-impl Records {
-    fn new(count: usize) -> Self {
-        Self {
-            data: Vec::new(),
-            at: vec![(0, 0); count],
-            garbage: 0,
+        if self.upper {
+            self.done = true;
+        } else {
+            self.upper = true;
         }
     }
 
-    /// Record `i` (empty if there is none).
-    #[inline(always)]
-    pub(super) fn get(&self, i: usize) -> &[u8] {
-        let (start, len) = self.at[i];
-        &self.data[start as usize..start as usize + len as usize]
+    /// Whether both stages are installed.
+    pub fn is_done(&self) -> bool {
+        self.done
     }
 
-    pub(super) fn count(&self) -> usize {
-        self.at.len()
-    }
-
-    /// Sets record `i`.
-    pub(super) fn set(&mut self, i: usize, record: &[u8]) {
-        self.clear(i);
-        if record.is_empty() {
-            return;
-        }
-        if self.garbage > 4096 && self.garbage * 4 > self.data.len() {
-            self.compact();
-        }
-        self.at[i] = (self.data.len() as u32, record.len() as u16);
-        self.data.extend_from_slice(record);
-    }
-
-    /// Drops record `i`.
-    pub(super) fn clear(&mut self, i: usize) {
-        self.garbage += self.at[i].1 as usize;
-        self.at[i] = (0, 0);
-    }
-
-    fn compact(&mut self) {
-        let mut data = Vec::with_capacity(self.data.len() - self.garbage);
-        for at in &mut self.at {
-            let (start, len) = *at;
-            *at = (data.len() as u32, len);
-            data.extend_from_slice(&self.data[start as usize..start as usize + len as usize]);
-        }
-        self.data = data;
-        self.garbage = 0;
-    }
-
-    /// Drops what is no longer held and the buffer's spare room (a graph
-    /// just built keeps no more than it needs).
-    pub(super) fn shrink(&mut self) {
-        if self.garbage > 0 {
-            self.compact();
-        }
-        self.data.shrink_to_fit();
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.data.capacity() + self.at.capacity() * std::mem::size_of::<(u32, u16)>()
-    }
-
-    /// The records, in order.
-    #[cfg(test)]
-    pub(super) fn bytes(&self) -> impl Iterator<Item = &[u8]> {
-        (0..self.at.len()).map(|i| self.get(i))
-    }
-}
-
-/// Records still to build, each once, oldest first.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct Dirty {
-    list: std::collections::VecDeque<u32>,
-    flag: Vec<bool>,
-}
-
-impl Dirty {
-    fn all(count: u32) -> Self {
-        Self {
-            list: (0..count).collect(),
-            flag: vec![true; count as usize],
-        }
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.list.len()
-    }
-
-    pub(super) fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
-    pub(super) fn add(&mut self, i: u32) {
-        if !self.flag[i as usize] {
-            self.flag[i as usize] = true;
-            self.list.push_back(i);
-        }
-    }
-
-    /// The oldest, still dirty.
-    pub(super) fn first(&self) -> Option<u32> {
-        self.list.front().copied()
-    }
-
-    /// Record `i` is built: it is no longer dirty.
-    pub(super) fn remove(&mut self, i: u32) {
-        if std::mem::take(&mut self.flag[i as usize]) {
-            if self.list.front() == Some(&i) {
-                self.list.pop_front();
-            } else {
-                self.list.retain(|&j| j != i);
-            }
-        }
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.list.capacity() * 4 + self.flag.capacity()
+    /// The graph (records no part held still dirty).
+    pub fn into_graph(mut self) -> CoarseGraph {
+        self.graph.levels.lower.shrink();
+        self.graph.levels.upper.shrink();
+        self.graph.usable = self.graph.dirty.is_empty() && self.graph.dirty_upper.is_empty();
+        self.graph
     }
 }

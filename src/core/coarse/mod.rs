@@ -44,14 +44,16 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `graph.rs` | [`CoarseGraph`]: the records of both levels, what is dirty, memory, the file format |
-//! | `build.rs` | building a cluster's and a super-cluster's record, resumable ([`GraphBuild`]) |
+//! | `levels.rs` | the lattice of clusters and super-clusters, each one's record, and reading them |
+//! | `build.rs` | building one cluster's or super-cluster's record, resumable at any expansion |
+//! | `graph.rs` | [`CoarseGraph`]: what is dirty, repairs on a budget, memory; [`GraphBuild`] |
 //! | `local.rs` | searches confined to one cluster: the build's Dijkstra, a leg's A* |
-//! | `nodes.rs` | the A* over nodes, on both levels, and inside one super-cluster |
+//! | `nodes.rs` | the A* over nodes, on both levels, and inside super-clusters |
 //! | `route.rs` | [`CoarseRoute`]: the join, the search, the refinement, by phase |
 
 mod build;
 mod graph;
+mod levels;
 mod local;
 mod nodes;
 mod route;
@@ -61,8 +63,7 @@ mod tests;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-pub use build::{BuiltPart, GraphBuild};
-pub use graph::CoarseGraph;
+pub use graph::{BuiltPart, CoarseGraph, GraphBuild};
 pub use route::{CoarseRoute, RouteStatus, RouteWork};
 
 /// Hashes the `u32` keys of the graph's maps (cell indices) with one

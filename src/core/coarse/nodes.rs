@@ -3,7 +3,7 @@
 //! on level 1 inside two super-clusters side by side, to refine a route's
 //! course through them into level-1 nodes.
 
-use super::graph::CoarseGraph;
+use super::levels::Levels;
 use super::local::Positions;
 use super::{ABSENT, IndexMap, WEIGHT_ONE};
 use crate::core::grid::Cell;
@@ -90,7 +90,7 @@ impl Abstract {
     /// goal if there is one (`direct`).
     pub(super) fn begin_route(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         (start, from_start): (Cell, &[(u32, u64)]),
         direct: Option<u64>,
@@ -111,7 +111,7 @@ impl Abstract {
     /// from node `from` (a grid cell index) towards `to`.
     pub(super) fn begin_inside(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         supers: [u32; 2],
         from: u32,
@@ -152,7 +152,7 @@ impl Abstract {
     #[allow(clippy::too_many_arguments)]
     fn score(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         node: u32,
         g: u64,
@@ -186,7 +186,7 @@ impl Abstract {
     /// the search is over.
     pub(super) fn run(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         goal: &Goal<'_>,
         weight: u64,
@@ -237,7 +237,7 @@ impl Abstract {
     /// goes: a level-2 node, or inside the scope).
     fn expand_lower(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         (id, node, g, cluster): (u32, u32, u64, u32),
         goal: Cell,
@@ -272,7 +272,7 @@ impl Abstract {
     /// node facing it across a border.
     fn expand_upper(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         (id, node, g, cluster): (u32, u32, u64, u32),
         goal: Cell,
@@ -308,7 +308,7 @@ impl Abstract {
     #[allow(clippy::too_many_arguments)]
     fn cross(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         (id, node, g, cluster): (u32, u32, u64, u32),
         goal: Cell,
@@ -365,7 +365,7 @@ impl Abstract {
     /// index of the last node among them. `None` if it found none.
     pub(super) fn waypoints(
         &self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         start: Cell,
         goal: Cell,
     ) -> Option<(Vec<(Cell, Leg)>, usize)> {

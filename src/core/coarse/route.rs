@@ -5,6 +5,7 @@
 use super::WEIGHT_ONE;
 use super::build::{LABELS_PER_EXPANSION, pieces};
 use super::graph::CoarseGraph;
+use super::levels::Levels;
 use super::local::{Area, Local};
 use super::nodes::{Abstract, Goal, Leg};
 use crate::core::grid::Cell;
@@ -215,6 +216,7 @@ impl CoarseRoute {
     /// [`RouteStatus::NotFound`], so a found route is always legal on the
     /// grid it was finished on.
     pub fn step(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, budget: u64) -> RouteStatus {
+        let graph = &graph.levels;
         let mut left = budget;
         while left > 0 && self.status == RouteStatus::Running {
             let (spent, part) = match self.phase {
@@ -255,7 +257,7 @@ impl CoarseRoute {
     /// reaches. Returns the expansions, and the costs once done.
     fn connect(
         &mut self,
-        graph: &CoarseGraph,
+        graph: &Levels,
         class: &SizeClass<'_>,
         cell: Cell,
         forward: bool,
@@ -298,7 +300,7 @@ impl CoarseRoute {
         (spent, Some(costs))
     }
 
-    fn connect_start(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
+    fn connect_start(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
         if !class.is_walkable(self.start) || !class.is_walkable(self.goal) {
             self.fail();
             return 0;
@@ -317,7 +319,7 @@ impl CoarseRoute {
         spent
     }
 
-    fn connect_goal(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
+    fn connect_goal(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
         let (spent, costs) = self.connect(graph, class, self.goal, false, most);
         if let Some(costs) = costs {
             self.to_goal = costs;
@@ -334,7 +336,7 @@ impl CoarseRoute {
         spent
     }
 
-    fn search(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
+    fn search(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
         let before = self.nodes.expanded;
         let goal = Goal {
             cell: self.goal,
@@ -360,7 +362,7 @@ impl CoarseRoute {
 
     /// Takes the node search's waypoints: the super-clusters they pass
     /// through, and the level-1 waypoints to refine first.
-    fn set_course(&mut self, graph: &CoarseGraph, plan: Vec<(Cell, Leg)>, last_node: usize) {
+    fn set_course(&mut self, graph: &Levels, plan: Vec<(Cell, Leg)>, last_node: usize) {
         self.course.clear();
         // The nodes: `plan[1..=last_node]`.
         for (i, &(cell, _)) in plan.iter().enumerate().take(last_node + 1).skip(1) {
@@ -388,7 +390,7 @@ impl CoarseRoute {
     /// crosses each border between super-clusters where the level-1 graph
     /// crosses it best, not only at the level-2 entrances the node search
     /// went through. The last window keeps its whole way, and the goal.
-    fn through(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
+    fn through(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
         let (from, _) = *self.waypoints.last().expect("the start");
         let (first, _) = self.course[self.window - 1];
         let (second, end) = self.course[self.window];
@@ -444,7 +446,7 @@ impl CoarseRoute {
         spent
     }
 
-    fn refine(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, most: u64) -> u64 {
+    fn refine(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
         if self.leg + 1 >= self.waypoints.len() {
             // Legs refined in earlier steps may have been cut since.
             if class.can_walk(&self.cells) {
@@ -564,12 +566,7 @@ fn walked(class: &SizeClass<'_>, cells: &[Cell]) -> Path {
 /// start and goal lie in different clusters: nothing to label in a cluster
 /// of one piece, and otherwise a flood fill charged at
 /// [`LABELS_PER_EXPANSION`] cells an expansion.
-fn estimate(
-    graph: &CoarseGraph,
-    class: &SizeClass<'_>,
-    cell: Cell,
-    forward: bool,
-) -> Vec<(u32, u64)> {
+fn estimate(graph: &Levels, class: &SizeClass<'_>, cell: Cell, forward: bool) -> Vec<(u32, u64)> {
     let cluster = graph.cluster_of(cell);
     let bounds = graph.bounds(cluster);
     let (x0, y0, w, _) = bounds;

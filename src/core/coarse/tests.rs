@@ -25,7 +25,8 @@ fn random_grid(seed: u64, w: u32, h: u32) -> NavGrid {
 
 /// Whether two graphs hold the same records on both levels.
 fn same_records(a: &CoarseGraph, b: &CoarseGraph) -> bool {
-    a.lower.bytes().eq(b.lower.bytes()) && a.upper.bytes().eq(b.upper.bytes())
+    a.levels.lower.bytes().eq(b.levels.lower.bytes())
+        && a.levels.upper.bytes().eq(b.levels.upper.bytes())
 }
 
 fn route(graph: &CoarseGraph, class: &SizeClass, start: Cell, goal: Cell) -> Option<Path> {

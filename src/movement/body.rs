@@ -1,0 +1,126 @@
+//! A mover's body as avoidance and the taking of turns at passages both
+//! read it: the [`Avoidance`] component, the [`AvoidanceSettings`], the
+//! query both systems walk the movers with, and the body's radius.
+
+use bevy::ecs::query::QueryData;
+use bevy::prelude::*;
+
+use super::{Motion, Mover, Steering};
+use crate::pathfinding::Footprint;
+
+/// How movers avoid each other. Added with `init_resource`: a value the app
+/// inserts wins.
+#[derive(Resource, Clone, Debug, PartialEq, Reflect)]
+#[reflect(Resource)]
+pub struct AvoidanceSettings {
+    /// Whether movers avoid each other at all (default `true`). Off, every
+    /// mover walks its preferred velocity, through the others.
+    pub enabled: bool,
+    /// Seconds ahead a mover looks for collisions with others (default
+    /// 0.75): longer avoids earlier and more smoothly, shorter lets units
+    /// pack closer.
+    pub time_horizon: f32,
+    /// The nearest neighbours each mover avoids, at most (default 6).
+    pub max_neighbours: usize,
+    /// Threads of Bevy's compute task pool the planning of velocities is
+    /// spread over: 0 (the default) for all the pool has. Each unit is
+    /// planned alone from where every unit stood at the frame's start, so
+    /// the result is the same whatever the number.
+    pub threads: usize,
+    /// Seconds a moving unit may make no headway (half a cell of ground
+    /// gained), blocked by others, before it pushes through until it makes
+    /// headway again (default 2): it leaves most of the avoiding to the
+    /// others (of two pushing through against each other, the later
+    /// entity yields), though never ends deep in another body. One blocked
+    /// this long within a few cells of its end rests at the nearest free
+    /// cell instead: close enough (for a unit wider than a cell whose
+    /// pushing through gained it nothing, twice as far).
+    pub give_up_after: f32,
+    /// Seconds units waiting at one end of a one-lane passage (a bridge or
+    /// gap one unit wide) let the other end keep sending units through
+    /// (default 4): after that, no new unit enters from the other end, and
+    /// once the passage is empty the waiting side goes. See
+    /// [`passage`](super::passage).
+    pub passage_turn: f32,
+}
+
+impl Default for AvoidanceSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            time_horizon: 0.75,
+            max_neighbours: 6,
+            threads: 0,
+            give_up_after: 2.0,
+            passage_turn: 4.0,
+        }
+    }
+}
+
+/// A mover's body for local avoidance. A [`Mover`] without one avoids
+/// others with [`Avoidance::default`].
+#[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Component)]
+pub struct Avoidance {
+    /// The body's radius in world units. `None` (the default): 0.45 of its
+    /// [`Footprint`]'s side in cells, so units one cell wide pass a bridge
+    /// one cell wide in single file.
+    pub radius: Option<f32>,
+    /// Whether this unit steers round the others (default `true`). A unit
+    /// that does not still has a body: the others steer round it and take
+    /// the whole work of avoiding.
+    pub enabled: bool,
+}
+
+impl Default for Avoidance {
+    fn default() -> Self {
+        Self {
+            radius: None,
+            enabled: true,
+        }
+    }
+}
+
+impl Avoidance {
+    /// A unit that walks its own way and leaves the avoiding to others.
+    pub const OFF: Self = Self {
+        radius: None,
+        enabled: false,
+    };
+
+    /// Avoiding others with a body of `radius` world units.
+    pub fn with_radius(radius: f32) -> Self {
+        Self {
+            radius: Some(radius),
+            enabled: true,
+        }
+    }
+}
+
+/// A mover as avoidance (and the taking of turns at passages) reads and
+/// writes it.
+#[derive(QueryData)]
+#[query_data(mutable)]
+pub(crate) struct AgentQuery {
+    pub(crate) entity: Entity,
+    pub(crate) mover: &'static Mover,
+    pub(crate) transform: &'static Transform,
+    pub(crate) steering: &'static Steering,
+    pub(crate) motion: &'static mut Motion,
+    pub(crate) footprint: Option<&'static Footprint>,
+    pub(crate) avoidance: Option<&'static Avoidance>,
+}
+
+/// A mover's body radius: its [`Avoidance::radius`] if that is a usable
+/// number, else 0.45 of its footprint's side (`cell`: the map's cell size).
+pub(crate) fn body_radius(
+    avoidance: Option<&Avoidance>,
+    footprint: Option<&Footprint>,
+    cell: f32,
+) -> f32 {
+    let size = footprint.map_or(1, |f| f.0).max(1) as f32;
+    avoidance
+        .and_then(|a| a.radius)
+        .filter(|r| r.is_finite() && *r >= 0.0)
+        .unwrap_or(0.45 * size * cell)
+}
