@@ -52,7 +52,15 @@
 //! provisional path over its final path's) and `quick_illegal=`, the
 //! provisional paths that broke the move rules on the grid they came on,
 //! and `grid_bytes_per_cell=` and `coarse_bytes_per_cell=`: the memory of
-//! the grid (regions labelled) and of the coarse graph quick routes run on.
+//! the grid (regions labelled) and of the coarse graph quick routes run on,
+//! and `graph_frame=`, the frame that graph was taken up on.
+//!
+//! The coarse graph is built in the background over a window of frames
+//! that assumes frames of a real game, not frames run back to back: while
+//! it is being built, each frame is held to `--fps F` frames a second (60
+//! by default; 0 runs them back to back, and the graph then comes whenever
+//! its build is done, with frames and paths that depend on the machine).
+//! The frame times reported are the plugin's own systems', never the wait.
 //!
 //! With `--weight W` (at least 1), searches use a heuristic weight of W
 //! (`PathfindingSettings::heuristic_weight`): every final path costs at
@@ -525,11 +533,12 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
     } = setup;
     let mut app = App::new();
     // Bevy gives the compute pool what the I/O and async pools leave: one
-    // thread on a 2-core machine. Searches in T lanes want T, and a coarse
-    // graph's build on the async pool T too.
+    // thread on a 2-core machine. Searches in T lanes want T. A coarse
+    // graph's build runs on the async compute pool as Bevy sizes it for a
+    // game (a quarter of the cores, at least one, at most four), so that
+    // on a small machine it leaves the frame's lanes their cores.
     let mut pools = TaskPoolOptions::default();
     pools.compute.min_threads = threads;
-    pools.async_compute.min_threads = threads;
     app.add_plugins((
         MinimalPlugins.set(TaskPoolPlugin {
             task_pool_options: pools,

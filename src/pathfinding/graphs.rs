@@ -92,19 +92,26 @@ struct Entry {
 
 enum State {
     /// Being built; taken up once done, and not before frame `due` (if
-    /// set).
+    /// set). With `window_to_come`, the build on a thread reports its
+    /// window of frames when done, to be added to `due` (the frame it
+    /// began).
     Building {
         build: Build,
         due: Option<u64>,
+        window_to_come: bool,
     },
     Ready(Box<CoarseGraph>),
 }
 
 enum Build {
-    /// On the async compute pool, from a copy of the grid.
-    Task(Task<CoarseGraph>),
+    /// On the async compute pool, from a copy of the grid; it gives the
+    /// graph and its window of frames (estimated on that thread too, so
+    /// that the frame that starts it does no more than copy the grid).
+    Task(Task<(CoarseGraph, u64)>),
     /// In slices on the frame's thread, on the grid as it is each frame.
     Sliced(Box<CoarseGraph>),
+    /// Built on a thread before its window ended: taken up when it does.
+    Done(Box<CoarseGraph>),
 }
 
 impl CoarseGraphs {
@@ -161,7 +168,11 @@ impl CoarseGraphs {
     pub fn bake(&mut self, grid: &NavGrid, size: u8) {
         let state = match start(grid, size) {
             Started::Built(graph) => State::Ready(graph),
-            Started::Building(build, _) => State::Building { build, due: None },
+            Started::Building(build, _) => State::Building {
+                build,
+                due: None,
+                window_to_come: false,
+            },
         };
         self.set(size, state);
     }
@@ -174,7 +185,7 @@ impl CoarseGraphs {
             .map(|entry| match &entry.state {
                 State::Ready(graph) => graph.memory_bytes(),
                 State::Building {
-                    build: Build::Sliced(graph),
+                    build: Build::Sliced(graph) | Build::Done(graph),
                     ..
                 } => graph.memory_bytes(),
                 State::Building { .. } => 0,
@@ -200,7 +211,8 @@ impl CoarseGraphs {
             Started::Built(graph) => State::Ready(graph),
             Started::Building(build, frames) => State::Building {
                 build,
-                due: Some(frame + frames),
+                due: Some(frame + frames.unwrap_or(0)),
+                window_to_come: frames.is_none(),
             },
         };
         self.set(size, state);
@@ -216,23 +228,39 @@ impl CoarseGraphs {
             self.begin(grid, 1, frame);
         }
         for entry in &mut self.entries {
-            let State::Building { build, due } = &mut entry.state else {
+            let size = entry.size;
+            let State::Building {
+                build,
+                due,
+                window_to_come,
+            } = &mut entry.state
+            else {
                 continue;
             };
+            if let Build::Task(task) = build {
+                if !task.is_finished() {
+                    continue;
+                }
+                // Finished: its output is there, no waiting.
+                let Some((graph, frames)) = future::block_on(future::poll_once(task)) else {
+                    continue;
+                };
+                if std::mem::take(window_to_come) {
+                    *due = due.map(|began| began + frames);
+                }
+                *build = Build::Done(Box::new(graph));
+            }
             let due_now = due.is_none_or(|due| frame >= due);
             let graph = match build {
-                Build::Task(task) => {
-                    if !(task.is_finished() && due_now) {
+                Build::Task(_) => continue,
+                Build::Done(graph) => {
+                    if !due_now {
                         continue;
                     }
-                    // Finished: its output is there, no waiting.
-                    match future::block_on(future::poll_once(task)) {
-                        Some(graph) => Box::new(graph),
-                        None => continue,
-                    }
+                    std::mem::replace(graph, Box::new(CoarseGraph::new(&grid.size_class(size))))
                 }
                 Build::Sliced(graph) => {
-                    let class = grid.size_class(entry.size);
+                    let class = grid.size_class(size);
                     if !graph.fits(&class) {
                         // The grid was replaced by one of another size.
                         **graph = CoarseGraph::new(&class);
@@ -308,7 +336,8 @@ pub(crate) fn has_terrain(grid: &NavGrid, size: u8) -> bool {
 /// way with its window of frames.
 enum Started {
     Built(Box<CoarseGraph>),
-    Building(Build, u64),
+    /// With its window of frames, or `None` if the build reports it.
+    Building(Build, Option<u64>),
 }
 
 /// Starts a build of `grid`'s graph for `size`: on the async compute pool
@@ -318,14 +347,20 @@ fn start(grid: &NavGrid, size: u8) -> Started {
     if grid.cell_count() <= AT_ONCE_CELLS {
         return Started::Built(Box::new(CoarseGraph::build(&class)));
     }
-    let frames = build_frames(CoarseGraph::build_estimate(&class));
     if !THREADED {
-        return Started::Building(Build::Sliced(Box::new(CoarseGraph::new(&class))), frames);
+        let frames = build_frames(CoarseGraph::build_estimate(&class));
+        return Started::Building(
+            Build::Sliced(Box::new(CoarseGraph::new(&class))),
+            Some(frames),
+        );
     }
     let copy = Arc::new(grid.clone());
     let pool = AsyncComputeTaskPool::get_or_init(TaskPool::default);
-    let task = pool.spawn(async move { build_in_parts(copy, size).await });
-    Started::Building(Build::Task(task), frames)
+    let task = pool.spawn(async move {
+        let frames = build_frames(CoarseGraph::build_estimate(&copy.size_class(size)));
+        (build_in_parts(copy, size).await, frames)
+    });
+    Started::Building(Build::Task(task), None)
 }
 
 /// Builds the graph of `grid` for `size` in parts side by side on the async

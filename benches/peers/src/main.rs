@@ -79,17 +79,30 @@ struct Workload<'a> {
     last_best: &'a [f64],
 }
 
-/// What one peer did on one workload.
-#[derive(Default)]
+/// What one peer did on one workload. Every CPU time counts from before
+/// the peer saw the map, its build included.
+#[derive(Default, Clone)]
 struct Outcome {
+    /// CPU to take up the map before any request: northstar's grid build,
+    /// frontier's first frame with the map (region labels; its coarse
+    /// graph is built on worker threads once requests come, inside the
+    /// routed time).
+    build_cpu: Duration,
+    /// Until every unit has its first answer, whatever it is (for
+    /// frontier, often a first stretch of a quick route).
     routed_frames: u64,
     routed_cpu: Duration,
+    /// Until every unit has a route to its goal (not a first stretch).
+    whole_frames: u64,
+    whole_cpu: Duration,
     final_frames: u64,
     final_cpu: Duration,
-    /// Per request with a route: its cost over the optimum.
-    route_ratios: Vec<f64>,
-    /// Per request with a final path: its cost over the optimum.
-    final_ratios: Vec<f64>,
+    /// Per request: its first whole route's cost over the optimum, `None`
+    /// without a legal one.
+    route_ratios: Vec<Option<f64>>,
+    /// Per request: its final path's cost over the optimum, `None` without
+    /// a legal one.
+    final_ratios: Vec<Option<f64>>,
     illegal: usize,
     missing: usize,
 }
@@ -98,11 +111,11 @@ struct Outcome {
 /// and CPU from the first wall until every request holds a legal final
 /// path again, the final paths' cost over the optimum on the last grid,
 /// and the paths still breaking the move rules there.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Toggled {
     frames: u64,
     cpu: Duration,
-    ratios: Vec<f64>,
+    ratios: Vec<Option<f64>>,
     illegal: usize,
 }
 
@@ -121,22 +134,31 @@ fn walk_cost(grid: &NavGrid, cells: &[Cell]) -> Option<f64> {
     )
 }
 
-/// Each path's cost on `grid` over the optimum `best` into `ratios`, the
-/// illegal ones counted in `illegal`. Returns the requests with no path.
+/// Each path's cost on `grid` over the optimum `best` (`None` for a
+/// missing or illegal path) into `ratios`, the illegal ones counted in
+/// `illegal`. Returns the requests with no path.
 fn tally(
     grid: &NavGrid,
     paths: &[Option<Vec<Cell>>],
     best: &[f64],
-    ratios: &mut Vec<f64>,
+    ratios: &mut Vec<Option<f64>>,
     illegal: &mut usize,
 ) -> usize {
     let mut missing = 0;
+    ratios.clear();
     for (i, path) in paths.iter().enumerate() {
-        match path.as_deref().map(|cells| walk_cost(grid, cells)) {
-            Some(Some(cost)) => ratios.push(cost / best[i]),
-            Some(None) => *illegal += 1,
-            None => missing += 1,
-        }
+        let cost = match path.as_deref().map(|cells| walk_cost(grid, cells)) {
+            Some(Some(cost)) => Some(cost / best[i]),
+            Some(None) => {
+                *illegal += 1;
+                None
+            }
+            None => {
+                missing += 1;
+                None
+            }
+        };
+        ratios.push(cost);
     }
     missing
 }
@@ -207,20 +229,25 @@ fn pathfinding_crate(grid: &NavGrid, pairs: &[(Cell, Cell)]) -> (Vec<f64>, Outco
     let outcome = Outcome {
         routed_frames: 1,
         routed_cpu: spent,
+        whole_frames: 1,
+        whole_cpu: spent,
         final_frames: 1,
         final_cpu: spent,
-        route_ratios: vec![1.0; pairs.len()],
-        final_ratios: vec![1.0; pairs.len()],
+        route_ratios: vec![Some(1.0); pairs.len()],
+        final_ratios: vec![Some(1.0); pairs.len()],
         ..default()
     };
     (best, outcome)
 }
 
-/// bevy_northstar's HPA*: build, then coarse routes and refined paths;
+/// bevy_northstar's HPA*: build, then coarse routes and refined paths
+/// (each pass timed apart: routed is build + coarse, final is build +
+/// refined, as a game that wants refined paths runs no coarse pass);
 /// then a wall at each of `walls` in turn, each followed by a rebuild (of
 /// the chunks it touched) and new refined paths for the requests whose
-/// path it cut (only those calls are timed: finding which paths a wall
-/// cuts is left to the game).
+/// path it cut: legal before this wall, illegal after (only those calls
+/// are timed: finding which paths a wall cuts is left to the game). A
+/// path that broke the move rules before any wall is not re-planned.
 fn northstar(work: &Workload) -> (Outcome, Toggled) {
     let Workload {
         grid,
@@ -260,10 +287,13 @@ fn northstar(work: &Workload) -> (Outcome, Toggled) {
     let (coarse, coarse_cpu) = run(PathfindMode::Coarse);
     let (mut refined, refined_cpu) = run(PathfindMode::Refined);
     let mut outcome = Outcome {
+        build_cpu: built,
         routed_frames: 1,
         routed_cpu: built + coarse_cpu,
+        whole_frames: 1,
+        whole_cpu: built + coarse_cpu,
         final_frames: 1,
-        final_cpu: built + coarse_cpu + refined_cpu,
+        final_cpu: built + refined_cpu,
         ..default()
     };
     outcome.missing += tally(
@@ -285,6 +315,11 @@ fn northstar(work: &Workload) -> (Outcome, Toggled) {
         frames: walls.len() as u64,
         ..default()
     };
+    let legal = |grid: &NavGrid, path: &Option<Vec<Cell>>| {
+        path.as_deref()
+            .is_some_and(|cells| walk_cost(grid, cells).is_some())
+    };
+    let mut was_legal: Vec<bool> = refined.iter().map(|path| legal(&now, path)).collect();
     for &wall in walls {
         now.set_cost(wall, NavGrid::BLOCKED).ok();
         let before = cpu();
@@ -292,14 +327,12 @@ fn northstar(work: &Workload) -> (Outcome, Toggled) {
         nav.build();
         toggled.cpu += cpu() - before;
         for (i, path) in refined.iter_mut().enumerate() {
-            if path
-                .as_deref()
-                .is_some_and(|cells| walk_cost(&now, cells).is_none())
-            {
+            if was_legal[i] && !legal(&now, path) {
                 let (start, goal) = pairs[i];
                 let before = cpu();
                 *path = star_path(&nav, start, goal, PathfindMode::Refined);
                 toggled.cpu += cpu() - before;
+                was_legal[i] = legal(&now, path);
             }
         }
     }
@@ -327,8 +360,12 @@ fn frontier(work: &Workload) -> (Outcome, Toggled) {
     } = *work;
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, FrontierPlugins::default()));
+    app.update();
+    let mut outcome = Outcome::default();
+    let before = cpu();
     app.world_mut().spawn((grid.clone(), Transform::default()));
     app.update();
+    outcome.build_cpu = cpu() - before;
     let units: Vec<Entity> = pairs
         .iter()
         .map(|&(start, goal)| {
@@ -338,34 +375,39 @@ fn frontier(work: &Workload) -> (Outcome, Toggled) {
                 .id()
         })
         .collect();
-    let mut outcome = Outcome::default();
-    let mut routed = vec![false; units.len()];
-    let before = cpu();
+    outcome.route_ratios = vec![None; units.len()];
+    let mut whole = vec![false; units.len()];
     for frame in 1..=2_000_000u64 {
         app.update();
         let mut all_routed = true;
+        let mut all_whole = true;
         let mut all_final = true;
         for (i, &unit) in units.iter().enumerate() {
             let Some(result) = app.world().get::<PathResult>(unit) else {
                 all_routed = false;
+                all_whole = false;
                 all_final = false;
                 continue;
             };
-            if !routed[i] {
-                routed[i] = true;
+            // The first route to the goal (not a first stretch) is the
+            // one compared with northstar's coarse routes.
+            if !whole[i] && !result.ends_short {
+                whole[i] = true;
                 match walk_cost(grid, &result.cells) {
-                    // A first stretch is not the whole route: its cost is
-                    // not compared.
-                    Some(cost) if !result.ends_short => outcome.route_ratios.push(cost / best[i]),
-                    Some(_) => {}
+                    Some(cost) => outcome.route_ratios[i] = Some(cost / best[i]),
                     None => outcome.illegal += 1,
                 }
             }
+            all_whole &= whole[i];
             all_final &= result.status.is_final();
         }
         if all_routed && outcome.routed_frames == 0 {
             outcome.routed_frames = frame;
             outcome.routed_cpu = cpu() - before;
+        }
+        if all_whole && outcome.whole_frames == 0 {
+            outcome.whole_frames = frame;
+            outcome.whole_cpu = cpu() - before;
         }
         if all_final {
             outcome.final_frames = frame;
@@ -436,10 +478,53 @@ fn frontier(work: &Workload) -> (Outcome, Toggled) {
     (outcome, toggled)
 }
 
-fn stats(ratios: &[f64]) -> (f64, f64) {
-    let finite: Vec<f64> = ratios.iter().copied().filter(|r| r.is_finite()).collect();
+/// Mean and worst of `ratios` over the requests in `over`, and how many
+/// those are.
+fn stats(ratios: &[Option<f64>], over: &[bool]) -> (f64, f64, usize) {
+    let finite: Vec<f64> = ratios
+        .iter()
+        .zip(over)
+        .filter(|&(_, &over)| over)
+        .filter_map(|(r, _)| r.filter(|r| r.is_finite()))
+        .collect();
     let mean = finite.iter().sum::<f64>() / finite.len().max(1) as f64;
-    (mean, finite.iter().copied().fold(0.0, f64::max))
+    (
+        mean,
+        finite.iter().copied().fold(0.0, f64::max),
+        finite.len(),
+    )
+}
+
+/// The requests where every one of `sets` holds a legal path: the set
+/// costs are compared over, so no peer is scored on requests another
+/// skipped.
+fn common(sets: &[&[Option<f64>]]) -> Vec<bool> {
+    let n = sets.iter().map(|set| set.len()).max().unwrap_or(0);
+    (0..n)
+        .map(|i| sets.iter().all(|set| set.get(i).is_some_and(Option::is_some)))
+        .collect()
+}
+
+/// The median of `runs`' CPU times, field by field (frames and paths are
+/// the same in every run; the first run's are kept).
+fn median(mut runs: Vec<(Outcome, Toggled)>) -> (Outcome, Toggled) {
+    fn mid(mut times: Vec<Duration>) -> Duration {
+        times.sort();
+        times[times.len() / 2]
+    }
+    let pick = |field: fn(&(Outcome, Toggled)) -> Duration| mid(runs.iter().map(field).collect());
+    let build = pick(|r| r.0.build_cpu);
+    let routed = pick(|r| r.0.routed_cpu);
+    let whole = pick(|r| r.0.whole_cpu);
+    let fin = pick(|r| r.0.final_cpu);
+    let walls = pick(|r| r.1.cpu);
+    let (mut outcome, mut toggled) = runs.swap_remove(0);
+    outcome.build_cpu = build;
+    outcome.routed_cpu = routed;
+    outcome.whole_cpu = whole;
+    outcome.final_cpu = fin;
+    toggled.cpu = walls;
+    (outcome, toggled)
 }
 
 /// Walls put up while the paths are held, one a frame, on each map with
@@ -448,11 +533,13 @@ const TOGGLES: usize = 100;
 
 fn main() {
     let mut requests = 1_000;
+    let mut runs = 3usize;
     let mut only: Option<Vec<String>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match flag.as_str() {
             "--requests" => requests = args.next().and_then(|v| v.parse().ok()).unwrap_or(requests),
+            "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(runs).max(1),
             "--maps" => {
                 only = args
                     .next()
@@ -460,7 +547,7 @@ fn main() {
             }
             _ => {
                 eprintln!(
-                    "usage: frontier-peers [--requests N] [--maps random512,AR0011SR,Berlin]"
+                    "usage: frontier-peers [--requests N] [--runs N] [--maps random512,AR0011SR,Berlin]"
                 );
                 std::process::exit(2);
             }
@@ -529,13 +616,22 @@ fn main() {
                 last: &last,
                 last_best: &last_best,
             };
-            let (star, star_walls) = northstar(&work);
-            let (ours, our_walls) = frontier(&work);
+            // The peers take turns, run by run, so that whatever else the
+            // machine does falls on both alike.
+            let mut star_runs = Vec::new();
+            let mut our_runs = Vec::new();
+            for _ in 0..runs {
+                star_runs.push(northstar(&work));
+                our_runs.push(frontier(&work));
+            }
+            let (star, star_walls) = median(star_runs);
+            let (ours, our_walls) = median(our_runs);
             if !walls.is_empty() {
+                let over = common(&[&star_walls.ratios, &our_walls.ratios]);
                 for (peer, toggled) in [("northstar", &star_walls), ("frontier", &our_walls)] {
-                    let (mean, worst) = stats(&toggled.ratios);
+                    let (mean, worst, compared) = stats(&toggled.ratios, &over);
                     println!(
-                        "workload={name}+terrain+walls peer={peer} walls={} frames={} cpu_ms={} final_cost_mean={mean:.4} final_cost_worst={worst:.4} illegal={}",
+                        "workload={name}+terrain+walls peer={peer} walls={} frames={} cpu_ms={} final_cost_mean={mean:.4} final_cost_worst={worst:.4} compared={compared} illegal={}",
                         walls.len(),
                         toggled.frames,
                         toggled.cpu.as_millis(),
@@ -543,19 +639,27 @@ fn main() {
                     );
                 }
             }
+            // Costs over the requests where both northstar and frontier
+            // hold a legal path (routes: a whole route, not a first
+            // stretch).
+            let route_over = common(&[&star.route_ratios, &ours.route_ratios]);
+            let final_over = common(&[&star.final_ratios, &ours.final_ratios]);
             let outcomes = [
                 ("pathfinding", optimum),
                 ("northstar", star),
                 ("frontier", ours),
             ];
             for (peer, outcome) in outcomes {
-                let (route_mean, route_worst) = stats(&outcome.route_ratios);
-                let (final_mean, final_worst) = stats(&outcome.final_ratios);
+                let (route_mean, route_worst, routes) = stats(&outcome.route_ratios, &route_over);
+                let (final_mean, final_worst, finals) = stats(&outcome.final_ratios, &final_over);
                 println!(
-                    "workload={name}{} peer={peer} requests={requests} routed_frames={} routed_cpu_ms={} final_frames={} final_cpu_ms={} route_cost_mean={route_mean:.4} route_cost_worst={route_worst:.4} final_cost_mean={final_mean:.4} final_cost_worst={final_worst:.4} illegal={} missing={}",
+                    "workload={name}{} peer={peer} requests={requests} build_cpu_ms={} routed_frames={} routed_cpu_ms={} whole_frames={} whole_cpu_ms={} final_frames={} final_cpu_ms={} route_cost_mean={route_mean:.4} route_cost_worst={route_worst:.4} routes_compared={routes} final_cost_mean={final_mean:.4} final_cost_worst={final_worst:.4} finals_compared={finals} illegal={} missing={}",
                     if terrain { "+terrain" } else { "" },
+                    outcome.build_cpu.as_millis(),
                     outcome.routed_frames,
                     outcome.routed_cpu.as_millis(),
+                    outcome.whole_frames,
+                    outcome.whole_cpu.as_millis(),
                     outcome.final_frames,
                     outcome.final_cpu.as_millis(),
                     outcome.illegal,

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use bevy::platform::collections::HashMap;
+use bevy::platform::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
 
@@ -295,7 +295,9 @@ fn run_rounds(
         for quick in std::mem::take(&mut queue.quick.under_way) {
             carried.extend(keep_up(queue, spots, quick, maps, graphs));
         }
-        let mut busy: Vec<u64> = carried
+        // A set: with a thousand routes parked after their first stretch,
+        // scanning a list for every candidate cost a frame milliseconds.
+        let mut busy: HashSet<u64> = carried
             .iter()
             .chain(&queue.quick.extending)
             .map(|quick| quick.ticket)
@@ -312,16 +314,24 @@ fn run_rounds(
                 break;
             };
             if let Some(next) = plan_quick(queue, spots, ticket, maps, graphs) {
-                busy.push(ticket);
+                busy.insert(ticket);
                 planned.push(next);
             }
         }
         // Every request has its first stretch: routes are refined on.
         let extending = carried.is_empty() && planned.is_empty();
         if extending {
-            for quick in std::mem::take(&mut queue.quick.extending) {
+            // As many as there are lanes open, from the front; the rest
+            // wait in order, untouched (bringing a thousand parked routes up
+            // to date each round, to place two, cost a frame milliseconds).
+            let mut parked = std::mem::take(&mut queue.quick.extending).into_iter();
+            while carried.len() < open.len() {
+                let Some(quick) = parked.next() else {
+                    break;
+                };
                 carried.extend(keep_up(queue, spots, quick, maps, graphs));
             }
+            queue.quick.extending = parked.collect();
         }
         // Each carried route back in a lane of its own.
         let mut work: Vec<QuickLane> = (0..lanes).map(|_| QuickLane::default()).collect();
