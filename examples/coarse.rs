@@ -11,6 +11,10 @@
 //! `--flat` is given. Starts and goals are drawn as `stress` draws them, so
 //! the routes are those of its first units.
 //!
+//! The node searches' rows count node expansions; the level-1 course and
+//! the totals count budget, where a node expansion is charged one and a
+//! half (see `CoarseRoute::expansions`).
+//!
 //! It prints the build's time and size (`build_ms`, `coarse_bytes_per_cell`
 //! against `grid_bytes_per_cell`, nodes), then a table of what a route
 //! costs in expansions, by part: joining its start and goal to the graph,

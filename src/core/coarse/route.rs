@@ -75,10 +75,12 @@ pub struct RouteWork {
     /// Joining the start and the goal to the nodes of their clusters.
     pub join: u64,
     /// The search over nodes: level-1 nodes (inside the super-clusters of
-    /// the start and the goal) and level-2 nodes (between them).
+    /// the start and the goal) and level-2 nodes (between them) expanded,
+    /// each charged one and a half to the budget.
     pub nodes: [u64; 2],
     /// Searching the level-1 nodes along the route's course, two
-    /// super-clusters at a time.
+    /// super-clusters at a time, in budget charged (node expansions at
+    /// one and a half).
     pub open: u64,
     /// Refining level-1 legs to cells.
     pub refine: u64,
@@ -156,7 +158,8 @@ impl CoarseRoute {
         self.goal
     }
 
-    /// Expansions so far (cells in clusters, and nodes).
+    /// Budget spent so far: cells expanded in clusters, and nodes
+    /// expanded, each node charged one and a half.
     pub fn expansions(&self) -> u64 {
         self.expansions
     }
