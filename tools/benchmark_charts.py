@@ -18,7 +18,9 @@ COLOURS = {"pathfinding": "#8c8c8c", "northstar": "#d9822b", "frontier": "#2b6cd
 # (file, title, field, unit, log scale)
 CHARTS = [
     ("routed_cpu.svg", "CPU until every unit has a route", "routed_cpu_ms", "ms", True),
+    ("whole_cpu.svg", "CPU until every unit has a route to its goal", "whole_cpu_ms", "ms", True),
     ("final_cpu.svg", "CPU until every final path", "final_cpu_ms", "ms", True),
+    ("build_cpu.svg", "CPU taking up the map before any request", "build_cpu_ms", "ms", True),
     ("routed_frames.svg", "Frames until every unit has a route", "routed_frames", "frames", True),
     ("route_cost.svg", "Route cost over the optimum, mean", "route_cost_mean", "x", False),
     ("final_cost.svg", "Final path cost over the optimum, mean", "final_cost_mean", "x", False),
@@ -102,9 +104,11 @@ def main():
         for file, title, field, unit, log in charts:
             if lines:
                 (folder / file).write_text(chart(lines, title, field, unit, log))
-    keys = ["workload", "peer", "routed_frames", "routed_cpu_ms", "final_frames", "final_cpu_ms",
-            "route_cost_mean", "route_cost_worst", "final_cost_mean", "final_cost_worst", "illegal", "missing"]
-    wall_keys = ["workload", "peer", "walls", "frames", "cpu_ms", "final_cost_mean", "final_cost_worst", "illegal"]
+    keys = ["workload", "peer", "build_cpu_ms", "routed_frames", "routed_cpu_ms", "whole_frames", "whole_cpu_ms",
+            "final_frames", "final_cpu_ms", "route_cost_mean", "route_cost_worst", "routes_compared",
+            "final_cost_mean", "final_cost_worst", "finals_compared", "illegal", "missing"]
+    wall_keys = ["workload", "peer", "walls", "frames", "cpu_ms", "final_cost_mean", "final_cost_worst", "compared",
+                 "illegal"]
     for table_keys, lines in [(keys, rows), (wall_keys, walls)]:
         if not lines:
             continue
