@@ -66,14 +66,7 @@ fn parse_options() -> Result<Options, String> {
             "--routes" => options.routes = support::positive(&flag, &value()?)?,
             "--size" => options.size = support::positive(&flag, &value()?)?,
             "--flat" => options.flat = true,
-            "--weight" => {
-                let v = value()?;
-                options.weight = v
-                    .parse::<f32>()
-                    .ok()
-                    .filter(|w| w.is_finite() && *w >= 1.0)
-                    .ok_or_else(|| format!("--weight {v:?} is not a number of at least 1"))?;
-            }
+            "--weight" => options.weight = support::weight(&value()?)?,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }

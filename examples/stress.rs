@@ -156,14 +156,7 @@ fn parse_options() -> Result<Options, String> {
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
             "--lanes" => options.lanes = Some(support::positive(&flag, &value()?)?),
             "--swamp" => options.swamp = support::positive(&flag, &value()?)?,
-            "--weight" => {
-                let v = value()?;
-                options.weight = v
-                    .parse::<f32>()
-                    .ok()
-                    .filter(|w| w.is_finite() && *w >= 1.0)
-                    .ok_or_else(|| format!("--weight {v:?} is not a number of at least 1"))?;
-            }
+            "--weight" => options.weight = support::weight(&value()?)?,
             "--refine" => {
                 options.refine = Some(match value()?.as_str() {
                     "on" => true,

@@ -98,6 +98,16 @@ pub fn scattered_walls(width: u32, height: u32, percent: usize, seed: u64) -> Na
     NavGrid::from_costs(width, height, costs).expect("a grid of a valid size")
 }
 
+/// A heuristic weight given as `--weight`: a finite number of at least 1.
+#[allow(dead_code)] // `stress` and `coarse` use it, `crowd` does not.
+pub fn weight(value: &str) -> Result<f32, String> {
+    value
+        .parse::<f32>()
+        .ok()
+        .filter(|w| w.is_finite() && *w >= 1.0)
+        .ok_or_else(|| format!("--weight {value:?} is not a number of at least 1"))
+}
+
 /// Command-line value `value` of `flag` as a number above zero.
 pub fn positive<T: std::str::FromStr + PartialOrd + Default>(
     flag: &str,

@@ -297,16 +297,7 @@ impl ClusterBuild {
         let mut offsets = Vec::new();
         // The four borders: left, right (across x), bottom, top (across y).
         for (across_x, low) in [(true, true), (true, false), (false, true), (false, false)] {
-            let (nx, ny) = match (across_x, low) {
-                (true, true) => (cx.checked_sub(1), Some(cy)),
-                (true, false) => (Some(cx + 1), Some(cy)),
-                (false, true) => (Some(cx), cy.checked_sub(1)),
-                (false, false) => (Some(cx), Some(cy + 1)),
-            };
-            let Some(neighbour) = nx
-                .zip(ny)
-                .filter(|&(nx, ny)| nx < graph.columns && ny < graph.rows)
-                .map(|(nx, ny)| ny * graph.columns + nx)
+            let Some(neighbour) = beside((cx, cy), (across_x, low), (graph.columns, graph.rows))
             else {
                 continue;
             };
@@ -603,17 +594,11 @@ impl SuperBuild {
         let mut chosen: Vec<u32> = Vec::new();
         // The four borders: left, right, bottom, top.
         for (across_x, low) in [(true, true), (true, false), (false, true), (false, false)] {
-            let (nx, ny) = match (across_x, low) {
-                (true, true) => (sx.checked_sub(1), Some(sy)),
-                (true, false) => (Some(sx + 1), Some(sy)),
-                (false, true) => (Some(sx), sy.checked_sub(1)),
-                (false, false) => (Some(sx), Some(sy + 1)),
-            };
-            let Some(other) = nx
-                .zip(ny)
-                .filter(|&(nx, ny)| nx < graph.super_columns && ny < graph.super_rows)
-                .map(|(nx, ny)| ny * graph.super_columns + nx)
-            else {
+            let Some(other) = beside(
+                (sx, sy),
+                (across_x, low),
+                (graph.super_columns, graph.super_rows),
+            ) else {
                 continue;
             };
             let Some(theirs) = cache.supers.get(&other) else {
@@ -745,4 +730,21 @@ impl NodeSweep {
             + self.target.capacity()
             + self.heap.capacity() * 8
     }
+}
+
+/// The index of the block beside block `(x, y)` of a lattice of
+/// `(columns, rows)` across its border `(across_x, low)` (left, right,
+/// bottom or top), if there is one.
+fn beside(
+    (x, y): (u32, u32),
+    (across_x, low): (bool, bool),
+    (columns, rows): (u32, u32),
+) -> Option<u32> {
+    let (nx, ny) = match (across_x, low) {
+        (true, true) => (x.checked_sub(1)?, y),
+        (true, false) => (x + 1, y),
+        (false, true) => (x, y.checked_sub(1)?),
+        (false, false) => (x, y + 1),
+    };
+    (nx < columns && ny < rows).then_some(ny * columns + nx)
 }
