@@ -19,7 +19,7 @@
 //! run is the same.
 //!
 //! The last line is
-//! `movers=N frames=F arrived=A avoidance_p50_ms=X avoidance_p99_ms=Y max_overlap=Z`:
+//! `movers=N frames=F arrived=A avoidance_p50_ms=X avoidance_p99_ms=Y max_overlap=Z … crowd_digest=D`:
 //! the frames run, the movers that arrived, the time per frame (median and
 //! 99th percentile) of the `Steering` and `Avoidance` sets (steering, taking
 //! turns at passages, ORCA), and the largest
@@ -30,7 +30,9 @@
 //! (`Steering`, `Avoidance` and `Move`) over the frames before the first
 //! arrival; with `--stages`, the line before it gives the median of each
 //! stage of the step (`CrowdSystems`) over those frames (three timing
-//! systems more, which cost the frame a little themselves). `--no-avoidance` runs the same scenario with bodies passing
+//! systems more, which cost the frame a little themselves); last,
+//! `crowd_digest=`, a hash of every mover's final position, state and
+//! arrival frame, the same for any `--threads`. `--no-avoidance` runs the same scenario with bodies passing
 //! through each other (`AvoidanceSettings::enabled` off): how well the
 //! crowd would flow if bodies cost nothing. `--threads T` gives the
 //! compute task pool (and avoidance planning) T threads; the results are
@@ -701,13 +703,38 @@ fn main() -> ExitCode {
     let mean_arrival =
         arrived_at.iter().map(|&f| f as f64).sum::<f64>() / arrived_at.len().max(1) as f64;
     println!(
-        "movers={} frames={frames} arrived={arrived} avoidance_p50_ms={:.3} avoidance_p99_ms={:.3} max_overlap={:.3} mean_arrival_frame={mean_arrival:.1} last_arrival_frame={} step_all_under_way_p50_ms={:.3}",
+        "movers={} frames={frames} arrived={arrived} avoidance_p50_ms={:.3} avoidance_p99_ms={:.3} max_overlap={:.3} mean_arrival_frame={mean_arrival:.1} last_arrival_frame={} step_all_under_way_p50_ms={:.3} crowd_digest={:016x}",
         units.len(),
         percentile(&frame_ms, 50.0),
         percentile(&frame_ms, 99.0),
         max_overlap,
         arrived_at.iter().max().copied().unwrap_or_default(),
         step_all,
+        crowd_digest(&app, &units, &arrivals),
     );
     ExitCode::SUCCESS
+}
+
+/// Every mover's final position and state and the frame it arrived in,
+/// in the order they were spawned, hashed (FNV-1a): two runs with the same
+/// digest ended with every body in the same spot, bit for bit.
+fn crowd_digest(app: &App, units: &[Entity], arrivals: &[Option<u32>]) -> u64 {
+    let mut bytes = Vec::new();
+    for (&unit, arrival) in units.iter().zip(arrivals) {
+        let world = app.world();
+        let at = world
+            .get::<Transform>(unit)
+            .map_or(Vec3::NAN, |t| t.translation);
+        bytes.extend(at.x.to_bits().to_le_bytes());
+        bytes.extend(at.y.to_bits().to_le_bytes());
+        let state = match (world.get::<Motion>(unit), world.get::<Steering>(unit)) {
+            (Some(motion), Some(steering)) => motion.state(steering) as u8,
+            _ => u8::MAX,
+        };
+        bytes.push(state);
+        bytes.extend(arrival.unwrap_or(u32::MAX).to_le_bytes());
+    }
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

@@ -6,6 +6,7 @@ mod common;
 
 mod avoidance;
 mod bridges;
+mod crowd_determinism;
 mod crowd_model;
 mod fixed_update;
 mod graph_builds;
