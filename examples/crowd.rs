@@ -719,22 +719,25 @@ fn main() -> ExitCode {
 /// in the order they were spawned, hashed (FNV-1a): two runs with the same
 /// digest ended with every body in the same spot, bit for bit.
 fn crowd_digest(app: &App, units: &[Entity], arrivals: &[Option<u32>]) -> u64 {
-    let mut bytes = Vec::new();
-    for (&unit, arrival) in units.iter().zip(arrivals) {
-        let world = app.world();
-        let at = world
-            .get::<Transform>(unit)
-            .map_or(Vec3::NAN, |t| t.translation);
-        bytes.extend(at.x.to_bits().to_le_bytes());
-        bytes.extend(at.y.to_bits().to_le_bytes());
-        let state = match (world.get::<Motion>(unit), world.get::<Steering>(unit)) {
-            (Some(motion), Some(steering)) => motion.state(steering) as u8,
-            _ => u8::MAX,
-        };
-        bytes.push(state);
-        bytes.extend(arrival.unwrap_or(u32::MAX).to_le_bytes());
-    }
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+    let world = app.world();
+    units
+        .iter()
+        .zip(arrivals)
+        .fold(support::FNV_START, |hash, (&unit, arrival)| {
+            let at = world
+                .get::<Transform>(unit)
+                .map_or(Vec3::NAN, |t| t.translation);
+            let state = match (world.get::<Motion>(unit), world.get::<Steering>(unit)) {
+                (Some(motion), Some(steering)) => motion.state(steering) as u8,
+                _ => u8::MAX,
+            };
+            let bytes =
+                at.x.to_bits()
+                    .to_le_bytes()
+                    .into_iter()
+                    .chain(at.y.to_bits().to_le_bytes())
+                    .chain([state])
+                    .chain(arrival.unwrap_or(u32::MAX).to_le_bytes());
+            support::fnv1a(hash, bytes)
+        })
 }

@@ -640,7 +640,7 @@ fn run_orders(
         quick_ratios: Vec::new(),
         final_costs: Default::default(),
         quick_illegal: 0,
-        digest: 0xcbf2_9ce4_8422_2325,
+        digest: support::FNV_START,
         graph_frame: None,
         graph_bytes: None,
     };
@@ -779,9 +779,7 @@ fn fold_answer(digest: u64, frame: u32, unit: Option<usize>, result: &PathResult
         .iter()
         .flat_map(|field| field.to_le_bytes())
         .chain(status.bytes());
-    bytes.fold(digest, |hash, byte| {
-        (hash ^ byte as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    support::fnv1a(digest, bytes)
 }
 
 /// Toggles `edits` random cells between wall and ground, one a frame, and

@@ -98,6 +98,18 @@ pub fn scattered_walls(width: u32, height: u32, percent: usize, seed: u64) -> Na
     NavGrid::from_costs(width, height, costs).expect("a grid of a valid size")
 }
 
+/// Where an FNV-1a hash starts.
+#[allow(dead_code)] // `stress` and `crowd` use it.
+pub const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// `hash` with `bytes` folded in (FNV-1a): the examples' digests.
+#[allow(dead_code)] // `stress` and `crowd` use it.
+pub fn fnv1a(hash: u64, bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(hash, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// A heuristic weight given as `--weight`: a finite number of at least 1.
 #[allow(dead_code)] // `stress` and `coarse` use it, `crowd` does not.
 pub fn weight(value: &str) -> Result<f32, String> {
