@@ -19,48 +19,20 @@ use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, ParallelSlice, TaskPool};
 use bevy::utils::Parallel;
 
+mod priority;
+mod solver;
+
 use super::body::body_radius;
 use super::body::{AgentQuery, AgentQueryItem};
 pub use super::body::{Avoidance, AvoidanceSettings};
 use super::neighbours::SpatialGrid;
 use super::passage::Passages;
-use super::{Mover, PARALLEL_MOVERS, Steering, speed_of, walk_velocity};
+use super::{Mover, PARALLEL_MOVERS, Steering, speed_of};
 use crate::core::Cell;
 use crate::maps::{AllViews, MapView, Maps, ViewCache};
 use crate::pathfinding::Footprint;
-
-/// What [`avoid`] reads of one mover.
-#[derive(Clone, Copy)]
-struct Agent {
-    entity: Entity,
-    map: Option<Entity>,
-    position: Vec2,
-    velocity: Vec2,
-    preferred: Vec2,
-    radius: f32,
-    speed: f32,
-    /// Whether it steers round others this frame.
-    avoids: bool,
-    /// Whether it pushes through others this frame (it still avoids them,
-    /// but they take most of the avoiding).
-    pushing: bool,
-    /// The way it means to go (unit length, or zero).
-    heading: Vec2,
-    /// Whether it waits its turn at a passage, or queued behind one that
-    /// does (last frame).
-    held_up: bool,
-    /// Whether it stands (no order).
-    idle: bool,
-    /// Whether a one-lane passage lies just ahead (which it may enter only
-    /// with a claim on it).
-    near_passage: bool,
-    /// Whether it holds a passage: it is crossing one, or about to, and
-    /// the others, those waiting at the far end first, make way for it.
-    crossing: bool,
-    /// How far (0 to 1) it is into the time it may make no headway before
-    /// pushing through.
-    blocked: f32,
-}
+use priority::{Agent, parting_direction, priority, responsibility};
+use solver::{Colouring, Separation, keep_gaps};
 
 /// The movers of the frame as avoidance sees them, the index of their
 /// positions, their plans and the pairs that may touch: worked out by
@@ -74,6 +46,8 @@ pub(crate) struct Crowd {
     planned: Vec<Vec2>,
     /// Pairs close enough to touch within the frame.
     contacts: Vec<(u32, u32)>,
+    /// The contacts in colours, for the solvers.
+    colouring: Colouring,
 }
 
 impl Crowd {
@@ -252,7 +226,14 @@ pub(crate) fn avoid(
         crowd.contacts.extend(chunk.contacts);
     }
     sort_pairs(&mut crowd.contacts, crowd.agents.len());
-    keep_gaps(crowd, seconds);
+    crowd.colouring.rebuild(&crowd.contacts, crowd.agents.len());
+    keep_gaps(
+        &crowd.agents,
+        &mut crowd.planned,
+        &crowd.colouring,
+        seconds,
+        threads,
+    );
     // Each mover takes its velocity (in parallel): the agents are sorted
     // by entity.
     let (agents, planned) = (&crowd.agents, &crowd.planned);
@@ -466,117 +447,6 @@ impl Planner<'_> {
     }
 }
 
-/// Passes over the pairs that may touch this frame in [`keep_gaps`].
-const GAP_PASSES: usize = 8;
-
-/// ORCA gives way only as far as its linear program is feasible; in a
-/// dense crowd it is not, and units would press into each other. So the
-/// velocities planned are changed as little as it takes for no two units
-/// to close in on each other this frame by more than the gap between them,
-/// each giving up its share of the excess (a unit pushing through gives
-/// up none of it against a standing one, which is pushed aside instead).
-/// Units going the same way keep their pace behind each other, and a
-/// crowd may turn as one. A few passes over the pairs; what is left is
-/// for the separation after the move.
-fn keep_gaps(crowd: &mut Crowd, seconds: f32) {
-    for _ in 0..GAP_PASSES {
-        let mut kept = true;
-        for &(i, j) in &crowd.contacts {
-            let (i, j) = (i as usize, j as usize);
-            let (me, other) = (&crowd.agents[i], &crowd.agents[j]);
-            let offset = other.position - me.position;
-            let distance = offset.length();
-            if distance < 1e-4 {
-                continue;
-            }
-            let toward = offset / distance;
-            let gap = (distance - me.radius - other.radius).max(0.0);
-            let closing = (crowd.planned[i] - crowd.planned[j]).dot(toward);
-            let excess = closing - gap / seconds;
-            if excess <= 1e-5 {
-                continue;
-            }
-            kept = false;
-            let (mine, theirs) = (priority(me, other).gives, priority(other, me).gives);
-            let total = mine + theirs;
-            if total <= 0.0 {
-                continue;
-            }
-            crowd.planned[i] -= toward * excess * mine / total;
-            crowd.planned[j] += toward * excess * theirs / total;
-        }
-        if kept {
-            break;
-        }
-    }
-}
-
-/// Whose way it is between two units: the one rule avoidance, the gaps
-/// kept and the separation of bodies all ask, of `me` against `other`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Priority {
-    /// `me`'s responsibility for avoiding `other` in ORCA (its share is
-    /// this over the sum of both): its [`responsibility`], but all of it if
-    /// it yields and none if `other` does.
-    avoids: f32,
-    /// How much of a pair's excess closing, or of an overlap, `me` gives
-    /// up: its responsibility (so a unit crossing a passage, or pushing
-    /// through, gives up little), all of it if it yields, but nothing if it
-    /// does not avoid, nor if it pushes through against a standing unit
-    /// (which is pushed aside instead).
-    gives: f32,
-    /// Whether `me` sees where `other` means to go rather than where it
-    /// goes: a standing unit sees a moving one's, so that it makes way
-    /// before the other reaches it; and everyone sees the intent of one
-    /// pushing through or crossing a passage.
-    sees_intent: bool,
-    /// Whether, where one of the two cannot move (a wall, a passage's
-    /// mouth), the other takes the whole overlap down to the squeeze: one
-    /// of them pushes through or stands idle.
-    makes_way: bool,
-    /// Whether `me`, pushing through deeper than the squeeze into `other`,
-    /// is the one to step back (of two pushing through, the one that
-    /// yields).
-    steps_back: bool,
-}
-
-/// Whose way it is between `me` and `other` ([`Priority`]).
-fn priority(me: &Agent, other: &Agent) -> Priority {
-    let avoids = if yields(other, me) {
-        1e-3
-    } else if yields(me, other) {
-        1.0
-    } else {
-        responsibility(me)
-    };
-    let gives = if !me.avoids || me.pushing && other.idle {
-        0.0
-    } else if yields(me, other) {
-        1.0
-    } else {
-        responsibility(me)
-    };
-    Priority {
-        avoids,
-        gives,
-        sees_intent: other.pushing || other.crossing && !me.crossing || me.idle && !other.idle,
-        makes_way: me.pushing || other.pushing || me.idle || other.idle,
-        steps_back: if me.pushing && other.pushing {
-            yields(me, other)
-        } else {
-            me.pushing
-        },
-    }
-}
-
-/// Whether `me` makes way for `other` as any unit would, though both push
-/// through: two units pushing through against each other (each in the
-/// other's way in a narrow spot) would each leave the avoiding to the
-/// other and stand for good, so the later entity yields.
-fn yields(me: &Agent, other: &Agent) -> bool {
-    me.pushing && other.pushing && me.avoids && me.entity > other.entity
-}
-
 /// Whether two bodies `offset` apart, their radii summing to `reach` and
 /// closing at `relative` velocity, touch within `horizon` seconds (or do
 /// now).
@@ -598,13 +468,6 @@ fn on_collision_course(
     let discriminant = closing * closing - speed_squared * (distance * distance - reach * reach);
     discriminant > 0.0 && (closing - discriminant.sqrt()) / speed_squared <= horizon
 }
-
-/// Rounds of pushing overlapping bodies apart after the move.
-const SEPARATION_ROUNDS: usize = 8;
-
-/// Pairs that may touch, at least, for [`separate`] to settle its groups
-/// on several threads.
-const PARALLEL_PAIRS: usize = 256;
 
 /// A mover's body as [`separate`] moves it.
 #[derive(QueryData)]
@@ -650,48 +513,14 @@ pub(crate) fn separate(
         );
         walk_views.push(view.filter(|_| crowd.positions[i].is_finite()));
     }
-    let count = crowd.agents.len();
-    let mut moved = vec![false; count];
-    // Pairs that share no body never meet in the rounds: each group of
-    // pairs joined by their bodies is settled alone, the groups on every
-    // thread, each exactly as if all were settled in one pass.
-    let groups = touching_groups(&crowd.contacts, count);
     let separation = Separation {
         agents: &crowd.agents,
         views: &walk_views,
         passages: &passages,
+        colouring: &crowd.colouring,
     };
     let threads = crate::schedule::threads_for(settings.threads);
-    // Worth the threads where there is much to settle and no one group
-    // holds most of it.
-    let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
-    let spread = crowd.contacts.len() >= PARALLEL_PAIRS && 4 * largest <= 3 * crowd.contacts.len();
-    if threads <= 1 || !spread {
-        for group in &groups {
-            separation.settle(group, &mut crowd.positions, &mut moved);
-        }
-    } else {
-        let start = &crowd.positions;
-        let settled = in_chunks(&groups, threads, 1, |part| {
-            let (mut positions, mut moved) = (start.clone(), vec![false; count]);
-            let mut out = Vec::new();
-            for group in part {
-                separation.settle(group, &mut positions, &mut moved);
-                for &(i, j) in group {
-                    out.extend([i, j].map(|k| k as usize));
-                }
-            }
-            out.sort_unstable();
-            out.dedup();
-            out.into_iter()
-                .map(|k| (k, positions[k], moved[k]))
-                .collect::<Vec<_>>()
-        });
-        for (k, position, was_moved) in settled.into_iter().flatten() {
-            crowd.positions[k] = position;
-            moved[k] |= was_moved;
-        }
-    }
+    let moved = separation.settle(&mut crowd.positions, threads);
     for (i, agent) in crowd.agents.iter().enumerate() {
         if moved[i]
             && let Ok(BodyQueryItem { mut transform, .. }) = bodies.get_mut(agent.entity)
@@ -735,164 +564,6 @@ fn sort_pairs(pairs: &mut Vec<(u32, u32)>, count: usize) {
     *pairs = sorted;
 }
 
-/// The contacts in groups joined by shared bodies (union by body), each
-/// group's pairs in the contacts' order, the groups in the order of their
-/// first pair.
-fn touching_groups(contacts: &[(u32, u32)], count: usize) -> Vec<Vec<(u32, u32)>> {
-    fn root(parent: &mut [u32], mut k: u32) -> u32 {
-        while parent[k as usize] != k {
-            parent[k as usize] = parent[parent[k as usize] as usize];
-            k = parent[k as usize];
-        }
-        k
-    }
-    let mut parent: Vec<u32> = (0..count as u32).collect();
-    for &(i, j) in contacts {
-        let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-        if a != b {
-            parent[a.max(b) as usize] = a.min(b);
-        }
-    }
-    // Each root's group, numbered as first met.
-    let mut group_of = vec![u32::MAX; count];
-    let mut groups: Vec<Vec<(u32, u32)>> = Vec::new();
-    for &(i, j) in contacts {
-        let r = root(&mut parent, i) as usize;
-        if group_of[r] == u32::MAX {
-            group_of[r] = groups.len() as u32;
-            groups.push(Vec::new());
-        }
-        groups[group_of[r] as usize].push((i, j));
-    }
-    groups
-}
-
-/// What [`separate`] reads while it settles a group of pairs.
-struct Separation<'a> {
-    agents: &'a [Agent],
-    views: &'a [Option<MapView<'a>>],
-    passages: &'a Passages,
-}
-
-impl Separation<'_> {
-    /// Settles `pairs` (a group no other pair shares a body with): a few
-    /// rounds over them, each unit taking its share as in avoidance, every
-    /// step checked on the grid; then a unit pushing through deeper than a
-    /// squeeze into another steps back.
-    fn settle(&self, pairs: &[(u32, u32)], positions: &mut [Vec2], moved: &mut [bool]) {
-        for _ in 0..SEPARATION_ROUNDS {
-            if !self.round(pairs, positions, moved) {
-                break;
-            }
-        }
-        self.step_back(pairs, positions, moved);
-    }
-
-    /// One round over `pairs`: each overlapping pair pushed apart, each
-    /// body its share. Whether any pair overlapped.
-    fn round(&self, pairs: &[(u32, u32)], positions: &mut [Vec2], moved: &mut [bool]) -> bool {
-        let (agents, walk_views) = (self.agents, self.views);
-        let mut any = false;
-        for &(i, j) in pairs {
-            let (i, j) = (i as usize, j as usize);
-            let (me, other) = (&agents[i], &agents[j]);
-            if walk_views[i].is_none() || walk_views[j].is_none() {
-                continue;
-            }
-            let offset = positions[i] - positions[j];
-            let distance = offset.length();
-            let depth = me.radius + other.radius - distance;
-            if depth <= 1e-4 {
-                continue;
-            }
-            any = true;
-            let away = if distance > 1e-4 {
-                offset / distance
-            } else {
-                parting_direction(me.entity, other.entity)
-            };
-            let (mine, theirs) = (priority(me, other).gives, priority(other, me).gives);
-            let total = mine + theirs;
-            if total <= 0.0 {
-                continue;
-            }
-            // Each its share. A unit pushing through has little share, so
-            // where the other could not move (a wall, a passage's mouth),
-            // the pusher gives way for it, down to a squeeze that still
-            // lets it press on. So does a unit walking into one standing
-            // idle that cannot be pushed aside: it would otherwise walk
-            // into its body frame after frame.
-            let parted = self.nudge(
-                i,
-                &mut positions[i],
-                away * depth * mine / total,
-                &mut moved[i],
-            ) + self.nudge(
-                j,
-                &mut positions[j],
-                -away * depth * theirs / total,
-                &mut moved[j],
-            );
-            let left = depth - parted - SQUEEZE * (me.radius + other.radius);
-            if left > 1e-4 && priority(me, other).makes_way {
-                let more = self.nudge(i, &mut positions[i], away * left, &mut moved[i]);
-                if left - more > 1e-4 {
-                    self.nudge(j, &mut positions[j], -away * (left - more), &mut moved[j]);
-                }
-            }
-        }
-        any
-    }
-
-    /// Pushing through never ends in another body: where the crowd behind
-    /// kept a pusher pressed on, it alone steps back to the squeeze (of two
-    /// pushing through, the one that yields).
-    fn step_back(&self, pairs: &[(u32, u32)], positions: &mut [Vec2], moved: &mut [bool]) {
-        let agents = self.agents;
-        for &(i, j) in pairs {
-            let (i, j) = (i as usize, j as usize);
-            let (me, other) = (&agents[i], &agents[j]);
-            if !me.pushing && !other.pushing {
-                continue;
-            }
-            let offset = positions[i] - positions[j];
-            let distance = offset.length();
-            let excess = me.radius + other.radius - distance - SQUEEZE * (me.radius + other.radius);
-            if excess <= 1e-4 {
-                continue;
-            }
-            let away = if distance > 1e-4 {
-                offset / distance
-            } else {
-                parting_direction(me.entity, other.entity)
-            };
-            let (k, push) = if priority(me, other).steps_back {
-                (i, away * excess)
-            } else {
-                (j, -away * excess)
-            };
-            self.nudge(k, &mut positions[k], push, &mut moved[k]);
-        }
-    }
-
-    /// Moves agent `k`'s body at `position` by `push` on its map, never
-    /// into a passage it has no claim on; how far it went along `push`.
-    fn nudge(&self, k: usize, position: &mut Vec2, push: Vec2, moved: &mut bool) -> f32 {
-        let (Some(view), agent) = (self.views[k].as_ref(), &self.agents[k]) else {
-            return 0.0;
-        };
-        let before = *position;
-        walk_velocity(view, position, push, 1.0);
-        if !agent.crossing
-            && let Some(map) = agent.map
-        {
-            *position = self.passages.stop_outside(map, view, before, *position);
-        }
-        *moved |= *position != before;
-        (*position - before).dot(push.normalize_or_zero()).max(0.0)
-    }
-}
-
 /// Runs `work` over `items` in chunks of at least `least` items, on up to
 /// `threads` threads of the compute task pool (on this one with 1): the
 /// results in the items' order, the same for any number of threads as long
@@ -909,25 +580,6 @@ pub(crate) fn in_chunks<T: Sync, R: Send + 'static>(
     let chunk = items.len().div_ceil(2 * threads).max(least);
     let pool = ComputeTaskPool::get_or_init(TaskPool::default);
     items.par_chunk_map(pool, chunk, |_, part| work(part))
-}
-
-/// How far two bodies may stay pressed into each other after separation
-/// when one is pushing through and the other cannot give way, as a
-/// fraction of their radii's sum: the pusher presses on a little instead of
-/// stopping dead.
-const SQUEEZE: f32 = 0.05;
-
-/// A unit's share of the avoiding between two units is its responsibility
-/// over the sum of both: a unit that does not avoid leaves all of it to the
-/// others; one pushing through, most of it.
-fn responsibility(agent: &Agent) -> f32 {
-    if !agent.avoids {
-        1e-3
-    } else if agent.pushing || agent.crossing {
-        0.1
-    } else {
-        1.0
-    }
 }
 
 /// Seconds ahead a unit looks for walls when it avoids others: short, as
@@ -1056,20 +708,6 @@ fn keep_right<'a>(
     }
 }
 
-/// The unit direction two units on one spot part along, the same for the
-/// same pair (opposite for each of them).
-fn parting_direction(me: Entity, other: Entity) -> Vec2 {
-    let (low, high) = if me < other { (me, other) } else { (other, me) };
-    let mixed = low
-        .to_bits()
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .rotate_left(17)
-        ^ high.to_bits();
-    let angle = (mixed % 3600) as f32 / 3600.0 * std::f32::consts::TAU;
-    let direction = Vec2::from_angle(angle);
-    if me < other { -direction } else { direction }
-}
-
 /// bevy's `Vec2` to the `glam` version `dodgy_2d` is built on.
 fn to_dodgy(v: Vec2) -> dodgy_2d::Vec2 {
     dodgy_2d::Vec2::new(v.x, v.y)
@@ -1113,12 +751,12 @@ mod tests {
         }
     }
 
-    /// Pairs that share no body never meet in separation's rounds, so
-    /// settling each group of pairs alone (as the threads do) gives,
-    /// bit for bit, what one pass over all pairs gives; and the groups
-    /// share no body.
+    /// Separation's rounds read the round's start and each body writes
+    /// only itself: the bodies split over any number of threads give the
+    /// same positions bit for bit. And the rounds part the bodies: the
+    /// deepest overlap is less after than before.
     #[test]
-    fn settling_groups_apart_is_settling_all_pairs_at_once() {
+    fn separation_is_the_same_for_any_split_and_parts_bodies() {
         let mut grid = NavGrid::new(48, 48).unwrap();
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         for _ in 0..120 {
@@ -1127,13 +765,13 @@ mod tests {
         }
         let layout = GridLayout::default();
         let view = MapView::new(&grid, &layout, None);
-        for round in 0..20 {
-            let count = 40 + round * 15;
+        for round in 0..6 {
+            let count = 400 + round * 60;
             let agents: Vec<Agent> = (0..count)
                 .map(|k| {
                     let mut a = agent(
                         k as u32 + 1,
-                        Vec2::new(4.0 + rng.next() * 20.0, 4.0 + rng.next() * 20.0),
+                        Vec2::new(4.0 + rng.next() * 24.0, 4.0 + rng.next() * 24.0),
                     );
                     a.pushing = rng.next() < 0.2;
                     a.idle = rng.next() < 0.2;
@@ -1157,38 +795,47 @@ mod tests {
                     }
                 }
             }
+            let mut colouring = Colouring::default();
+            colouring.rebuild(&contacts, count);
             let passages = Passages::default();
             let separation = Separation {
                 agents: &agents,
                 views: &views,
                 passages: &passages,
+                colouring: &colouring,
             };
             let start: Vec<Vec2> = agents.iter().map(|a| a.position).collect();
-            let (mut once, mut once_moved) = (start.clone(), vec![false; count]);
-            separation.settle(&contacts, &mut once, &mut once_moved);
-            let groups = touching_groups(&contacts, count);
-            let (mut apart, mut apart_moved) = (start.clone(), vec![false; count]);
-            let mut seen = vec![usize::MAX; count];
-            for (g, group) in groups.iter().enumerate() {
-                for &(i, j) in group {
-                    for k in [i as usize, j as usize] {
-                        assert!(
-                            seen[k] == usize::MAX || seen[k] == g,
-                            "a body in two groups"
-                        );
-                        seen[k] = g;
-                    }
-                }
-                separation.settle(group, &mut apart, &mut apart_moved);
-            }
-            assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), contacts.len());
-            assert!(
-                once.iter()
-                    .zip(&apart)
-                    .all(|(a, b)| a.to_array() == b.to_array())
-            );
-            assert_eq!(once_moved, apart_moved);
+            let deepest = |positions: &[Vec2]| {
+                contacts
+                    .iter()
+                    .filter(|&&(i, j)| {
+                        let (a, b) = (&agents[i as usize], &agents[j as usize]);
+                        let parts = priority(a, b).gives + priority(b, a).gives > 0.0;
+                        parts && views[i as usize].is_some() && views[j as usize].is_some()
+                    })
+                    .map(|&(i, j)| 0.9 - positions[i as usize].distance(positions[j as usize]))
+                    .fold(0.0f32, f32::max)
+            };
+            let mut once = start.clone();
+            let once_moved = separation.settle(&mut once, 1);
             assert!(once_moved.iter().any(|&m| m), "round {round} moved nobody");
+            assert!(
+                3.0 * deepest(&once) < 2.0 * deepest(&start),
+                "round {round}: {} {}",
+                deepest(&start),
+                deepest(&once)
+            );
+            for threads in [2, 3, 7] {
+                let mut split = start.clone();
+                let split_moved = separation.settle(&mut split, threads);
+                assert!(
+                    once.iter()
+                        .zip(&split)
+                        .all(|(a, b)| a.to_array() == b.to_array()),
+                    "round {round}, {threads} threads"
+                );
+                assert_eq!(once_moved, split_moved);
+            }
         }
     }
 

@@ -1,0 +1,141 @@
+//! Whose way it is between two movers: what avoidance reads of a mover
+//! ([`Agent`]) and the one rule ([`priority`]) that ORCA's shares, the
+//! gaps kept and the separation of bodies all ask.
+
+use bevy::prelude::*;
+
+/// What [`avoid`] reads of one mover.
+#[derive(Clone, Copy)]
+pub(super) struct Agent {
+    pub(super) entity: Entity,
+    pub(super) map: Option<Entity>,
+    pub(super) position: Vec2,
+    pub(super) velocity: Vec2,
+    pub(super) preferred: Vec2,
+    pub(super) radius: f32,
+    pub(super) speed: f32,
+    /// Whether it steers round others this frame.
+    pub(super) avoids: bool,
+    /// Whether it pushes through others this frame (it still avoids them,
+    /// but they take most of the avoiding).
+    pub(super) pushing: bool,
+    /// The way it means to go (unit length, or zero).
+    pub(super) heading: Vec2,
+    /// Whether it waits its turn at a passage, or queued behind one that
+    /// does (last frame).
+    pub(super) held_up: bool,
+    /// Whether it stands (no order).
+    pub(super) idle: bool,
+    /// Whether a one-lane passage lies just ahead (which it may enter only
+    /// with a claim on it).
+    pub(super) near_passage: bool,
+    /// Whether it holds a passage: it is crossing one, or about to, and
+    /// the others, those waiting at the far end first, make way for it.
+    pub(super) crossing: bool,
+    /// How far (0 to 1) it is into the time it may make no headway before
+    /// pushing through.
+    pub(super) blocked: f32,
+}
+
+/// Whose way it is between two units: the one rule avoidance, the gaps
+/// kept and the separation of bodies all ask, of `me` against `other`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Priority {
+    /// `me`'s responsibility for avoiding `other` in ORCA (its share is
+    /// this over the sum of both): its [`responsibility`], but all of it if
+    /// it yields and none if `other` does.
+    pub(super) avoids: f32,
+    /// How much of a pair's excess closing, or of an overlap, `me` gives
+    /// up: its responsibility (so a unit crossing a passage, or pushing
+    /// through, gives up little), all of it if it yields, but nothing if it
+    /// does not avoid, nor if it pushes through against a standing unit
+    /// (which is pushed aside instead).
+    pub(super) gives: f32,
+    /// Whether `me` sees where `other` means to go rather than where it
+    /// goes: a standing unit sees a moving one's, so that it makes way
+    /// before the other reaches it; and everyone sees the intent of one
+    /// pushing through or crossing a passage.
+    pub(super) sees_intent: bool,
+    /// Whether, where one of the two cannot move (a wall, a passage's
+    /// mouth), the other takes the whole overlap down to the squeeze even
+    /// if it gives nothing otherwise: one of them pushes through or stands
+    /// idle. (One that gives takes the rest in any case.)
+    pub(super) makes_way: bool,
+    /// Whether `me`, pushing through deeper than the squeeze into `other`,
+    /// is the one to step back (of two pushing through, the one that
+    /// yields).
+    pub(super) steps_back: bool,
+}
+
+/// Whose way it is between `me` and `other` ([`Priority`]).
+#[inline]
+pub(super) fn priority(me: &Agent, other: &Agent) -> Priority {
+    let avoids = if yields(other, me) {
+        1e-3
+    } else if yields(me, other) {
+        1.0
+    } else {
+        responsibility(me)
+    };
+    let gives = if !me.avoids || me.pushing && other.idle {
+        0.0
+    } else if yields(me, other) {
+        1.0
+    } else {
+        responsibility(me)
+    };
+    Priority {
+        avoids,
+        gives,
+        sees_intent: other.pushing || other.crossing && !me.crossing || me.idle && !other.idle,
+        makes_way: me.pushing || other.pushing || me.idle || other.idle,
+        steps_back: if me.pushing && other.pushing {
+            yields(me, other)
+        } else {
+            me.pushing
+        },
+    }
+}
+
+/// Whether `me` makes way for `other` as any unit would, though both push
+/// through: two units pushing through against each other (each in the
+/// other's way in a narrow spot) would each leave the avoiding to the
+/// other and stand for good, so the later entity yields.
+#[inline]
+fn yields(me: &Agent, other: &Agent) -> bool {
+    me.pushing && other.pushing && me.avoids && me.entity > other.entity
+}
+
+/// How far two bodies may stay pressed into each other after separation
+/// when one is pushing through and the other cannot give way, as a
+/// fraction of their radii's sum: the pusher presses on a little instead of
+/// stopping dead.
+pub(super) const SQUEEZE: f32 = 0.05;
+
+/// A unit's share of the avoiding between two units is its responsibility
+/// over the sum of both: a unit that does not avoid leaves all of it to the
+/// others; one pushing through, most of it.
+#[inline]
+pub(super) fn responsibility(agent: &Agent) -> f32 {
+    if !agent.avoids {
+        1e-3
+    } else if agent.pushing || agent.crossing {
+        0.1
+    } else {
+        1.0
+    }
+}
+
+/// The unit direction two units on one spot part along, the same for the
+/// same pair (opposite for each of them).
+pub(super) fn parting_direction(me: Entity, other: Entity) -> Vec2 {
+    let (low, high) = if me < other { (me, other) } else { (other, me) };
+    let mixed = low
+        .to_bits()
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(17)
+        ^ high.to_bits();
+    let angle = (mixed % 3600) as f32 / 3600.0 * std::f32::consts::TAU;
+    let direction = Vec2::from_angle(angle);
+    if me < other { -direction } else { direction }
+}

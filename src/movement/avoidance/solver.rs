@@ -1,0 +1,488 @@
+//! The crowd's solvers: the gaps kept between planned velocities
+//! ([`keep_gaps`]) and the separation of bodies after the walk
+//! ([`Separation`]), both a few Gauss–Seidel rounds over the contacts.
+//!
+//! The contacts are coloured so that no two pairs of one colour share a
+//! body ([`Colouring`], Box2D v3's constraint graph): the pairs of one
+//! colour are settled side by side on every thread, each writing only its
+//! own two bodies, the colours one after another. The result is the same
+//! bit for bit for any number of threads, and as good as settling the
+//! pairs one by one, each round seeing what the last colour did. All the
+//! rounds of one solve run in one dispatch to the compute task pool: each
+//! thread takes its share of every colour, and the threads meet at a
+//! barrier between colours (as Box2D's solver stages do), since waking
+//! the pool's threads costs more than a round's work at a thousand movers.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use bevy::prelude::*;
+use bevy::tasks::{ComputeTaskPool, TaskPool};
+
+use super::priority::{Agent, SQUEEZE, parting_direction, priority};
+use crate::maps::MapView;
+use crate::movement::passage::Passages;
+use crate::movement::walk_velocity;
+
+/// The contacts in colours: no two pairs of one colour share a body, so
+/// the pairs of a colour are settled side by side on every thread, each
+/// writing only its own two bodies, and the colours one after another
+/// (Box2D v3's constraint graph). Colour `c`'s pairs are
+/// `pairs[starts[c]..starts[c + 1]]`; the last colour holds the pairs no
+/// colour had room for, settled on one thread.
+#[derive(Default)]
+pub(super) struct Colouring {
+    pairs: Vec<(u32, u32)>,
+    starts: Vec<u32>,
+}
+
+/// Colours at most, before the overflow (Box2D's count).
+const COLOURS: usize = 24;
+
+impl Colouring {
+    /// Colours `pairs` (sorted, no repeats) over `count` bodies: each pair,
+    /// in order, takes the first colour neither of its bodies has yet.
+    pub(super) fn rebuild(&mut self, pairs: &[(u32, u32)], count: usize) {
+        let mut used = vec![0u32; count];
+        let mut colour_of = Vec::with_capacity(pairs.len());
+        let mut sizes = [0u32; COLOURS + 1];
+        for &(i, j) in pairs {
+            let free = !(used[i as usize] | used[j as usize]);
+            let colour = (free.trailing_zeros() as usize).min(COLOURS);
+            if colour < COLOURS {
+                used[i as usize] |= 1 << colour;
+                used[j as usize] |= 1 << colour;
+            }
+            colour_of.push(colour as u8);
+            sizes[colour] += 1;
+        }
+        let colours = (0..=COLOURS)
+            .rev()
+            .find(|&c| sizes[c] > 0)
+            .map_or(0, |c| c + 1);
+        self.starts.clear();
+        self.starts.push(0);
+        for &size in &sizes[..colours] {
+            self.starts.push(self.starts.last().unwrap() + size);
+        }
+        let mut fill: Vec<u32> = self.starts.clone();
+        self.pairs.clear();
+        self.pairs.resize(pairs.len(), (0, 0));
+        for (&pair, &colour) in pairs.iter().zip(&colour_of) {
+            self.pairs[fill[colour as usize] as usize] = pair;
+            fill[colour as usize] += 1;
+        }
+    }
+
+    /// The phases a round takes: one per colour big enough to split over
+    /// the threads, then one for the rest (the small colours and the
+    /// overflow, on the first thread, one after another).
+    fn phases(&self) -> usize {
+        self.split_colours() + usize::from(self.split_colours() < self.colours())
+    }
+
+    /// The colours.
+    fn colours(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// The colours before the first one too small to split (colours fill
+    /// in order, so those after it are small too, or the overflow).
+    fn split_colours(&self) -> usize {
+        (0..self.colours().min(COLOURS))
+            .find(|&c| ((self.starts[c + 1] - self.starts[c]) as usize) < SMALL_COLOUR)
+            .unwrap_or(self.colours().min(COLOURS))
+    }
+
+    /// Phase `p`'s pairs for thread `part` of `parts`: its share of a big
+    /// colour, or all the rest for the first thread.
+    fn share(&self, p: usize, part: usize, parts: usize) -> &[(u32, u32)] {
+        let split = self.split_colours();
+        if p >= split {
+            let rest = &self.pairs[self.starts[split] as usize..];
+            return if part == 0 { rest } else { &[] };
+        }
+        let (begin, end) = (self.starts[p] as usize, self.starts[p + 1] as usize);
+        let (len, parts) = (end - begin, parts.max(1));
+        let from = begin + len * part / parts;
+        let to = begin + len * (part + 1) / parts;
+        &self.pairs[from..to]
+    }
+}
+
+/// Pairs, at least, for a colour to be split over the threads.
+const SMALL_COLOUR: usize = 32;
+
+/// Threads meeting between rounds: each spins a little, then yields, until
+/// the last arrives.
+struct Barrier {
+    waiting: AtomicUsize,
+    generation: AtomicUsize,
+    threads: usize,
+}
+
+impl Barrier {
+    fn new(threads: usize) -> Self {
+        Barrier {
+            waiting: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            threads,
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.waiting.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            self.waiting.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 2_000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Pairs, at least, for a solve to go to the compute task pool: below
+/// that one dispatch (some 40 µs on a 2-core machine) costs more than the
+/// rounds save.
+const PARALLEL_PAIRS: usize = 512;
+
+/// Runs up to `rounds` rounds, each of `phases` phases, of `phase(r, p,
+/// part)` for every `part` below `parts`, until a round in which no call
+/// returned true (nothing changed: the rounds left would change nothing
+/// either); with `finish`, the last round runs even so. Every part of a
+/// phase runs before any of the next, on `parts` threads of the compute
+/// task pool in one dispatch, meeting at a barrier between phases (on
+/// this thread, one part after another, with one part, or when the pool
+/// has fewer threads).
+fn run_rounds(
+    parts: usize,
+    rounds: usize,
+    finish: bool,
+    phases: usize,
+    phase: impl Fn(usize, usize, usize) -> bool + Sync,
+) {
+    // The round after `r`, once it changed something or not.
+    let next = |r: usize, changed: bool| match (changed, finish) {
+        (true, _) => r + 1,
+        (false, true) if r + 1 < rounds => rounds - 1,
+        (false, _) => rounds,
+    };
+    let pool = ComputeTaskPool::get_or_init(TaskPool::default);
+    if parts <= 1 || pool.thread_num() < parts {
+        let mut r = 0;
+        while r < rounds {
+            let mut changed = false;
+            for p in 0..phases {
+                for part in 0..parts.max(1) {
+                    changed |= phase(r, p, part);
+                }
+            }
+            r = next(r, changed);
+        }
+        return;
+    }
+    let barrier = Barrier::new(parts);
+    let busy: Vec<AtomicBool> = (0..rounds).map(|_| AtomicBool::new(false)).collect();
+    pool.scope(|scope| {
+        for part in 0..parts {
+            let (barrier, busy, phase, next) = (&barrier, &busy, &phase, &next);
+            scope.spawn(async move {
+                let mut r = 0;
+                while r < rounds {
+                    for p in 0..phases {
+                        if phase(r, p, part) {
+                            busy[r].store(true, Ordering::Relaxed);
+                        }
+                        barrier.wait();
+                    }
+                    // Read after the round's last barrier, written before
+                    // it: every thread takes the same way on.
+                    r = next(r, busy[r].load(Ordering::Relaxed));
+                }
+            });
+        }
+    });
+}
+
+/// The threads a solve over `colouring`'s pairs takes with `threads` at
+/// hand.
+fn parts(colouring: &Colouring, threads: usize) -> usize {
+    if colouring.pairs.len() < PARALLEL_PAIRS {
+        1
+    } else {
+        threads.max(1)
+    }
+}
+
+/// Vectors many threads read and each writes its own entries of (the
+/// barrier between phases orders the writes before the next phase's
+/// reads).
+struct Shared(Vec<AtomicU64>);
+
+impl Shared {
+    fn new(values: &[Vec2]) -> Self {
+        Shared(values.iter().map(|&v| AtomicU64::new(pack(v))).collect())
+    }
+
+    fn get(&self, i: usize) -> Vec2 {
+        unpack(self.0[i].load(Ordering::Relaxed))
+    }
+
+    /// Sets entry `i` to `v`: whether it changed.
+    fn set(&self, i: usize, v: Vec2) -> bool {
+        let bits = pack(v);
+        self.0[i].swap(bits, Ordering::Relaxed) != bits
+    }
+
+    fn read_into(&self, out: &mut [Vec2]) {
+        for (i, v) in out.iter_mut().enumerate() {
+            *v = self.get(i);
+        }
+    }
+}
+
+fn pack(v: Vec2) -> u64 {
+    (u64::from(v.x.to_bits()) << 32) | u64::from(v.y.to_bits())
+}
+
+fn unpack(bits: u64) -> Vec2 {
+    Vec2::new(
+        f32::from_bits((bits >> 32) as u32),
+        f32::from_bits(bits as u32),
+    )
+}
+
+/// Passes over the contacts in [`keep_gaps`], at most.
+const GAP_PASSES: usize = 8;
+
+/// ORCA gives way only as far as its linear program is feasible; in a
+/// dense crowd it is not, and units would press into each other. So the
+/// velocities planned are changed as little as it takes for no two units
+/// to close in on each other this frame by more than the gap between them,
+/// each giving up its share of the excess (a unit pushing through gives
+/// up none of it against a standing one, which is pushed aside instead).
+/// Units going the same way keep their pace behind each other, and a
+/// crowd may turn as one. A few passes over the contacts, colour by
+/// colour; what is left is for the separation after the move.
+pub(super) fn keep_gaps(
+    agents: &[Agent],
+    planned: &mut [Vec2],
+    colouring: &Colouring,
+    seconds: f32,
+    threads: usize,
+) {
+    let parts = parts(colouring, threads);
+    let shared = Shared::new(planned);
+    run_rounds(
+        parts,
+        GAP_PASSES,
+        false,
+        colouring.phases(),
+        |_, c, part| {
+            let pairs = colouring.share(c, part, parts);
+            gap_pass(agents, &shared, pairs, seconds)
+        },
+    );
+    shared.read_into(planned);
+}
+
+/// One pass of [`keep_gaps`] over `pairs` (no two sharing a body, but in
+/// the overflow colour, settled on one thread): each pair's excess
+/// closing taken off its two planned velocities, each its share. Whether
+/// any velocity changed.
+#[inline(never)] // a parallel body of its own in profiles
+fn gap_pass(agents: &[Agent], planned: &Shared, pairs: &[(u32, u32)], seconds: f32) -> bool {
+    let mut changed = false;
+    for &(i, j) in pairs {
+        let (i, j) = (i as usize, j as usize);
+        let (me, other) = (&agents[i], &agents[j]);
+        let offset = other.position - me.position;
+        let distance = offset.length();
+        if distance < 1e-4 {
+            continue;
+        }
+        let toward = offset / distance;
+        let gap = (distance - me.radius - other.radius).max(0.0);
+        let (mine_now, theirs_now) = (planned.get(i), planned.get(j));
+        let closing = (mine_now - theirs_now).dot(toward);
+        let excess = closing - gap / seconds;
+        if excess <= 1e-5 {
+            continue;
+        }
+        let (mine, theirs) = (priority(me, other).gives, priority(other, me).gives);
+        let total = mine + theirs;
+        if total <= 0.0 {
+            continue;
+        }
+        changed |= planned.set(i, mine_now - toward * excess * mine / total);
+        changed |= planned.set(j, theirs_now + toward * excess * theirs / total);
+    }
+    changed
+}
+
+/// The way `me`, `offset` from `other` and `distance` apart, is pushed
+/// off it: straight away, or where the two stand on one spot, the way
+/// that pair always parts.
+fn away(offset: Vec2, distance: f32, me: &Agent, other: &Agent) -> Vec2 {
+    if distance > 1e-4 {
+        offset / distance
+    } else {
+        parting_direction(me.entity, other.entity)
+    }
+}
+
+/// Rounds of pushing overlapping bodies apart after the move, at most.
+const SEPARATION_ROUNDS: usize = 8;
+
+/// What [`Separation::settle`] reads: the frame's agents, each one's map
+/// for its size (`None`: not moved), the passages, the contacts coloured.
+pub(super) struct Separation<'a> {
+    pub(super) agents: &'a [Agent],
+    pub(super) views: &'a [Option<MapView<'a>>],
+    pub(super) passages: &'a Passages,
+    pub(super) colouring: &'a Colouring,
+}
+
+impl Separation<'_> {
+    /// Pushes overlapping bodies at `positions` apart: a few rounds over
+    /// the contacts, colour by colour, each unit taking its share as in
+    /// avoidance, every step checked on the grid; then a unit pushing
+    /// through deeper than a squeeze into another steps back. Whether each
+    /// body moved. The same for any `threads`: the pairs of a colour share
+    /// no body.
+    pub(super) fn settle(&self, positions: &mut [Vec2], threads: usize) -> Vec<bool> {
+        let start = positions.to_vec();
+        let colouring = self.colouring;
+        let parts = parts(colouring, threads);
+        let shared = Shared::new(positions);
+        // The last round only steps pushers back (a round that found no
+        // overlap ends the rounds: then nobody is to step back either).
+        run_rounds(
+            parts,
+            SEPARATION_ROUNDS + 1,
+            true,
+            colouring.phases(),
+            |r, p, part| {
+                let pairs = colouring.share(p, part, parts);
+                if r < SEPARATION_ROUNDS {
+                    self.round(&shared, pairs)
+                } else {
+                    self.step_back(&shared, pairs);
+                    false
+                }
+            },
+        );
+        shared.read_into(positions);
+        start
+            .iter()
+            .zip(positions.iter())
+            .map(|(a, b)| a != b)
+            .collect()
+    }
+
+    /// One round over `pairs`: each overlapping pair pushed apart, each
+    /// body its share. Whether any body moved.
+    #[inline(never)] // a parallel body of its own in profiles
+    fn round(&self, positions: &Shared, pairs: &[(u32, u32)]) -> bool {
+        let (agents, walk_views) = (self.agents, self.views);
+        let mut changed = false;
+        for &(i, j) in pairs {
+            let (i, j) = (i as usize, j as usize);
+            let (me, other) = (&agents[i], &agents[j]);
+            if walk_views[i].is_none() || walk_views[j].is_none() {
+                continue;
+            }
+            let (mut at_i, mut at_j) = (positions.get(i), positions.get(j));
+            let offset = at_i - at_j;
+            let distance = offset.length();
+            let depth = me.radius + other.radius - distance;
+            if depth <= 1e-4 {
+                continue;
+            }
+            let away = away(offset, distance, me, other);
+            let (my, their) = (priority(me, other), priority(other, me));
+            let (mine, theirs) = (my.gives, their.gives);
+            let total = mine + theirs;
+            if total <= 0.0 {
+                continue;
+            }
+            // Each its share; and where one could not move its share (a
+            // wall, a passage's mouth), the other takes the rest, down to a
+            // squeeze that still lets a crowd press on: a crowd pressed
+            // against a bank would otherwise keep its overlaps frame after
+            // frame. A unit that gives nothing (it does not avoid, or it
+            // pushes a standing unit aside) takes the rest only where one
+            // of the two pushes through or stands: a unit pushing through
+            // has little share, so where the other could not move, it gives
+            // way for it; and a unit walking into one standing idle that
+            // cannot be pushed aside would otherwise walk into its body
+            // frame after frame.
+            let parted = self.nudge(i, &mut at_i, away * depth * mine / total)
+                + self.nudge(j, &mut at_j, -away * depth * theirs / total);
+            let mut left = depth - parted - SQUEEZE * (me.radius + other.radius);
+            let makes_way = my.makes_way;
+            if left > 1e-4 && (makes_way || mine > 0.0) {
+                left -= self.nudge(i, &mut at_i, away * left);
+            }
+            if left > 1e-4 && (makes_way || theirs > 0.0) {
+                self.nudge(j, &mut at_j, -away * left);
+            }
+            changed |= positions.set(i, at_i);
+            changed |= positions.set(j, at_j);
+        }
+        changed
+    }
+
+    /// Pushing through never ends in another body: where the crowd behind
+    /// kept a pusher pressed on, it alone steps back to the squeeze (of two
+    /// pushing through, the one that yields).
+    #[inline(never)] // a parallel body of its own in profiles
+    fn step_back(&self, positions: &Shared, pairs: &[(u32, u32)]) {
+        let agents = self.agents;
+        for &(i, j) in pairs {
+            let (i, j) = (i as usize, j as usize);
+            let (me, other) = (&agents[i], &agents[j]);
+            if !me.pushing && !other.pushing {
+                continue;
+            }
+            let offset = positions.get(i) - positions.get(j);
+            let distance = offset.length();
+            let excess = me.radius + other.radius - distance - SQUEEZE * (me.radius + other.radius);
+            if excess <= 1e-4 {
+                continue;
+            }
+            let away = away(offset, distance, me, other);
+            let (k, push) = if priority(me, other).steps_back {
+                (i, away * excess)
+            } else {
+                (j, -away * excess)
+            };
+            let mut at = positions.get(k);
+            self.nudge(k, &mut at, push);
+            positions.set(k, at);
+        }
+    }
+
+    /// Moves agent `k`'s body at `position` by `push` on its map, never
+    /// into a passage it has no claim on: how far it went along `push`.
+    fn nudge(&self, k: usize, position: &mut Vec2, push: Vec2) -> f32 {
+        let (Some(view), agent) = (self.views[k].as_ref(), &self.agents[k]) else {
+            return 0.0;
+        };
+        let before = *position;
+        walk_velocity(view, position, push, 1.0);
+        if !agent.crossing
+            && let Some(map) = agent.map
+        {
+            *position = self.passages.stop_outside(map, view, before, *position);
+        }
+        (*position - before).dot(push.normalize_or_zero()).max(0.0)
+    }
+}
