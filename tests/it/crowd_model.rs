@@ -20,10 +20,14 @@
 //! and lists every failing one (`FRONTIER_CROWD_SEED=S` runs seed S alone;
 //! a unit still under way at the end is listed with its steering, its
 //! motion and the ground round it, and a bridge carrying units both ways
-//! with the units on it). Of the first 2,500 seeds, none fails on the
-//! rocky field, and 2 fail at the bridges, both on overlap: 1947 and 2441
-//! (two bodies pressed 26% into each other against the river bank at a
-//! bridge's end). 174 (a vehicle pushing through infantry about six cells
+//! with the units on it). Of the first 2,500 seeds, 2 fail on the rocky
+//! field and 2 at the bridges, all on overlap, two bodies pressed 25–30%
+//! into each other against a wall or bank where neither can give way:
+//! 237 and 2140 (rocky field), 1321 and 2421 (bridges; a vehicle and a
+//! unit in 1321). Before the solvers settled the contacts colour by
+//! colour, none failed on the rocky field and 1947 and 2441 failed at the
+//! bridges, the same way: which pairs end pressed depends on the order the
+//! pairs are settled in. 174 (a vehicle pushing through infantry about six cells
 //! of route from its end, for good) passes since a vehicle whose pushing
 //! through gains nothing counts twice as far as close enough; the same
 //! rule for infantry failed 809 on the rocky field (two units stuck at a
