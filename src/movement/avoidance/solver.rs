@@ -362,8 +362,8 @@ impl Separation<'_> {
         let colouring = self.colouring;
         let parts = parts(colouring, threads);
         let shared = Shared::new(positions);
-        // The last round only steps pushers back (a round that found no
-        // overlap ends the rounds: then nobody is to step back either).
+        // The last round only steps pushers back; it runs even when a
+        // round before it changed nothing (and ended the others).
         run_rounds(
             parts,
             SEPARATION_ROUNDS + 1,
@@ -484,5 +484,37 @@ impl Separation<'_> {
             *position = self.passages.stop_outside(map, view, before, *position);
         }
         (*position - before).dot(push.normalize_or_zero()).max(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::run_rounds;
+
+    /// The rounds `run_rounds` runs when the rounds before `quiet` change
+    /// something and the rest nothing.
+    fn rounds_run(rounds: usize, finish: bool, quiet: usize) -> Vec<usize> {
+        let ran = Mutex::new(Vec::new());
+        run_rounds(1, rounds, finish, 2, |r, p, _| {
+            if p == 0 {
+                ran.lock().unwrap().push(r);
+            }
+            r < quiet
+        });
+        ran.into_inner().unwrap()
+    }
+
+    /// A round that changes nothing ends the rounds (those left would
+    /// change nothing either), but for the finishing round, which runs in
+    /// any case; a solve that keeps changing runs every round.
+    #[test]
+    fn a_quiet_round_ends_the_rounds_but_for_the_last() {
+        assert_eq!(rounds_run(6, false, 2), [0, 1, 2]);
+        assert_eq!(rounds_run(6, true, 2), [0, 1, 2, 5]);
+        assert_eq!(rounds_run(6, true, 0), [0, 5]);
+        assert_eq!(rounds_run(6, true, 9), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(rounds_run(6, false, 9), [0, 1, 2, 3, 4, 5]);
     }
 }
