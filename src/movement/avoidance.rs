@@ -751,10 +751,10 @@ mod tests {
         }
     }
 
-    /// Separation's rounds read the round's start and each body writes
-    /// only itself: the bodies split over any number of threads give the
-    /// same positions bit for bit. And the rounds part the bodies: the
-    /// deepest overlap is less after than before.
+    /// Separation's colours hold pairs that share no body: split over any
+    /// number of threads they give the same positions bit for bit. And the
+    /// rounds part the bodies: the deepest overlap is less after than
+    /// before.
     #[test]
     fn separation_is_the_same_for_any_split_and_parts_bodies() {
         let mut grid = NavGrid::new(48, 48).unwrap();

@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-/// What [`avoid`] reads of one mover.
+/// What [`avoid`](super::avoid) reads of one mover.
 #[derive(Clone, Copy)]
 pub(super) struct Agent {
     pub(super) entity: Entity,
@@ -107,9 +107,9 @@ fn yields(me: &Agent, other: &Agent) -> bool {
 }
 
 /// How far two bodies may stay pressed into each other after separation
-/// when one is pushing through and the other cannot give way, as a
-/// fraction of their radii's sum: the pusher presses on a little instead of
-/// stopping dead.
+/// where one of them cannot give way (a wall, a passage's mouth), as a
+/// fraction of their radii's sum: the other (a unit pushing through, say)
+/// presses on a little instead of stopping dead.
 pub(super) const SQUEEZE: f32 = 0.05;
 
 /// A unit's share of the avoiding between two units is its responsibility

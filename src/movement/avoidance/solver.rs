@@ -33,6 +33,10 @@ use crate::movement::walk_velocity;
 pub(super) struct Colouring {
     pairs: Vec<(u32, u32)>,
     starts: Vec<u32>,
+    /// Scratch kept from frame to frame: the colours each body has, and
+    /// each pair's colour.
+    used: Vec<u32>,
+    colour_of: Vec<u8>,
 }
 
 /// Colours at most, before the overflow (Box2D's count).
@@ -42,8 +46,10 @@ impl Colouring {
     /// Colours `pairs` (sorted, no repeats) over `count` bodies: each pair,
     /// in order, takes the first colour neither of its bodies has yet.
     pub(super) fn rebuild(&mut self, pairs: &[(u32, u32)], count: usize) {
-        let mut used = vec![0u32; count];
-        let mut colour_of = Vec::with_capacity(pairs.len());
+        let (used, colour_of) = (&mut self.used, &mut self.colour_of);
+        used.clear();
+        used.resize(count, 0);
+        colour_of.clear();
         let mut sizes = [0u32; COLOURS + 1];
         for &(i, j) in pairs {
             let free = !(used[i as usize] | used[j as usize]);
@@ -64,10 +70,11 @@ impl Colouring {
         for &size in &sizes[..colours] {
             self.starts.push(self.starts.last().unwrap() + size);
         }
-        let mut fill: Vec<u32> = self.starts.clone();
+        let mut fill = [0u32; COLOURS + 1];
+        fill[..colours].copy_from_slice(&self.starts[..colours]);
         self.pairs.clear();
         self.pairs.resize(pairs.len(), (0, 0));
-        for (&pair, &colour) in pairs.iter().zip(&colour_of) {
+        for (&pair, &colour) in pairs.iter().zip(&self.colour_of) {
             self.pairs[fill[colour as usize] as usize] = pair;
             fill[colour as usize] += 1;
         }
@@ -235,10 +242,16 @@ impl Shared {
         unpack(self.0[i].load(Ordering::Relaxed))
     }
 
-    /// Sets entry `i` to `v`: whether it changed.
+    /// Sets entry `i` to `v`: whether it changed. (A load and a store,
+    /// each a plain move: no other thread writes entry `i` in this phase,
+    /// so a read-modify-write, a locked instruction, is not needed.)
     fn set(&self, i: usize, v: Vec2) -> bool {
         let bits = pack(v);
-        self.0[i].swap(bits, Ordering::Relaxed) != bits
+        let changed = self.0[i].load(Ordering::Relaxed) != bits;
+        if changed {
+            self.0[i].store(bits, Ordering::Relaxed);
+        }
+        changed
     }
 
     fn read_into(&self, out: &mut [Vec2]) {
