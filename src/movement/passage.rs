@@ -49,13 +49,16 @@ use bevy::platform::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
 
-use super::{Mover, Steering};
+use bevy::utils::Parallel;
+
+use super::{Motion, Mover, PARALLEL_WALKS, Steering};
 use crate::core::{Cell, GridChanges, MAX_UNIT_SIZE, SizeClass};
-use crate::maps::{MapView, Maps, ViewCache};
+use crate::maps::{AllViews, MapView, Maps};
 
 use super::body::{
-    AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, AvoidanceSettings, body_radius,
+    AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, Avoidance, AvoidanceSettings, body_radius,
 };
+use crate::pathfinding::Footprint;
 
 /// Anchors a passage may have: a longer one-lane chain is not taken turns
 /// on (its units meet and push through, as in open ground).
@@ -155,8 +158,14 @@ fn one_lane(class: &SizeClass, cell: Cell) -> bool {
 
 impl PassageMap {
     /// Forgets what the edits since the last look may have changed: every
-    /// chain, and the blocks round the anchors edited.
+    /// chain, and the blocks round the anchors edited; and sizes the blocks
+    /// for `class`.
     fn catch_up(&mut self, class: &SizeClass) {
+        self.forget_edits(class);
+        self.blocks.fit(class);
+    }
+
+    fn forget_edits(&mut self, class: &SizeClass) {
         if self.version == class.version() {
             return;
         }
@@ -180,42 +189,57 @@ impl PassageMap {
         self.passages.clear();
     }
 
-    /// Whether any anchor within `reach` anchors of `cell` may be one-lane.
-    fn lanes_near(&mut self, class: &SizeClass, cell: Cell, reach: u32) -> bool {
+    /// Whether any anchor within `reach` anchors of `cell` may be one-lane,
+    /// or the first block round it nobody has looked at yet (the blocks
+    /// are looked at in order, so the answer is the same once it is).
+    fn lanes_near(&self, cell: Cell, reach: u32) -> Result<bool, (u32, u32)> {
         let (x0, y0) = (
             cell.x.saturating_sub(reach) / BLOCK,
             cell.y.saturating_sub(reach) / BLOCK,
         );
         let (x1, y1) = ((cell.x + reach) / BLOCK, (cell.y + reach) / BLOCK);
-        self.blocks.fit(class);
         for by in y0..=y1 {
             for bx in x0..=x1 {
                 // Blocks off the map hold no anchor.
-                let Some(entry) = self.blocks.entry(bx, by) else {
+                let Some(index) = self.blocks.index(bx, by) else {
                     continue;
                 };
-                let lanes = *entry.get_or_insert_with(|| {
-                    (by * BLOCK..(by + 1) * BLOCK).any(|y| {
-                        (bx * BLOCK..(bx + 1) * BLOCK).any(|x| one_lane(class, Cell::new(x, y)))
-                    })
-                });
-                if lanes {
-                    return true;
+                match self.blocks.lanes[index] {
+                    Some(true) => return Ok(true),
+                    Some(false) => {}
+                    None => return Err((bx, by)),
                 }
             }
         }
-        false
+        Ok(false)
+    }
+
+    /// Looks at block `(bx, by)`: whether it holds a one-lane anchor.
+    fn fill_block(&mut self, class: &SizeClass, bx: u32, by: u32) {
+        if let Some(entry) = self.blocks.entry(bx, by) {
+            *entry =
+                Some((by * BLOCK..(by + 1) * BLOCK).any(|y| {
+                    (bx * BLOCK..(bx + 1) * BLOCK).any(|x| one_lane(class, Cell::new(x, y)))
+                }));
+        }
     }
 
     /// The passage `cell` belongs to, if it is one-lane and its chain has
-    /// two mouths; the chain is walked the first time one of its anchors
-    /// is asked for.
-    fn passage_at(&mut self, class: &SizeClass, cell: Cell) -> Option<u32> {
-        if let Some(&known) = self.cells.get(&cell) {
-            return known;
+    /// two mouths; `Err(cell)` for a one-lane anchor whose chain nobody has
+    /// walked yet.
+    fn passage_at(&self, class: &SizeClass, cell: Cell) -> Result<Option<u32>, Cell> {
+        match self.cells.get(&cell) {
+            Some(&known) => Ok(known),
+            None if !one_lane(class, cell) => Ok(None),
+            None => Err(cell),
         }
-        if !one_lane(class, cell) {
-            return None;
+    }
+
+    /// Walks the chain of one-lane anchors through `cell` and remembers the
+    /// passage it makes, if it has two mouths, for each of its anchors.
+    fn walk_chain(&mut self, class: &SizeClass, cell: Cell) {
+        if self.cells.contains_key(&cell) || !one_lane(class, cell) {
+            return;
         }
         let mut chain = vec![cell];
         let mut seen = HashSet::from([cell]);
@@ -256,8 +280,21 @@ impl PassageMap {
         for anchor in chain {
             self.cells.insert(anchor, passage);
         }
-        passage
     }
+}
+
+/// What a unit's look ahead needed that nobody had looked at yet this
+/// version of the grid: filled in on the frame's thread, in mover order,
+/// and the look taken again. What is filled in is the map's, not the
+/// unit's, so the same looks give the same answers in any order.
+#[derive(Clone, Copy, Debug)]
+enum Miss {
+    /// The map and size's cache, caught up with the grid.
+    Map((Entity, u8)),
+    /// Whether block `(bx, by)` of the map and size holds a one-lane anchor.
+    Block((Entity, u8), u32, u32),
+    /// The passage through this one-lane anchor of the map and size.
+    Chain((Entity, u8), Cell),
 }
 
 /// The one-lane passages units have looked at, per map and size, the
@@ -443,11 +480,11 @@ impl Claim {
     }
 }
 
-/// What one unit sees of passages this frame.
+/// What one unit near a passage sees of it this frame.
 struct Sighting {
     unit: Entity,
     /// The passage ahead (or the one it is in), and its side of it.
-    ahead: Option<Claim>,
+    ahead: Claim,
     /// How far ahead the passage starts, in world units (0 inside it).
     distance: f32,
     /// The claim it held coming into the frame.
@@ -463,7 +500,7 @@ struct Sighting {
     /// Where it stands.
     position: Vec2,
     /// The lane out of the passage at its mouth on this unit's side.
-    lane: Option<Lane>,
+    lane: Lane,
 }
 
 /// The lane the units coming out of a passage walk, kept clear by those
@@ -484,6 +521,12 @@ struct Lane {
 /// turns at one-lane passages (see the [module](self) docs). A unit that
 /// must wait has its preferred velocity set to stand (or to back away from
 /// the mouth) and counts as waiting, not as blocked.
+///
+/// Every unit looks ahead on its own, in parallel, reading the passage
+/// cache as it stands; a look that needs what nobody has looked at yet
+/// (under this version of the grid) is taken again on the frame's thread,
+/// in mover order, once that is filled in. The turns are then worked out
+/// from the units near passages, in entity order.
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn take_turns(
     time: Res<Time>,
@@ -508,134 +551,102 @@ pub(crate) fn take_turns(
             *passages.sizes.entry(map).or_default() |= 1 << size;
         }
     }
-    let mut views = ViewCache::new();
-    for AgentQueryItem {
-        entity: unit,
-        mover,
-        transform,
-        steering,
-        mut motion,
-        footprint,
-        avoidance,
-    } in &mut units
-    {
-        motion.waiting = false;
-        motion.near_passage = false;
-        motion.heading = motion.preferred.normalize_or_zero();
-        let avoids = avoidance.is_none_or(|a| a.enabled);
-        let map = steering.map();
-        let view = map
-            .and_then(|map| views.get(&maps, map))
-            .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
-        let (Some(map), Some(view), true, true) = (map, view, avoids, settings.enabled) else {
-            motion.claim = None;
-            motion.waited = 0.0;
+    let views = AllViews::new(&maps);
+    // Every map and size a unit may look at, caught up with the edits.
+    for (&map, &present) in &passages.sizes {
+        let Some(view) = views.get(map) else {
             continue;
         };
-        let position = transform.translation.truncate();
-        let (way, corners) = way_ahead(steering, position);
-        let way = &way[..corners];
-        let heading = way
-            .iter()
-            .map(|&p| p - position)
-            .find(|d| d.length_squared() > 1e-8)
-            .map_or(Vec2::ZERO, Vec2::normalize);
-        motion.heading = heading;
-        let cell = view.layout.cell_size.abs().min_element();
-        let radius = body_radius(avoidance, footprint, cell);
-        let size = view.size();
-        let reach = radius + LOOK_AHEAD * cell;
-        // The nearest passage ahead, of its size or a bigger one (its own
-        // size first of two as near): infantry crossing a bridge two cells
-        // wide (one lane while a tank is about) towards a gap one cell wide
-        // are on the bridge till they are off it.
-        let present = passages.present(map);
-        let mut lane = size;
-        let mut found: Option<(u32, Cell, f32)> = None;
-        for k in lanes(present, size) {
-            let map_passages = passages.maps.entry((map, k)).or_default();
-            if let Some(ahead) = look_ahead(&view, k, map_passages, position, way, reach)
-                && found.is_none_or(|nearest| ahead.2 < nearest.2)
-            {
-                found = Some(ahead);
-                lane = k;
-            }
-            // Nothing is nearer than a passage it stands in.
-            if found.is_some_and(|nearest| nearest.2 <= 0.0) {
-                break;
-            }
+        for lane in (1..=MAX_UNIT_SIZE).filter(|&k| present & (1 << k) != 0) {
+            let class = view.for_size(lane).class();
+            passages
+                .maps
+                .entry((map, lane))
+                .or_default()
+                .catch_up(&class);
         }
-        // A unit that has come out of the passage it holds keeps it while
-        // it stands in the mouth, so that nobody comes in at it.
-        if found.is_none()
-            && let Some(held) = motion.claim
-            && held.map == map
-            && held.size >= size
-            && let Some(map_passages) = passages.maps.get(&(map, held.size))
-            && let Some((index, here)) =
-                holders(&view, position, size, held.size).find_map(|here| {
-                    map_passages
-                        .passages
-                        .iter()
-                        .position(|p| p.key == held.key && p.mouths.contains(&here))
-                        .map(|index| (index, here))
-                })
-        {
-            lane = held.size;
-            found = Some((index as u32, here, 0.0));
+    }
+    let enabled = settings.enabled;
+    let mut looked: Parallel<Vec<Result<Sighting, (Entity, Miss)>>> = Parallel::default();
+    {
+        let passages = &*passages;
+        each_mover!(
+            units,
+            PARALLEL_WALKS,
+            || looked.borrow_local_mut(),
+            |local, item| {
+                let mut motion = item.motion;
+                motion.waiting = false;
+                motion.near_passage = false;
+                motion.heading = motion.preferred.normalize_or_zero();
+                let looker = Looker::new(
+                    &views,
+                    enabled,
+                    item.entity,
+                    item.mover,
+                    item.transform,
+                    item.steering,
+                    &motion,
+                    item.footprint,
+                    item.avoidance,
+                );
+                let Some(looker) = looker else {
+                    motion.claim = None;
+                    motion.waited = 0.0;
+                    return;
+                };
+                motion.heading = looker.heading;
+                match passages.sight(&looker) {
+                    Ok(Some(sighting)) => local.push(Ok(sighting)),
+                    Ok(None) => {
+                        motion.claim = None;
+                        motion.waited = 0.0;
+                    }
+                    Err(miss) => local.push(Err((item.entity, miss))),
+                }
+            }
+        );
+    }
+    let mut missed = Vec::new();
+    for result in looked.drain() {
+        match result {
+            Ok(sighting) => passages.seen.push(sighting),
+            Err(miss) => missed.push(miss),
         }
-        let lane_view = view.for_size(lane);
-        let map_passages = passages.maps.entry((map, lane)).or_default();
-        let ahead = found.map(|(index, first, distance)| {
-            let passage = &map_passages.passages[index as usize];
-            let key = passage.key;
-            let held = motion.claim.filter(|c| c.passage() == (map, lane, key));
-            let side = match held {
-                Some(claim) => claim.side,
-                None => side_of(&lane_view, passage, first, distance, position, heading),
+    }
+    missed.sort_by_key(|&(unit, _)| unit);
+    for (unit, mut miss) in missed {
+        let sighting = loop {
+            passages.fill(&views, miss);
+            let Ok(item) = units.get(unit) else {
+                break None;
             };
-            // The lane out of the passage on this side: from the end's
-            // footprint centre through the mouth's, as wide as the
-            // passage's biggest unit.
-            let (end, mouth) = (
-                lane_view.cell_to_world(passage.ends[side as usize]),
-                lane_view.cell_to_world(passage.mouths[side as usize]),
+            let looker = Looker::new(
+                &views,
+                enabled,
+                unit,
+                item.mover,
+                item.transform,
+                item.steering,
+                item.motion,
+                item.footprint,
+                item.avoidance,
             );
-            let lane_radius = 0.45 * lane as f32 * cell;
-            let lane_lane = Lane {
-                mouth,
-                out: (mouth - end).normalize_or_zero(),
-                half_width: radius.max(lane_radius) + 0.5 * lane as f32 * cell,
-                length: LANE_LENGTH * cell,
-            };
-            (
-                Claim {
-                    map,
-                    size: lane,
-                    key,
-                    side,
-                },
-                distance,
-                lane_lane,
-            )
-        });
-        passages.seen.push(Sighting {
-            unit,
-            ahead: ahead.map(|a| a.0),
-            distance: ahead.map_or(f32::MAX, |a| a.1),
-            lane: ahead.map(|a| a.2),
-            position,
-            held: motion.claim,
-            waited: motion.waited,
-            heading,
-            hold: radius + CLEAR_OF_MOUTH * cell,
-            claim: radius + CLAIM_AT * cell,
-            speed: if mover.speed.is_finite() {
-                mover.speed.max(0.0)
-            } else {
-                0.0
-            },
-        });
+            match looker.map(|looker| passages.sight(&looker)) {
+                Some(Err(again)) => miss = again,
+                Some(Ok(sighting)) => break sighting,
+                None => break None,
+            }
+        };
+        match sighting {
+            Some(sighting) => passages.seen.push(sighting),
+            None => {
+                if let Ok(mut item) = units.get_mut(unit) {
+                    item.motion.claim = None;
+                    item.motion.waited = 0.0;
+                }
+            }
+        }
     }
     passages.seen.sort_by_key(|s| s.unit);
 
@@ -648,9 +659,7 @@ pub(crate) fn take_turns(
     }
     let mut traffic: HashMap<PassageId, Traffic> = HashMap::new();
     for sighting in &passages.seen {
-        let Some(ahead) = sighting.ahead else {
-            continue;
-        };
+        let ahead = sighting.ahead;
         let entry = traffic.entry(ahead.passage()).or_default();
         let side = ahead.side as usize;
         if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
@@ -703,11 +712,7 @@ pub(crate) fn take_turns(
         let Ok(AgentQueryItem { mut motion, .. }) = units.get_mut(sighting.unit) else {
             continue;
         };
-        let Some(ahead) = sighting.ahead else {
-            motion.claim = None;
-            motion.waited = 0.0;
-            continue;
-        };
+        let ahead = sighting.ahead;
         motion.near_passage = true;
         // In the passage, or holding it: on through (one pushed in while
         // waiting is in it now, and must come out).
@@ -742,9 +747,8 @@ const LANE_LENGTH: f32 = 5.0;
 /// back from the mouth if it stands too near, else not at all.
 fn waiting_velocity(sighting: &Sighting) -> Vec2 {
     let slow = 0.5 * sighting.speed;
-    if let Some(lane) = sighting.lane
-        && lane.out != Vec2::ZERO
-    {
+    let lane = sighting.lane;
+    if lane.out != Vec2::ZERO {
         let offset = sighting.position - lane.mouth;
         let along = offset.dot(lane.out);
         let aside = lane.out.perp_dot(offset);
@@ -788,41 +792,54 @@ fn way_ahead(steering: &Steering, position: Vec2) -> ([Vec2; CORNERS_AHEAD + 1],
 
 /// The first passage on `way` within `reach` world units: its index, the
 /// first of its anchors met, and how far along the way that anchor starts
-/// (0 when the unit stands in it).
+/// (0 when the unit stands in it); or what nobody has looked at yet.
 fn look_ahead(
     view: &MapView,
     lane: u8,
-    passages: &mut PassageMap,
+    passages: &PassageMap,
+    key: (Entity, u8),
     position: Vec2,
     way: &[Vec2],
     reach: f32,
-) -> Option<(u32, Cell, f32)> {
+) -> Result<Option<(u32, Cell, f32)>, Miss> {
     let class = view.for_size(lane).class();
     let cells = view.for_size(1);
     let cell = view.layout.cell_size.abs().min_element();
-    passages.catch_up(&class);
-    let here = cells.cell_at(position)?;
-    if !passages.lanes_near(&class, here, (reach / cell).ceil() as u32 + lane as u32) {
-        return None;
+    let Some(here) = cells.cell_at(position) else {
+        return Ok(None);
+    };
+    let near = (reach / cell).ceil() as u32 + lane as u32;
+    match passages.lanes_near(here, near) {
+        Ok(true) => {}
+        Ok(false) => return Ok(None),
+        Err((bx, by)) => return Err(Miss::Block(key, bx, by)),
     }
     let size = view.size();
     let step = 0.25 * cell;
     let mut last = None;
     let mut travelled = 0.0;
-    let mut check = |at: Vec2, travelled: f32, last: &mut Option<Cell>| {
-        let spot = cells.cell_at(at)?;
+    let check = |at: Vec2, travelled: f32, last: &mut Option<Cell>| {
+        let Some(spot) = cells.cell_at(at) else {
+            return Ok(None);
+        };
         if *last == Some(spot) {
-            return None;
+            return Ok(None);
         }
         *last = Some(spot);
-        held_in(view, at, size, lane, |anchor| {
-            passages
-                .passage_at(&class, anchor)
-                .map(|index| (index, anchor, travelled))
-        })
+        let mut missed = None;
+        let found = held_in(view, at, size, lane, |anchor| {
+            match passages.passage_at(&class, anchor) {
+                Ok(index) => index.map(|index| (index, anchor, travelled)),
+                Err(chain) => {
+                    missed = Some(Miss::Chain(key, chain));
+                    None
+                }
+            }
+        });
+        missed.map_or(Ok(found), Err)
     };
-    if let Some(found) = check(position, 0.0, &mut last) {
-        return Some(found);
+    if let Some(found) = check(position, 0.0, &mut last)? {
+        return Ok(Some(found));
     }
     for pair in way.windows(2) {
         let (from, to) = (pair[0], pair[1]);
@@ -831,16 +848,212 @@ fn look_ahead(
         while along < length {
             along = (along + step).min(length);
             if travelled + along > reach {
-                return None;
+                return Ok(None);
             }
             let at = from.lerp(to, along / length);
-            if let Some(found) = check(at, travelled + along, &mut last) {
-                return Some(found);
+            if let Some(found) = check(at, travelled + along, &mut last)? {
+                return Ok(Some(found));
             }
         }
         travelled += length;
     }
-    None
+    Ok(None)
+}
+
+/// What taking turns reads of one unit.
+struct Looker<'a> {
+    unit: Entity,
+    map: Entity,
+    /// Its map, for its size.
+    view: MapView<'a>,
+    position: Vec2,
+    /// The points it means to walk through, from where it stands.
+    way: ([Vec2; CORNERS_AHEAD + 1], usize),
+    /// The direction it means to go.
+    heading: Vec2,
+    /// The claim it holds coming into the frame.
+    claim: Option<Claim>,
+    waited: f32,
+    radius: f32,
+    speed: f32,
+}
+
+impl<'a> Looker<'a> {
+    /// A unit as taking turns sees it, if it takes turns: it is on a map
+    /// and avoids others (`enabled`: avoidance is on).
+    #[expect(clippy::too_many_arguments, reason = "one unit's components")]
+    fn new(
+        views: &AllViews<'a>,
+        enabled: bool,
+        unit: Entity,
+        mover: &Mover,
+        transform: &Transform,
+        steering: &Steering,
+        motion: &Motion,
+        footprint: Option<&Footprint>,
+        avoidance: Option<&Avoidance>,
+    ) -> Option<Self> {
+        let avoids = avoidance.is_none_or(|a| a.enabled);
+        let map = steering.map()?;
+        let view = views.get(map)?.for_size(footprint.map_or(1, |f| f.0));
+        if !avoids || !enabled {
+            return None;
+        }
+        let position = transform.translation.truncate();
+        let way = way_ahead(steering, position);
+        let heading = way.0[..way.1]
+            .iter()
+            .map(|&p| p - position)
+            .find(|d| d.length_squared() > 1e-8)
+            .map_or(Vec2::ZERO, Vec2::normalize);
+        let cell = view.layout.cell_size.abs().min_element();
+        Some(Self {
+            unit,
+            map,
+            view,
+            position,
+            way,
+            heading,
+            claim: motion.claim,
+            waited: motion.waited,
+            radius: body_radius(avoidance, footprint, cell),
+            speed: if mover.speed.is_finite() {
+                mover.speed.max(0.0)
+            } else {
+                0.0
+            },
+        })
+    }
+}
+
+impl Passages {
+    /// What `looker` sees of the passages ahead: `None` where none is near,
+    /// or what nobody has looked at yet.
+    fn sight(&self, looker: &Looker) -> Result<Option<Sighting>, Miss> {
+        let Looker {
+            map,
+            view,
+            position,
+            radius,
+            ..
+        } = *looker;
+        let way = &looker.way.0[..looker.way.1];
+        let cell = view.layout.cell_size.abs().min_element();
+        let size = view.size();
+        let reach = radius + LOOK_AHEAD * cell;
+        // The nearest passage ahead, of its size or a bigger one (its own
+        // size first of two as near): infantry crossing a bridge two cells
+        // wide (one lane while a tank is about) towards a gap one cell wide
+        // are on the bridge till they are off it.
+        let mut lane = size;
+        let mut found: Option<(u32, Cell, f32)> = None;
+        for k in lanes(self.present(map), size) {
+            let Some(map_passages) = self.maps.get(&(map, k)) else {
+                return Err(Miss::Map((map, k)));
+            };
+            if let Some(ahead) = look_ahead(&view, k, map_passages, (map, k), position, way, reach)?
+                && found.is_none_or(|nearest| ahead.2 < nearest.2)
+            {
+                found = Some(ahead);
+                lane = k;
+            }
+            // Nothing is nearer than a passage it stands in.
+            if found.is_some_and(|nearest| nearest.2 <= 0.0) {
+                break;
+            }
+        }
+        // A unit that has come out of the passage it holds keeps it while
+        // it stands in the mouth, so that nobody comes in at it.
+        if found.is_none()
+            && let Some(held) = looker.claim
+            && held.map == map
+            && held.size >= size
+            && let Some(map_passages) = self.maps.get(&(map, held.size))
+            && let Some((index, here)) =
+                holders(&view, position, size, held.size).find_map(|here| {
+                    map_passages
+                        .passages
+                        .iter()
+                        .position(|p| p.key == held.key && p.mouths.contains(&here))
+                        .map(|index| (index, here))
+                })
+        {
+            lane = held.size;
+            found = Some((index as u32, here, 0.0));
+        }
+        let Some((index, first, distance)) = found else {
+            return Ok(None);
+        };
+        let lane_view = view.for_size(lane);
+        let Some(passage) = self
+            .maps
+            .get(&(map, lane))
+            .and_then(|m| m.passages.get(index as usize))
+        else {
+            return Ok(None);
+        };
+        let key = passage.key;
+        let held = looker.claim.filter(|c| c.passage() == (map, lane, key));
+        let side = match held {
+            Some(claim) => claim.side,
+            None => side_of(
+                &lane_view,
+                passage,
+                first,
+                distance,
+                position,
+                looker.heading,
+            ),
+        };
+        // The lane out of the passage on this side: from the end's
+        // footprint centre through the mouth's, as wide as the passage's
+        // biggest unit.
+        let (end, mouth) = (
+            lane_view.cell_to_world(passage.ends[side as usize]),
+            lane_view.cell_to_world(passage.mouths[side as usize]),
+        );
+        let lane_radius = 0.45 * lane as f32 * cell;
+        Ok(Some(Sighting {
+            unit: looker.unit,
+            ahead: Claim {
+                map,
+                size: lane,
+                key,
+                side,
+            },
+            distance,
+            lane: Lane {
+                mouth,
+                out: (mouth - end).normalize_or_zero(),
+                half_width: radius.max(lane_radius) + 0.5 * lane as f32 * cell,
+                length: LANE_LENGTH * cell,
+            },
+            position,
+            held: looker.claim,
+            waited: looker.waited,
+            heading: looker.heading,
+            hold: radius + CLEAR_OF_MOUTH * cell,
+            claim: radius + CLAIM_AT * cell,
+            speed: looker.speed,
+        }))
+    }
+
+    /// Fills in what a look missed.
+    fn fill(&mut self, views: &AllViews, miss: Miss) {
+        let key = match miss {
+            Miss::Map(key) | Miss::Block(key, ..) | Miss::Chain(key, _) => key,
+        };
+        let Some(view) = views.get(key.0) else {
+            return;
+        };
+        let class = view.for_size(key.1).class();
+        let cached = self.maps.entry(key).or_default();
+        match miss {
+            Miss::Map(_) => cached.catch_up(&class),
+            Miss::Block(_, bx, by) => cached.fill_block(&class, bx, by),
+            Miss::Chain(_, cell) => cached.walk_chain(&class, cell),
+        }
+    }
 }
 
 /// Which mouth a unit at `position` enters `passage` from: for a unit
