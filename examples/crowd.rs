@@ -2,7 +2,7 @@
 //! with local avoidance on, until all arrive or 3,000 frames pass.
 //!
 //! ```text
-//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages]
+//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages] [--seed S]
 //! ```
 //!
 //! The map defaults to `bg512/AR0011SR` (a 512×512 Baldur's Gate map of
@@ -15,7 +15,9 @@
 //! keeping its shape, so east and west pass through each other head-on,
 //! north and south too, and all four cross at that spot at once. Each
 //! mover is ordered alone to its own cell over there; with `--groups` each
-//! squad gets one `GroupMove` instead. Frames are a fixed 1/30 s, so every
+//! squad gets one `GroupMove` instead. `--seed S` (not 0) moves each start
+//! up to a quarter cell off its cell's centre: another crowd of the same
+//! scenario, for flow averaged over several. Frames are a fixed 1/30 s, so every
 //! run is the same.
 //!
 //! The last line is
@@ -86,6 +88,21 @@ struct Options {
     threads: Option<usize>,
     /// Time each stage of the crowd step alone.
     stages: bool,
+    /// Moves each start a little within its cell (0: none), so that
+    /// several runs of one scenario give several crowds to average over.
+    seed: u64,
+}
+
+/// Where mover `i` stands off its cell's centre with `seed`: up to a
+/// quarter cell each way, none with seed 0.
+fn jitter(seed: u64, i: u64) -> Vec2 {
+    if seed == 0 {
+        return Vec2::ZERO;
+    }
+    let bytes = seed.to_le_bytes().into_iter().chain(i.to_le_bytes());
+    let hash = support::fnv1a(support::FNV_START, bytes);
+    let unit = |bits: u64| (bits & 0xffff) as f32 / 65535.0 - 0.5;
+    0.5 * Vec2::new(unit(hash), unit(hash >> 16))
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -99,6 +116,7 @@ fn parse_options() -> Result<Options, String> {
         no_avoidance: false,
         threads: None,
         stages: false,
+        seed: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -111,6 +129,12 @@ fn parse_options() -> Result<Options, String> {
             "--open" => options.open = true,
             "--no-avoidance" => options.no_avoidance = true,
             "--stages" => options.stages = true,
+            "--seed" => {
+                let v = value()?;
+                options.seed = v
+                    .parse()
+                    .map_err(|_| format!("--seed {v:?} is not a whole number"))?;
+            }
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
             "--spacing" => {
                 let v = value()?;
@@ -412,7 +436,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: crowd [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages]"
+                "error: {message}\nusage: crowd [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages] [--seed S]"
             );
             return ExitCode::from(2);
         }
@@ -519,8 +543,10 @@ fn main() -> ExitCode {
     let units: Vec<Entity> = crowd
         .movers
         .iter()
-        .map(|&(start, ..)| {
-            let position = Vec3::new(start.x as f32, start.y as f32, 0.0);
+        .enumerate()
+        .map(|(i, &(start, ..))| {
+            let position = Vec3::new(start.x as f32, start.y as f32, 0.0)
+                + jitter(options.seed, i as u64).extend(0.0);
             app.world_mut()
                 .spawn((
                     Mover { speed: SPEED },

@@ -574,37 +574,7 @@ pub(crate) fn take_turns(
             units,
             PARALLEL_WALKS,
             || looked.borrow_local_mut(),
-            |local, item| {
-                let mut motion = item.motion;
-                motion.waiting = false;
-                motion.near_passage = false;
-                motion.heading = motion.preferred.normalize_or_zero();
-                let looker = Looker::new(
-                    &views,
-                    enabled,
-                    item.entity,
-                    item.mover,
-                    item.transform,
-                    item.steering,
-                    &motion,
-                    item.footprint,
-                    item.avoidance,
-                );
-                let Some(looker) = looker else {
-                    motion.claim = None;
-                    motion.waited = 0.0;
-                    return;
-                };
-                motion.heading = looker.heading;
-                match passages.sight(&looker) {
-                    Ok(Some(sighting)) => local.push(Ok(sighting)),
-                    Ok(None) => {
-                        motion.claim = None;
-                        motion.waited = 0.0;
-                    }
-                    Err(miss) => local.push(Err((item.entity, miss))),
-                }
-            }
+            |local, item| look(passages, &views, enabled, item, local),
         );
     }
     let mut missed = Vec::new();
@@ -858,6 +828,48 @@ fn look_ahead(
         travelled += length;
     }
     Ok(None)
+}
+
+/// One unit's look ahead for passages, on its own: what it sees goes to
+/// `seen` (or what it missed, to be looked at again); a unit with no
+/// passage near has its claim dropped here.
+#[inline(never)] // the parallel body of `take_turns`, named in profiles
+fn look(
+    passages: &Passages,
+    views: &AllViews,
+    enabled: bool,
+    item: AgentQueryItem,
+    seen: &mut Vec<Result<Sighting, (Entity, Miss)>>,
+) {
+    let mut motion = item.motion;
+    motion.waiting = false;
+    motion.near_passage = false;
+    motion.heading = motion.preferred.normalize_or_zero();
+    let looker = Looker::new(
+        views,
+        enabled,
+        item.entity,
+        item.mover,
+        item.transform,
+        item.steering,
+        &motion,
+        item.footprint,
+        item.avoidance,
+    );
+    let Some(looker) = looker else {
+        motion.claim = None;
+        motion.waited = 0.0;
+        return;
+    };
+    motion.heading = looker.heading;
+    match passages.sight(&looker) {
+        Ok(Some(sighting)) => seen.push(Ok(sighting)),
+        Ok(None) => {
+            motion.claim = None;
+            motion.waited = 0.0;
+        }
+        Err(miss) => seen.push(Err((item.entity, miss))),
+    }
 }
 
 /// What taking turns reads of one unit.
