@@ -934,19 +934,20 @@ fn prefer(
     if to_settle.is_empty() {
         return;
     }
+    // In entity order, whatever order the query keeps: two units may want
+    // one cell.
     to_settle.sort_unstable();
-    for PreferQueryItem {
-        entity: unit,
-        mover,
-        transform,
-        mut motion,
-        footprint,
-        ..
-    } in &mut units
-    {
-        if to_settle.binary_search(&unit).is_err() {
+    for &unit in &to_settle {
+        let Ok(PreferQueryItem {
+            mover,
+            transform,
+            mut motion,
+            footprint,
+            ..
+        }) = units.get_mut(unit)
+        else {
             continue;
-        }
+        };
         let (Some(map), position) = (motion.map, transform.translation.truncate()) else {
             continue;
         };
@@ -1012,6 +1013,47 @@ struct WalkQuery {
     footprint: Option<&'static Footprint>,
 }
 
+/// One mover's walk for the frame, alone on the grid: it reads the maps
+/// and the passages and writes only itself, noting its stride for what
+/// `move_units` decides after (and itself in `walked`).
+#[inline(never)] // the parallel body of `move_units`, named in profiles
+fn stride(
+    all_views: &AllViews,
+    passages: &passage::Passages,
+    seconds: f32,
+    unit: WalkQueryItem,
+    walked: &mut Vec<Entity>,
+) {
+    let WalkQueryItem {
+        entity,
+        mover,
+        mut transform,
+        mut steering,
+        mut motion,
+        footprint,
+        ..
+    } = unit;
+    let Some((map, view)) = walking_view(all_views, &steering, &motion, footprint) else {
+        return;
+    };
+    let speed = speed_of(mover);
+    if !(speed * seconds).is_finite() {
+        return;
+    }
+    let start = transform.translation.truncate();
+    let (to, blocked) = walk(&view, &mut steering, &motion, start, speed, seconds);
+    // No unit steps into a passage without a claim on it: a unit is in a
+    // passage only in its turn.
+    let stopped = if motion.claim.is_none() {
+        passages.stop_outside(map, &view, start, to)
+    } else {
+        to
+    };
+    transform.translation = stopped.extend(transform.translation.z);
+    motion.stride = Some(Stride { start, to, blocked });
+    walked.push(entity);
+}
+
 /// `FrontierSystems::Move`: walks every mover its velocity for the frame,
 /// on the grid. A unit that avoidance left alone walks its way exactly:
 /// instinct slides along walls, a route is followed corner to corner, and
@@ -1045,50 +1087,32 @@ fn move_units(
     }
     // First every unit walks, each alone on the grid (in parallel: it
     // reads the maps and the passages and writes only itself); then, unit
-    // by unit in the query's order, what touches the others: rest places,
-    // arrivals, asking again.
+    // by unit in entity order (never the query's, which moves with the
+    // archetypes), what touches the others: rest places, arrivals, asking
+    // again.
     let all_views = AllViews::new(&maps);
+    let mut walked: Parallel<Vec<Entity>> = Parallel::default();
     each_mover!(
         units,
         PARALLEL_WALKS,
-        |WalkQueryItem {
-             mover,
-             mut transform,
-             mut steering,
-             mut motion,
-             footprint,
-             ..
-         }| {
-            let Some((map, view)) = walking_view(&all_views, &steering, &motion, footprint) else {
-                return;
-            };
-            let speed = speed_of(mover);
-            if !(speed * seconds).is_finite() {
-                return;
-            }
-            let start = transform.translation.truncate();
-            let (to, blocked) = walk(&view, &mut steering, &motion, start, speed, seconds);
-            // No unit steps into a passage without a claim on it: a unit
-            // is in a passage only in its turn.
-            let stopped = if motion.claim.is_none() {
-                passages.stop_outside(map, &view, start, to)
-            } else {
-                to
-            };
-            transform.translation = stopped.extend(transform.translation.z);
-            motion.stride = Some(Stride { start, to, blocked });
-        },
+        || walked.borrow_local_mut(),
+        |walked, unit| stride(&all_views, &passages, seconds, unit, walked),
     );
-    for WalkQueryItem {
-        entity: unit,
-        mover,
-        mut request,
-        transform,
-        mut steering,
-        mut motion,
-        footprint,
-    } in &mut units
-    {
+    let mut walked: Vec<Entity> = walked.drain().collect();
+    walked.sort_unstable();
+    for unit in walked {
+        let Ok(WalkQueryItem {
+            mover,
+            mut request,
+            transform,
+            mut steering,
+            mut motion,
+            footprint,
+            ..
+        }) = units.get_mut(unit)
+        else {
+            continue;
+        };
         let Some(Stride {
             start,
             to: walked_to,
