@@ -48,12 +48,6 @@ pub(crate) struct Crowd {
     contacts: Vec<(u32, u32)>,
     /// The contacts in colours, for the solvers.
     colouring: Colouring,
-    /// Per agent, whether it was planned this frame (awake, or woken by
-    /// one coming at it): the contacts of those are all the pairs they may
-    /// touch; a unit left asleep has contacts only with those planned.
-    planned_alone: Vec<bool>,
-    /// The frame's time step the contacts were found for.
-    seconds: f32,
 }
 
 impl Crowd {
@@ -210,14 +204,6 @@ pub(crate) fn avoid(
             woken[j as usize] = true;
         }
     }
-    crowd.seconds = seconds;
-    crowd.planned_alone.clear();
-    crowd.planned_alone.extend(
-        asleep
-            .iter()
-            .zip(&woken)
-            .map(|(&asleep, &woken)| !asleep || woken),
-    );
     let woken: Vec<usize> = crowd
         .grid
         .in_bucket_order()
@@ -534,93 +520,12 @@ pub(crate) fn separate(
         colouring: &crowd.colouring,
     };
     let threads = crate::schedule::threads_for(settings.threads);
-    let mut moved = separation.settle(&mut crowd.positions, threads);
-    hold_back(
-        &crowd.agents,
-        &crowd.planned_alone,
-        &crowd.contacts,
-        crowd.seconds,
-        &walk_views,
-        &mut crowd.positions,
-        &mut moved,
-    );
+    let moved = separation.settle(&mut crowd.positions, threads);
     for (i, agent) in crowd.agents.iter().enumerate() {
         if moved[i]
             && let Ok(BodyQueryItem { mut transform, .. }) = bodies.get_mut(agent.entity)
         {
             transform.translation = crowd.positions[i].extend(transform.translation.z);
-        }
-    }
-}
-
-/// How deep two bodies may end a frame pressed into each other, as a part
-/// of the smaller radius, unless they were deeper at its start.
-const DEEPEST: f32 = 0.1;
-
-/// Where separation leaves two bodies deeper than [`DEEPEST`] into each
-/// other and deeper than they stood at the frame's start (a dense jam,
-/// where the bodies shoved aside have nowhere to go), both stand where
-/// they stood at the frame's start instead, and so on for the bodies that
-/// puts them too deep into, till none is. Only the contacts are looked
-/// at, so a unit goes back to its start in any case where it moved
-/// further than they reach (shoved a long way), or where it was left
-/// asleep (`planned` false: standing, nobody coming at it), as its pairs
-/// with others asleep are not contacts. As every pair was no deeper at the start, every pair ends the frame
-/// no deeper than `DEEPEST` or than it was: a jam holds still where it
-/// cannot give, rather than pack. A body that does not avoid others, or
-/// whose start the map no longer lets it stand on, stays where it is.
-fn hold_back(
-    agents: &[Agent],
-    planned: &[bool],
-    contacts: &[(u32, u32)],
-    seconds: f32,
-    views: &[Option<MapView>],
-    positions: &mut [Vec2],
-    moved: &mut [bool],
-) {
-    let depth = |a: &Agent, b: &Agent, p: Vec2, q: Vec2| {
-        (a.radius + b.radius - p.distance(q)) / a.radius.min(b.radius).max(1e-6)
-    };
-    let can_go_back = |k: usize, positions: &[Vec2]| {
-        let start = agents[k].position;
-        agents[k].avoids
-            && positions[k] != start
-            && views[k].is_some_and(|view| {
-                view.cell_at(start)
-                    .is_some_and(|cell| view.class().is_walkable(cell))
-            })
-    };
-    for k in 0..agents.len() {
-        // Further than the contacts reach: a pair not among them was
-        // apart by its radii's sum and a tenth, and its walks at full
-        // speed with a tenth to spare (see `Planner::plan`); each body
-        // moving at most its part of that, no such pair can touch.
-        let reach = 0.1 * agents[k].radius + 1.1 * agents[k].speed * seconds;
-        let too_far = positions[k].distance(agents[k].position) > reach;
-        if (!planned[k] || too_far) && can_go_back(k, positions) {
-            positions[k] = agents[k].position;
-            moved[k] = true;
-        }
-    }
-    loop {
-        let mut held = false;
-        for &(i, j) in contacts {
-            let (i, j) = (i as usize, j as usize);
-            let (a, b) = (&agents[i], &agents[j]);
-            let now = depth(a, b, positions[i], positions[j]);
-            if now <= DEEPEST || a.map != b.map || now <= depth(a, b, a.position, b.position) {
-                continue;
-            }
-            for k in [i, j] {
-                if can_go_back(k, positions) {
-                    positions[k] = agents[k].position;
-                    moved[k] = true;
-                    held = true;
-                }
-            }
-        }
-        if !held {
-            return;
         }
     }
 }
@@ -844,106 +749,6 @@ mod tests {
             crossing: false,
             blocked: 0.0,
         }
-    }
-
-    /// However separation and the walk left a crowd, after `hold_back` no
-    /// pair among the contacts is deeper into each other than `DEEPEST` or
-    /// than it stood at the frame's start; bodies it moves stand at their
-    /// starts; and a crowd left no deeper than that is left alone.
-    #[test]
-    fn held_back_no_pair_ends_deeper_than_it_may() {
-        use proptest::prelude::*;
-        let grid = NavGrid::new(24, 24).unwrap();
-        let layout = GridLayout::default();
-        let view = MapView::new(&grid, &layout, None);
-        let body = (
-            2.0f32..20.0,
-            2.0f32..20.0,
-            -0.6f32..0.6,
-            -0.6f32..0.6,
-            any::<bool>(),
-        );
-        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-            cases: 2000,
-            ..ProptestConfig::default()
-        });
-        let bodies = proptest::collection::vec(body, 2..24);
-        runner
-            .run(&bodies, |bodies| {
-                // Starts no pair deeper than DEEPEST: spread out first.
-                let mut starts: Vec<Vec2> = Vec::new();
-                for &(x, y, ..) in &bodies {
-                    let mut at = Vec2::new(x, y);
-                    while starts
-                        .iter()
-                        .any(|s| s.distance(at) < 0.9 * (1.0 - DEEPEST / 2.0))
-                    {
-                        at.x += 0.3;
-                    }
-                    starts.push(at);
-                }
-                let agents: Vec<Agent> = starts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &at)| agent(i as u32, at))
-                    .collect();
-                let planned: Vec<bool> = bodies.iter().map(|b| b.4).collect();
-                let mut positions: Vec<Vec2> = starts
-                    .iter()
-                    .zip(&bodies)
-                    .map(|(s, b)| *s + Vec2::new(b.2, b.3))
-                    .collect();
-                let moved_before = positions.clone();
-                let n = agents.len() as u32;
-                let contacts: Vec<(u32, u32)> = (0..n)
-                    .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
-                    .collect();
-                let views = vec![Some(view); agents.len()];
-                let mut moved = vec![false; agents.len()];
-                hold_back(
-                    &agents,
-                    &planned,
-                    &contacts,
-                    1.0 / 30.0,
-                    &views,
-                    &mut positions,
-                    &mut moved,
-                );
-                let depth = |p: Vec2, q: Vec2| (0.9 - p.distance(q)) / 0.45;
-                for &(i, j) in &contacts {
-                    let (i, j) = (i as usize, j as usize);
-                    let (now, then) = (
-                        depth(positions[i], positions[j]),
-                        depth(starts[i], starts[j]),
-                    );
-                    prop_assert!(
-                        now <= DEEPEST.max(then) + 1e-5,
-                        "{i} and {j}: {now} deep, {then} at the start"
-                    );
-                }
-                for k in 0..agents.len() {
-                    prop_assert!(positions[k] == moved_before[k] || positions[k] == starts[k]);
-                    prop_assert_eq!(moved[k], positions[k] != moved_before[k]);
-                }
-                Ok(())
-            })
-            .unwrap();
-        // Nobody deeper than allowed, everyone planned and near its start:
-        // nothing is held back.
-        let agents = vec![agent(0, Vec2::new(5.0, 5.0)), agent(1, Vec2::new(5.9, 5.0))];
-        let mut positions = vec![Vec2::new(5.02, 5.0), Vec2::new(5.9, 5.02)];
-        let mut moved = vec![false; 2];
-        hold_back(
-            &agents,
-            &[true, true],
-            &[(0, 1)],
-            1.0 / 30.0,
-            &[Some(view), Some(view)],
-            &mut positions,
-            &mut moved,
-        );
-        assert_eq!(positions, vec![Vec2::new(5.02, 5.0), Vec2::new(5.9, 5.02)]);
-        assert_eq!(moved, vec![false, false]);
     }
 
     /// Separation's colours hold pairs that share no body: split over any
