@@ -934,20 +934,19 @@ fn prefer(
     if to_settle.is_empty() {
         return;
     }
-    // In entity order, whatever order the query keeps: two units may want
-    // one cell.
     to_settle.sort_unstable();
-    for &unit in &to_settle {
-        let Ok(PreferQueryItem {
-            mover,
-            transform,
-            mut motion,
-            footprint,
-            ..
-        }) = units.get_mut(unit)
-        else {
+    for PreferQueryItem {
+        entity: unit,
+        mover,
+        transform,
+        mut motion,
+        footprint,
+        ..
+    } in &mut units
+    {
+        if to_settle.binary_search(&unit).is_err() {
             continue;
-        };
+        }
         let (Some(map), position) = (motion.map, transform.translation.truncate()) else {
             continue;
         };
@@ -1015,17 +1014,10 @@ struct WalkQuery {
 
 /// One mover's walk for the frame, alone on the grid: it reads the maps
 /// and the passages and writes only itself, noting its stride for what
-/// `move_units` decides after (and itself in `walked`).
+/// `move_units` decides after.
 #[inline(never)] // the parallel body of `move_units`, named in profiles
-fn stride(
-    all_views: &AllViews,
-    passages: &passage::Passages,
-    seconds: f32,
-    unit: WalkQueryItem,
-    walked: &mut Vec<Entity>,
-) {
+fn stride(all_views: &AllViews, passages: &passage::Passages, seconds: f32, unit: WalkQueryItem) {
     let WalkQueryItem {
-        entity,
         mover,
         mut transform,
         mut steering,
@@ -1051,7 +1043,6 @@ fn stride(
     };
     transform.translation = stopped.extend(transform.translation.z);
     motion.stride = Some(Stride { start, to, blocked });
-    walked.push(entity);
 }
 
 /// `FrontierSystems::Move`: walks every mover its velocity for the frame,
@@ -1087,32 +1078,22 @@ fn move_units(
     }
     // First every unit walks, each alone on the grid (in parallel: it
     // reads the maps and the passages and writes only itself); then, unit
-    // by unit in entity order (never the query's, which moves with the
-    // archetypes), what touches the others: rest places, arrivals, asking
-    // again.
+    // by unit in the query's order, what touches the others: rest places,
+    // arrivals, asking again.
     let all_views = AllViews::new(&maps);
-    let mut walked: Parallel<Vec<Entity>> = Parallel::default();
-    each_mover!(
-        units,
-        PARALLEL_WALKS,
-        || walked.borrow_local_mut(),
-        |walked, unit| stride(&all_views, &passages, seconds, unit, walked),
-    );
-    let mut walked: Vec<Entity> = walked.drain().collect();
-    walked.sort_unstable();
-    for unit in walked {
-        let Ok(WalkQueryItem {
-            mover,
-            mut request,
-            transform,
-            mut steering,
-            mut motion,
-            footprint,
-            ..
-        }) = units.get_mut(unit)
-        else {
-            continue;
-        };
+    each_mover!(units, PARALLEL_WALKS, |unit| stride(
+        &all_views, &passages, seconds, unit
+    ),);
+    for WalkQueryItem {
+        entity: unit,
+        mover,
+        mut request,
+        transform,
+        mut steering,
+        mut motion,
+        footprint,
+    } in &mut units
+    {
         let Some(Stride {
             start,
             to: walked_to,
