@@ -587,7 +587,11 @@ pub(crate) fn take_turns(
     missed.sort_by_key(|&(unit, _)| unit);
     for (unit, mut miss) in missed {
         let sighting = loop {
-            passages.fill(&views, miss);
+            // Each fill fills in what was missed, so the looks end; one
+            // that could not (no view of the map) ends them too.
+            if !passages.fill(&views, miss) {
+                break None;
+            }
             let Ok(item) = units.get(unit) else {
                 break None;
             };
@@ -1050,13 +1054,13 @@ impl Passages {
         }))
     }
 
-    /// Fills in what a look missed.
-    fn fill(&mut self, views: &AllViews, miss: Miss) {
+    /// Fills in what a look missed; whether it could (the map has a view).
+    fn fill(&mut self, views: &AllViews, miss: Miss) -> bool {
         let key = match miss {
             Miss::Map(key) | Miss::Block(key, ..) | Miss::Chain(key, _) => key,
         };
         let Some(view) = views.get(key.0) else {
-            return;
+            return false;
         };
         let class = view.for_size(key.1).class();
         let cached = self.maps.entry(key).or_default();
@@ -1065,6 +1069,7 @@ impl Passages {
             Miss::Block(_, bx, by) => cached.fill_block(&class, bx, by),
             Miss::Chain(_, cell) => cached.walk_chain(&class, cell),
         }
+        true
     }
 }
 
