@@ -165,6 +165,7 @@ impl PassageMap {
         self.blocks.fit(class);
     }
 
+    /// The forgetting half of [`catch_up`](Self::catch_up).
     fn forget_edits(&mut self, class: &SizeClass) {
         if self.version == class.version() {
             return;
