@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--threads T] [--lanes L] [--fps F]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--classes K] [--threads T] [--lanes L] [--fps F]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -69,6 +69,18 @@
 //! search between its ends. Every run gives `final_cost_mean=`, the mean
 //! cost of the units' final paths.
 //!
+//! With `--classes K` (1 to 4), the map's open cells become land and
+//! water by a fixed seed (deep water and shallow banks, woods, open
+//! ground) and the grid gets K movement classes, the first K of foot, boat,
+//! hover and wheels; unit i is of class i mod K, its start and goal in
+//! its class's largest region. The last line adds `classes=K`,
+//! `grid_bytes_per_cell=` (every class's layer built and its regions
+//! labelled, the terrain byte included), `class_bytes_per_cell=` (what
+//! each class beside the default adds), `size_bytes_per_cell=` (what one
+//! more unit size adds to a grid without classes, for comparison) and
+//! `coarse_bytes_per_cell=` (every coarse graph the run built). Units
+//! are ordered alone: not with `--groups` or `--goals`.
+//!
 //! With `--edits N`, once every unit holds its path, N random cells are
 //! toggled between wall and ground, one a frame, and the last line adds
 //! `edit_p50_ms` and `edit_max_ms`: the time of one edit (the grid's own
@@ -97,7 +109,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::prelude::*;
-use bevy_frontier::core::{Cell, CoarseGraph, SearchConfig, find_path};
+use bevy_frontier::core::{Cell, CoarseGraph, SearchConfig, UnitKind, find_path};
 use bevy_frontier::movement::{Arrived, Steering};
 use bevy_frontier::pathfinding::{CoarseGraphs, PathfindingStats};
 use bevy_frontier::prelude::*;
@@ -120,6 +132,7 @@ struct Options {
     weight: f32,
     refine: Option<bool>,
     fps: u32,
+    classes: Option<usize>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -137,6 +150,7 @@ fn parse_options() -> Result<Options, String> {
         weight: 1.0,
         refine: None,
         fps: 60,
+        classes: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -163,6 +177,13 @@ fn parse_options() -> Result<Options, String> {
                     "off" => false,
                     v => return Err(format!("--refine {v:?} is neither on nor off")),
                 })
+            }
+            "--classes" => {
+                let count: usize = support::positive(&flag, &value()?)?;
+                if count > 4 {
+                    return Err(format!("--classes {count}: at most 4"));
+                }
+                options.classes = Some(count);
             }
             "--fps" => {
                 let v = value()?;
@@ -199,7 +220,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--threads T] [--lanes L] [--fps F]"
+                "error: {message}\nusage: stress [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--classes K] [--threads T] [--lanes L] [--fps F]"
             );
             return ExitCode::from(2);
         }
@@ -214,6 +235,13 @@ fn main() -> ExitCode {
 
     if options.terrain {
         grid = support::rough_terrain(&grid, 20, 4, 12);
+    }
+    if let Some(count) = options.classes {
+        if options.groups.is_some() || options.goals.is_some() {
+            eprintln!("error: --classes orders units alone; give neither --groups nor --goals");
+            return ExitCode::from(2);
+        }
+        grid = support::land_and_water(&grid, support::movement_classes(count), 7);
     }
     // Starts and goals from the largest region, so every path exists.
     let cells = main_region_cells(&grid);
@@ -230,9 +258,10 @@ fn main() -> ExitCode {
         eprintln!("error: --groups and --goals are different runs; give one");
         return ExitCode::from(2);
     }
-    let orders = match options.groups.or(options.goals) {
-        Some(squad_count) => squads(&grid, &cells, options.units, squad_count),
-        None => solo_orders(&cells, options.units),
+    let orders = match (options.groups.or(options.goals), options.classes) {
+        (Some(squad_count), _) => squads(&grid, &cells, options.units, squad_count),
+        (None, Some(count)) => class_orders(&grid, options.units, count),
+        (None, None) => solo_orders(&cells, options.units),
     };
     let share = Sharing::Goals;
     let threads = options.threads.unwrap_or(1);
@@ -317,6 +346,9 @@ fn main() -> ExitCode {
             percentile(&run.imbalance, 50.0),
             percentile(&run.imbalance, 99.0)
         );
+    }
+    if let Some(count) = options.classes {
+        last += &class_memory(&grid, count, &run);
     }
     if options.terrain || options.swamp > 1 || options.refine.is_some() {
         let worst = run.first_path.iter().max().copied().unwrap_or_default();
@@ -405,6 +437,64 @@ struct Orders {
     /// Start cell of each unit and the index of its goal.
     units: Vec<(Cell, usize)>,
     goals: Vec<Cell>,
+    /// Each unit's movement class (none: the grid's own).
+    classes: Vec<u8>,
+}
+
+/// Random starts and goals, one per unit, unit `i` of class `i % count`,
+/// each in the largest region of its class.
+fn class_orders(grid: &NavGrid, units: usize, count: usize) -> Orders {
+    let mut rng = Lcg(2026);
+    let regions: Vec<Vec<Cell>> = (0..count as u8)
+        .map(|class| {
+            let view = grid
+                .view(UnitKind::new(class, 1))
+                .expect("a registered class");
+            support::main_region_of(view)
+        })
+        .collect();
+    let mut orders = Orders {
+        units: Vec::new(),
+        goals: Vec::new(),
+        classes: Vec::new(),
+    };
+    for i in 0..units {
+        let class = i % count;
+        let cells = &regions[class];
+        let start = cells[rng.below(cells.len())];
+        orders.goals.push(cells[rng.below(cells.len())]);
+        orders.units.push((start, i));
+        orders.classes.push(class as u8);
+    }
+    orders
+}
+
+/// The memory figures of a run with `count` movement classes: the bytes a
+/// cell of the grid holds with every class's layer built and labelled (the
+/// terrain among them, one byte), the bytes per cell each class beside the
+/// default adds, against what one more unit size adds to a grid without
+/// classes, and the coarse graphs' bytes per cell, all classes together.
+fn class_memory(grid: &NavGrid, count: usize, run: &Run) -> String {
+    let cells = grid.cell_count() as f64;
+    for class in 0..count as u8 {
+        grid.view(UnitKind::new(class, 1))
+            .expect("a registered class")
+            .label_regions_now();
+    }
+    let per_class = grid.class_layer_bytes() as f64 / cells / (count - 1).max(1) as f64;
+    // One unit size more on the same ground without classes.
+    let plain = NavGrid::from_costs(grid.width(), grid.height(), grid.costs().to_vec())
+        .expect("the same size")
+        .with_neighborhood(grid.neighborhood());
+    plain.label_regions_now();
+    let before = plain.memory_bytes();
+    plain.size_class(2).label_regions_now();
+    let per_size = (plain.memory_bytes() - before) as f64 / cells;
+    format!(
+        " classes={count} grid_bytes_per_cell={:.3} class_bytes_per_cell={per_class:.3} size_bytes_per_cell={per_size:.3} coarse_bytes_per_cell={:.3}",
+        grid.memory_bytes() as f64 / cells,
+        run.class_graph_bytes as f64 / cells
+    )
 }
 
 /// Random starts and goals, one per unit.
@@ -413,6 +503,7 @@ fn solo_orders(cells: &[Cell], units: usize) -> Orders {
     let mut orders = Orders {
         units: Vec::new(),
         goals: Vec::new(),
+        classes: Vec::new(),
     };
     for i in 0..units {
         let start = cells[rng.below(cells.len())];
@@ -438,6 +529,7 @@ fn squads(grid: &NavGrid, cells: &[Cell], units: usize, groups: usize) -> Orders
     let mut orders = Orders {
         units: Vec::new(),
         goals: Vec::new(),
+        classes: Vec::new(),
     };
     let mut taken = std::collections::HashSet::new();
     for group in 0..groups {
@@ -501,6 +593,9 @@ struct Run {
     /// cell was there, if it was, and its bytes then.
     graph_frame: Option<u32>,
     graph_bytes: Option<usize>,
+    /// The bytes of every coarse graph of the map at the end, one per
+    /// movement class and size that wanted quick routes.
+    class_graph_bytes: usize,
 }
 
 /// How the plugin is set up: threads, search lanes, quick routes first
@@ -560,11 +655,16 @@ fn spawn_units(app: &mut App, orders: &Orders) -> Vec<Entity> {
     orders
         .units
         .iter()
-        .map(|&(start, _)| {
+        .enumerate()
+        .map(|(i, &(start, _))| {
             let position = Vec3::new(start.x as f32, start.y as f32, 0.0);
-            app.world_mut()
-                .spawn((Mover { speed: 4.0 }, Transform::from_translation(position)))
-                .id()
+            let mut unit = app
+                .world_mut()
+                .spawn((Mover { speed: 4.0 }, Transform::from_translation(position)));
+            if let Some(&class) = orders.classes.get(i) {
+                unit.insert(MovementClass(class));
+            }
+            unit.id()
         })
         .collect()
 }
@@ -643,6 +743,7 @@ fn run_orders(
         digest: support::FNV_START,
         graph_frame: None,
         graph_bytes: None,
+        class_graph_bytes: 0,
     };
     let answered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut quick_cost: std::collections::HashMap<Entity, f64> = Default::default();
@@ -731,6 +832,12 @@ fn run_orders(
     run.slowest.truncate(5);
     run.imbalance.sort_by(f64::total_cmp);
     run.quick_ratios.sort_by(f64::total_cmp);
+    run.class_graph_bytes = app
+        .world_mut()
+        .query::<&CoarseGraphs>()
+        .iter(app.world())
+        .map(CoarseGraphs::memory_bytes)
+        .sum();
     if edits > 0 {
         edit_cells(&mut app, &mut run, edits);
     }
@@ -757,7 +864,11 @@ fn graph_bytes(app: &mut App) -> Option<usize> {
     app.world_mut()
         .query::<&CoarseGraphs>()
         .iter(app.world())
-        .find_map(|graphs| graphs.graph(1).map(|graph| graph.memory_bytes()))
+        .find_map(|graphs| {
+            graphs
+                .graph(UnitKind::sized(1))
+                .map(|graph| graph.memory_bytes())
+        })
 }
 
 /// `digest` with one answer folded in (FNV-1a over its fields).

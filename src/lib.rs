@@ -136,13 +136,14 @@ impl PluginGroup for FrontierPlugins {
             .add(movement::AvoidancePlugin { schedule })
             .add(groups::GroupsPlugin { schedule });
         #[cfg(feature = "tilemap")]
-        let group = group.add(tilemap::TilemapNavPlugin { schedule });
+        let group = group.add(tilemap::TilemapNavPlugin::new(schedule));
         group
     }
 }
 
 /// What a game touches every day: the plugins, the map (`NavGrid`, `Cell`,
-/// `GridLayout`), a unit's request, size and answer, its arrival, its body
+/// `GridLayout`, `MovementClasses`), a unit's request, size, movement class
+/// (`Footprint`, `MovementClass`, `UnitKind`) and answer, its arrival, its body
 /// in a crowd (`Avoidance`, `AvoidanceSettings`), group orders, the
 /// settings and the figures of the last frame (`PathfindingStats`). Names
 /// a game is likelier to have its own of (`Path`, `Route`, `Steering`, …)
@@ -150,7 +151,7 @@ impl PluginGroup for FrontierPlugins {
 /// this one.
 pub mod prelude {
     pub use crate::FrontierPlugins;
-    pub use crate::core::{Cell, NavGrid};
+    pub use crate::core::{Cell, MovementClasses, NavGrid, UnitKind};
     #[cfg(feature = "debug_draw")]
     pub use crate::debug::{DebugDrawPlugin, FrontierGizmos};
     pub use crate::groups::{GroupMove, GroupsPlugin};
@@ -159,12 +160,12 @@ pub mod prelude {
         Arrived, Avoidance, AvoidanceSettings, MovementPlugin, Mover, UnitArrived,
     };
     pub use crate::pathfinding::{
-        Footprint, InvalidReason, PathInvalidated, PathReady, PathRequest, PathResult, PathStatus,
-        PathTarget, PathfindingPlugin, PathfindingStats, Unreachable,
+        Footprint, InvalidReason, MovementClass, PathInvalidated, PathReady, PathRequest,
+        PathResult, PathStatus, PathTarget, PathfindingPlugin, PathfindingStats, Unreachable,
     };
     pub use crate::schedule::{FrontierSystems, PathfindingSettings};
     #[cfg(feature = "tilemap")]
-    pub use crate::tilemap::{TileCost, TilemapNavPlugin};
+    pub use crate::tilemap::{TileCost, TileTerrain, TilemapNavPlugin};
 }
 
 /// The README's examples, compiled and run as doctests.

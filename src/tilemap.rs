@@ -7,6 +7,10 @@
 //! [`GridLayout`], kept in sync with the [`TileCost`] of its tiles:
 //!
 //! - a tile without `TileCost` is plain ground (cost 1);
+//! - on a map whose grid has movement classes
+//!   ([`TilemapNavPlugin::with_classes`]), a tile's [`TileTerrain`] is its
+//!   terrain type, which each class reads its cost from (a tile with
+//!   neither is terrain type 1);
 //! - a position with no tile entity is a wall;
 //! - changing a tile's `TileCost` updates its cell the same frame;
 //!   setting or removing tiles in the `TileStorage` rescans the map.
@@ -23,7 +27,7 @@ use bevy_ecs_tilemap::map::{
 };
 use bevy_ecs_tilemap::tiles::{TilePos, TileStorage};
 
-use crate::core::{Cell, NavGrid};
+use crate::core::{Cell, MovementClasses, NavGrid};
 use crate::maps::GridLayout;
 use crate::schedule::{FrontierSchedulePlugin, FrontierSystems};
 
@@ -45,6 +49,16 @@ impl Default for TileCost {
         Self::GROUND
     }
 }
+
+/// The terrain type of a tile, on maps whose grids have movement classes
+/// ([`TilemapNavPlugin::with_classes`]): the byte its cell holds, which
+/// each class reads its cost from ([`MovementClasses`]); 0 is a wall for
+/// every class. Where a tile has both, it stands in for [`TileCost`].
+/// A game keeps it the way it keeps `TileCost`: a function of its tile
+/// (what the tile shows, what stands on it), written when that changes.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Component)]
+pub struct TileTerrain(pub u8);
 
 /// Marks a tilemap the plugin cannot navigate (not `TilemapType::Square`);
 /// it was warned about once and is left alone.
@@ -68,6 +82,10 @@ pub struct UnsupportedTilemap;
 pub struct TilemapNavPlugin {
     /// The schedule to run in; must be the one `PathfindingPlugin` runs in.
     pub schedule: Interned<dyn ScheduleLabel>,
+    /// The movement classes every tilemap's grid gets
+    /// ([`NavGrid::set_classes`]); `None` (the default) keeps one cost per
+    /// cell, from [`TileCost`].
+    pub classes: Option<MovementClasses>,
 }
 
 impl TilemapNavPlugin {
@@ -75,6 +93,50 @@ impl TilemapNavPlugin {
     pub fn new(schedule: impl ScheduleLabel) -> Self {
         Self {
             schedule: schedule.intern(),
+            classes: None,
+        }
+    }
+
+    /// The plugin, giving every tilemap's grid these movement classes: a
+    /// tile's [`TileTerrain`] is then its terrain type. Put it in place of
+    /// the one `FrontierPlugins` adds:
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_frontier::prelude::*;
+    /// use bevy_frontier::tilemap::TilemapNavPlugin;
+    ///
+    /// const OPEN: u8 = 1;
+    /// const WATER: u8 = 2;
+    /// let classes = MovementClasses::new()
+    ///     .class("foot", [(OPEN, 1)])
+    ///     .class("boat", [(WATER, 1)]);
+    /// App::new().add_plugins(
+    ///     FrontierPlugins::default()
+    ///         .build()
+    ///         .set(TilemapNavPlugin::default().with_classes(classes)),
+    /// );
+    /// ```
+    pub fn with_classes(mut self, classes: MovementClasses) -> Self {
+        self.classes = Some(classes);
+        self
+    }
+}
+
+/// The movement classes tilemaps' grids get (see
+/// [`TilemapNavPlugin::classes`]).
+#[derive(Resource, Default)]
+struct TilemapClasses(Option<MovementClasses>);
+
+impl TilemapClasses {
+    /// A grid of `bytes`, with the classes if there are any.
+    fn grid(&self, width: u32, height: u32, bytes: Vec<u8>) -> Result<NavGrid, String> {
+        let grid = NavGrid::from_costs(width, height, bytes).map_err(|e| e.to_string())?;
+        match &self.0 {
+            Some(classes) => grid
+                .with_classes(classes.clone())
+                .map_err(|e| e.to_string()),
+            None => Ok(grid),
         }
     }
 }
@@ -90,6 +152,8 @@ impl Plugin for TilemapNavPlugin {
         FrontierSchedulePlugin::add_once(app, self.schedule);
         crate::maps::register(app);
         app.register_type::<TileCost>()
+            .register_type::<TileTerrain>()
+            .insert_resource(TilemapClasses(self.classes.clone()))
             .add_systems(
                 self.schedule,
                 (attach_grids, sync_layouts, sync_storage, sync_tile_costs)
@@ -135,7 +199,8 @@ type MapShape<'a> = (
 fn attach_grids(
     mut commands: Commands,
     maps: Query<MapShape, (Without<NavGrid>, Without<UnsupportedTilemap>)>,
-    tiles: Query<Option<&TileCost>>,
+    tiles: Query<TileByte>,
+    classes: Res<TilemapClasses>,
 ) {
     for (map, storage, size, grid_size, map_type, tile_size, anchor) in &maps {
         if *map_type != TilemapType::Square {
@@ -149,7 +214,7 @@ fn attach_grids(
             .flat_map(|y| (0..size.x).map(move |x| TilePos::new(x, y)))
             .map(|pos| tile_cost(storage, &tiles, &pos))
             .collect();
-        let grid = match NavGrid::from_costs(size.x, size.y, costs) {
+        let grid = match classes.grid(size.x, size.y, costs) {
             Ok(grid) => grid,
             Err(error) => {
                 warn!("bevy_frontier: tilemap {map} cannot be navigated: {error}");
@@ -164,14 +229,20 @@ fn attach_grids(
     }
 }
 
-/// The cost at `pos`: its tile's [`TileCost`], ground for a tile without
-/// one, a wall where there is no tile.
-fn tile_cost(storage: &TileStorage, tiles: &Query<Option<&TileCost>>, pos: &TilePos) -> u8 {
+/// What a tile's cell holds is read from.
+type TileByte = (Option<&'static TileCost>, Option<&'static TileTerrain>);
+
+/// The byte of a tile with these components: its [`TileTerrain`], else its
+/// [`TileCost`], else ground (1).
+fn byte_of((cost, terrain): (Option<&TileCost>, Option<&TileTerrain>)) -> u8 {
+    terrain.map_or(cost.copied().unwrap_or_default().0, |t| t.0)
+}
+
+/// The byte at `pos` (its cost, or its terrain type on a map with
+/// classes): see [`byte_of`]; a wall where there is no tile.
+fn tile_cost(storage: &TileStorage, tiles: &Query<TileByte>, pos: &TilePos) -> u8 {
     match storage.checked_get(pos) {
-        Some(tile) => match tiles.get(tile) {
-            Ok(cost) => cost.copied().unwrap_or_default().0,
-            Err(_) => NavGrid::BLOCKED,
-        },
+        Some(tile) => tiles.get(tile).map_or(NavGrid::BLOCKED, byte_of),
         None => NavGrid::BLOCKED,
     }
 }
@@ -214,7 +285,8 @@ fn sync_storage(
         (Entity, &TileStorage, &TilemapSize, &mut NavGrid),
         Or<(Changed<TileStorage>, Changed<TilemapSize>)>,
     >,
-    tiles: Query<Option<&TileCost>>,
+    tiles: Query<TileByte>,
+    classes: Res<TilemapClasses>,
 ) {
     for (map, storage, size, mut grid) in &mut maps {
         if (size.x, size.y) != (grid.width(), grid.height()) {
@@ -222,7 +294,7 @@ fn sync_storage(
                 .flat_map(|y| (0..size.x).map(move |x| TilePos::new(x, y)))
                 .map(|pos| tile_cost(storage, &tiles, &pos))
                 .collect();
-            match NavGrid::from_costs(size.x, size.y, costs) {
+            match classes.grid(size.x, size.y, costs) {
                 Ok(resized) => {
                     let neighborhood = grid.neighborhood();
                     grid.replace(resized.with_neighborhood(neighborhood));
@@ -240,7 +312,7 @@ fn sync_storage(
             for x in 0..width {
                 let cost = tile_cost(storage, &tiles, &TilePos::new(x, y));
                 let cell = Cell::new(x, y);
-                if grid.cost(cell) != Some(cost) {
+                if grid.terrain(cell) != Some(cost) {
                     let _ = grid.set_cost(cell, cost);
                 }
             }
@@ -269,28 +341,34 @@ fn wall_despawned_tile(
 #[allow(clippy::type_complexity)]
 fn sync_tile_costs(
     changed: Query<
-        (Entity, &TilePos, &TilemapId, Option<&TileCost>),
-        Or<(Changed<TileCost>, Changed<TilePos>, Added<TilemapId>)>,
+        (Entity, &TilePos, &TilemapId, TileByte),
+        Or<(
+            Changed<TileCost>,
+            Changed<TileTerrain>,
+            Changed<TilePos>,
+            Added<TilemapId>,
+        )>,
     >,
-    mut removed: RemovedComponents<TileCost>,
-    still_tiles: Query<(&TilePos, &TilemapId), Without<TileCost>>,
+    mut removed_costs: RemovedComponents<TileCost>,
+    mut removed_terrain: RemovedComponents<TileTerrain>,
+    still_tiles: Query<(&TilePos, &TilemapId, TileByte)>,
     mut maps: Query<(&TileStorage, &mut NavGrid)>,
 ) {
     let mut apply = |tile: Entity, pos: &TilePos, map: &TilemapId, cost: u8| {
         if let Ok((storage, mut grid)) = maps.get_mut(map.0) {
             // Only the tile the storage holds at this position counts.
             let cell = Cell::new(pos.x, pos.y);
-            if storage.checked_get(pos) == Some(tile) && grid.cost(cell) != Some(cost) {
+            if storage.checked_get(pos) == Some(tile) && grid.terrain(cell) != Some(cost) {
                 let _ = grid.set_cost(cell, cost);
             }
         }
     };
-    for (tile, pos, map, cost) in &changed {
-        apply(tile, pos, map, cost.copied().unwrap_or_default().0);
+    for (tile, pos, map, byte) in &changed {
+        apply(tile, pos, map, byte_of(byte));
     }
-    for tile in removed.read() {
-        if let Ok((pos, map)) = still_tiles.get(tile) {
-            apply(tile, pos, map, TileCost::GROUND.0);
+    for tile in removed_costs.read().chain(removed_terrain.read()) {
+        if let Ok((pos, map, byte)) = still_tiles.get(tile) {
+            apply(tile, pos, map, byte_of(byte));
         }
     }
 }

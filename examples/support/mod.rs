@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use bevy_frontier::core::{Cell, MovingAiMap};
+use bevy_frontier::core::{Cell, MovingAiMap, SizeClass};
 use bevy_frontier::prelude::*;
 
 /// The MovingAI folder: `$FRONTIER_MOVINGAI_DIR`, else `../shared/movingai`
@@ -144,14 +144,19 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// The walkable cells of the grid's largest region (ties: the higher
 /// label), in index order, so that every path between two of them exists.
 pub fn main_region_cells(grid: &NavGrid) -> Vec<Cell> {
-    let walkable: Vec<Cell> = (0..grid.cell_count())
-        .map(|i| grid.cell(i))
-        .filter(|&c| grid.is_walkable(c))
+    main_region_of(grid.size_class(1))
+}
+
+/// [`main_region_cells`] as a unit of one class and size sees the grid.
+pub fn main_region_of(view: SizeClass) -> Vec<Cell> {
+    let walkable: Vec<Cell> = (0..view.cell_count())
+        .map(|i| view.cell(i))
+        .filter(|&c| view.is_walkable(c))
         .collect();
     let mut sizes = HashMap::<u32, usize>::new();
     for &cell in &walkable {
         *sizes
-            .entry(grid.region(cell).unwrap_or_default())
+            .entry(view.region(cell).unwrap_or_default())
             .or_default() += 1;
     }
     let main_region = sizes
@@ -160,6 +165,92 @@ pub fn main_region_cells(grid: &NavGrid) -> Vec<Cell> {
         .map_or(0, |(&region, _)| region);
     walkable
         .into_iter()
-        .filter(|&c| grid.region(c) == Some(main_region))
+        .filter(|&c| view.region(c) == Some(main_region))
         .collect()
+}
+
+/// Terrain types of the examples' maps with movement classes.
+#[allow(dead_code)] // `stress` uses them.
+pub mod terrain {
+    /// Open ground.
+    pub const OPEN: u8 = 1;
+    /// Woods: infantry walk through, wheels go round.
+    pub const WOODS: u8 = 2;
+    /// Shallow water: a ford for infantry, sea for boats.
+    pub const SHALLOW: u8 = 3;
+    /// Deep water: boats and hovercraft only.
+    pub const DEEP: u8 = 4;
+}
+
+/// The examples' movement classes, the first `count` of foot, boat, hover
+/// and wheels (ids in that order).
+#[allow(dead_code)] // `stress` uses it.
+pub fn movement_classes(count: usize) -> MovementClasses {
+    use terrain::*;
+    let all: [(&str, &[(u8, u8)]); 4] = [
+        ("foot", &[(OPEN, 1), (WOODS, 2), (SHALLOW, 3)]),
+        ("boat", &[(SHALLOW, 2), (DEEP, 1)]),
+        ("hover", &[(OPEN, 1), (SHALLOW, 1), (DEEP, 1)]),
+        ("wheels", &[(OPEN, 1), (WOODS, 5)]),
+    ];
+    all.iter()
+        .take(count)
+        .fold(MovementClasses::new(), |classes, (name, costs)| {
+            classes.class(name, costs.iter().copied())
+        })
+}
+
+/// `grid`'s walls with land and water laid over its open cells by a fixed
+/// seed: lakes and rivers of deep water with shallow banks where a smooth
+/// noise is low, woods where another is high, open ground elsewhere; with
+/// `classes` registered (see [`movement_classes`]).
+#[allow(dead_code)] // `stress` uses it.
+pub fn land_and_water(grid: &NavGrid, classes: MovementClasses, seed: u64) -> NavGrid {
+    use terrain::*;
+    let (w, h) = (grid.width(), grid.height());
+    let terrain = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            if !grid.is_walkable(Cell::new(x, y)) {
+                return 0;
+            }
+            let water = value_noise(x, y, 40, seed);
+            if water < 0.22 {
+                DEEP
+            } else if water < 0.3 {
+                SHALLOW
+            } else if value_noise(x, y, 20, seed + 1) > 0.68 {
+                WOODS
+            } else {
+                OPEN
+            }
+        })
+        .collect();
+    NavGrid::from_costs(w, h, terrain)
+        .expect("the same size")
+        .with_neighborhood(grid.neighborhood())
+        .with_classes(classes)
+        .expect("at least one class")
+}
+
+/// Smooth noise in `0..1`: values hashed at the corners of a lattice
+/// `scale` cells wide, blended across each square.
+fn value_noise(x: u32, y: u32, scale: u32, seed: u64) -> f32 {
+    // splitmix64's finaliser over the corner and the seed.
+    let corner = |cx: u32, cy: u32| {
+        let mut z = ((cx as u64) << 32 | cy as u64) ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let (cx, cy) = (x / scale, y / scale);
+    let smooth = |t: f32| t * t * (3.0 - 2.0 * t);
+    let (tx, ty) = (
+        smooth((x % scale) as f32 / scale as f32),
+        smooth((y % scale) as f32 / scale as f32),
+    );
+    let top = corner(cx, cy) * (1.0 - tx) + corner(cx + 1, cy) * tx;
+    let bottom = corner(cx, cy + 1) * (1.0 - tx) + corner(cx + 1, cy + 1) * tx;
+    top * (1.0 - ty) + bottom * ty
 }

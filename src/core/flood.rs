@@ -10,6 +10,7 @@
 
 use std::collections::HashSet;
 
+use super::classes::UnitKind;
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::jump::{JumpGrid, Targets, cover};
 use super::moves::{COST_SCALE, MOVE_DELTAS, Moves, step_cost};
@@ -65,8 +66,9 @@ pub struct Flood {
     remaining: HashSet<u32>,
     /// Every target, for a restart.
     targets: Vec<Cell>,
-    /// The unit size whose anchors it floods (see [`NavGrid::size_class`]).
-    size: u8,
+    /// The unit class and size whose anchors it floods (see
+    /// [`NavGrid::view`]).
+    kind: UnitKind,
     expansions: u64,
     restarts: u32,
     finished: bool,
@@ -115,7 +117,7 @@ impl Flood {
         Self::with_scratch(
             Scratch::new(),
             grid,
-            1,
+            UnitKind::sized(1),
             source,
             direction,
             targets,
@@ -133,26 +135,36 @@ impl Flood {
         targets: impl IntoIterator<Item = Cell>,
         max_cost: Option<f64>,
     ) -> Result<Self, SearchError> {
-        Self::with_scratch(pool.take(), grid, 1, source, direction, targets, max_cost)
+        Self::with_scratch(
+            pool.take(),
+            grid,
+            UnitKind::sized(1),
+            source,
+            direction,
+            targets,
+            max_cost,
+        )
     }
 
-    /// As [`Flood::new`], in the given scratch space, for units of `size`
-    /// (1 to [`MAX_UNIT_SIZE`]): the source, targets and paths are then
-    /// anchors, and the flood goes only where the footprint fits (see
-    /// [`NavGrid::size_class`]).
+    /// As [`Flood::new`], in the given scratch space, for units of `kind`
+    /// (size 1 to [`MAX_UNIT_SIZE`], a class the grid has): the source,
+    /// targets and paths are then anchors, and the flood goes only where
+    /// the footprint fits and the class may go (see [`NavGrid::view`]).
     pub fn with_scratch(
         scratch: Scratch,
         grid: &NavGrid,
-        size: u8,
+        kind: UnitKind,
         source: Cell,
         direction: FloodDirection,
         targets: impl IntoIterator<Item = Cell>,
         max_cost: Option<f64>,
     ) -> Result<Self, SearchError> {
-        if !(1..=MAX_UNIT_SIZE).contains(&size) {
-            return Err(SearchError::BadSize(size));
+        if !(1..=MAX_UNIT_SIZE).contains(&kind.size) {
+            return Err(SearchError::BadSize(kind.size));
         }
-        let grid = grid.size_class(size);
+        let Some(grid) = grid.view(kind) else {
+            return Err(SearchError::UnknownClass(kind.class));
+        };
         match grid.cost(source) {
             None => return Err(SearchError::StartOutOfBounds(source)),
             Some(NavGrid::BLOCKED) => return Err(SearchError::StartBlocked(source)),
@@ -170,7 +182,7 @@ impl Flood {
             max_cost,
             remaining: HashSet::new(),
             targets: targets.into_iter().collect(),
-            size,
+            kind,
             expansions: 0,
             restarts: 0,
             finished: false,
@@ -197,7 +209,7 @@ impl Flood {
     /// settled or nothing is left to expand.
     pub fn guided(mut self, grid: &NavGrid) -> Self {
         self.guided = true;
-        self.begin(grid.size_class(self.size));
+        self.begin(grid.kind_view(self.kind));
         self
     }
 
@@ -213,7 +225,7 @@ impl Flood {
     /// scanned.
     pub fn jump_points(mut self, grid: &NavGrid) -> Self {
         self.wants_jumps = true;
-        self.begin(grid.size_class(self.size));
+        self.begin(grid.kind_view(self.kind));
         self
     }
 
@@ -278,7 +290,7 @@ impl Flood {
     /// grows re-keys its open list for the new box (a smaller heuristic, still
     /// consistent, so what it has settled stays optimal).
     pub fn add_targets(&mut self, grid: &NavGrid, cells: impl IntoIterator<Item = Cell>) {
-        let grid = grid.size_class(self.size);
+        let grid = grid.kind_view(self.kind);
         let added: Vec<Cell> = cells.into_iter().collect();
         let mut over = false;
         for &cell in &added {
@@ -487,7 +499,7 @@ impl Flood {
     /// is no longer waited for, and one it must now settle (a target that
     /// became walkable) makes it run again.
     pub fn update(&mut self, grid: &NavGrid) {
-        let grid = grid.size_class(self.size);
+        let grid = grid.kind_view(self.kind);
         if self.grid_shape == (grid.width(), grid.height(), grid.version()) {
             return;
         }
@@ -508,7 +520,7 @@ impl Flood {
         if self.finished {
             return true;
         }
-        let grid = grid.size_class(self.size);
+        let grid = grid.kind_view(self.kind);
         if self.grid_shape != (grid.width(), grid.height(), grid.version()) {
             self.catch_up(grid);
             if self.finished {
@@ -740,7 +752,7 @@ impl Flood {
         let nodes = &self.scratch.nodes;
         let moves = Moves::new(grid.width());
         let back = if self.jumps {
-            let unit = grid.size_class(self.size).min_walkable_cost() as u64;
+            let unit = grid.kind_view(self.kind).min_walkable_cost() as u64;
             nodes.walk_back_jumps(end as u32, source, &moves, self.open_stamp, unit)
         } else {
             nodes.walk_back(end as u32, source, &moves)

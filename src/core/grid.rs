@@ -7,6 +7,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use super::classes::{ClassError, Classes, MovementClasses, UnitKind};
 use super::layer::{
     Layer, MAX_UNIT_SIZE, anchors_over, build_layer, clearance_of, footprint_cost, repair_clearance,
 };
@@ -140,13 +141,18 @@ pub struct NavGrid {
     sized: [OnceLock<Layer>; MAX_UNIT_SIZE as usize - 1],
     version: u64,
     /// The index of the cell changed by each of the last
-    /// [`CHANGE_JOURNAL_LIMIT`] versions, with its cost before the change:
+    /// [`CHANGE_JOURNAL_LIMIT`] versions, with the byte it held before the
+    /// change (its cost, or its terrain type once classes are registered):
     /// version `v` at `v % LIMIT` (allocated on the first edit).
     journal: Vec<(u32, u8)>,
     /// Every version after this one is a single-cell change recorded in the
     /// journal (while it still holds it); an edit of the whole grid (a new
     /// move set, a replaced grid) moves it up.
     journal_floor: u64,
+    /// The terrain of each cell and the movement classes that read it,
+    /// once a game registers classes ([`NavGrid::set_classes`]); without,
+    /// the byte a cell holds is its cost.
+    classes: Option<Box<Classes>>,
 }
 
 /// How many single-cell changes a [`NavGrid`] remembers, for
@@ -200,6 +206,7 @@ impl NavGrid {
             version: 0,
             journal: Vec::new(),
             journal_floor: 0,
+            classes: None,
         })
     }
 
@@ -305,6 +312,7 @@ impl NavGrid {
                 .map(|layer| layer.memory_bytes())
                 .sum::<usize>()
             + self.journal.capacity() * std::mem::size_of::<(u32, u8)>()
+            + self.classes.as_ref().map_or(0, |c| c.memory_bytes())
     }
 
     /// A number that changes whenever a cell's cost or the move set changes.
@@ -376,6 +384,82 @@ impl NavGrid {
         })
     }
 
+    /// The layer of `kind`: [`NavGrid::layer`] for class 0 (and for a class
+    /// the grid does not have), a class's own built at its first use.
+    pub(super) fn layer_of(&self, kind: UnitKind) -> &Layer {
+        let size = kind.size.clamp(1, MAX_UNIT_SIZE);
+        match &self.classes {
+            Some(classes) if kind.class > 0 && (kind.class as usize) < classes.table.len() => {
+                classes.layer(self.width, self.height, kind.class, size)
+            }
+            _ => self.layer(size),
+        }
+    }
+
+    /// Registers the game's movement classes: from now on the byte each
+    /// cell holds (what [`NavGrid::set_cost`], [`NavGrid::fill_rect`] and
+    /// [`NavGrid::from_costs`] wrote) is its terrain type, class 0 reads
+    /// its costs from its table ([`NavGrid::cost`] and every query that
+    /// names no class answer for it), and the other classes from theirs
+    /// ([`NavGrid::view`]). An edit of the whole grid, as a new move set
+    /// is. See [`MovementClasses`].
+    pub fn set_classes(&mut self, classes: MovementClasses) -> Result<(), ClassError> {
+        let table = classes.checked()?;
+        let terrain = match self.classes.take() {
+            Some(old) => old.terrain,
+            None => std::mem::take(&mut self.base.costs),
+        };
+        let classes = Classes::new(table, terrain);
+        let costs: Vec<u8> = classes
+            .terrain
+            .iter()
+            .map(|&t| classes.default_cost(t))
+            .collect();
+        self.clearance = clearance_of(self.width, self.height, &costs);
+        self.base = Layer::new(self.width, self.height, costs);
+        self.sized = Default::default();
+        self.classes = Some(Box::new(classes));
+        self.version += 1;
+        self.journal_floor = self.version;
+        Ok(())
+    }
+
+    /// This grid with the game's movement classes ([`NavGrid::set_classes`]).
+    pub fn with_classes(mut self, classes: MovementClasses) -> Result<Self, ClassError> {
+        self.set_classes(classes)?;
+        Ok(self)
+    }
+
+    /// The movement classes registered, if any.
+    pub fn classes(&self) -> Option<&MovementClasses> {
+        self.classes.as_deref().map(|c| &*c.table)
+    }
+
+    /// How many movement classes the grid answers for: 1 (the cells' own
+    /// costs) until classes are registered.
+    pub fn class_count(&self) -> usize {
+        self.classes.as_ref().map_or(1, |c| c.table.len())
+    }
+
+    /// The byte `cell` holds: its terrain type once classes are registered,
+    /// else its cost. `None` outside the grid.
+    pub fn terrain(&self, cell: Cell) -> Option<u8> {
+        self.index(cell).map(|i| self.terrain_at(i))
+    }
+
+    fn terrain_at(&self, index: usize) -> u8 {
+        match &self.classes {
+            Some(classes) => classes.terrain[index],
+            None => self.base.costs[index],
+        }
+    }
+
+    /// Bytes the layers of classes other than the default hold (built at
+    /// their first use).
+    pub fn class_layer_bytes(&self) -> usize {
+        self.classes.as_ref().map_or(0, |c| c.layer_bytes())
+    }
+
     /// The cheapest walkable cost on the grid (1 if nothing is walkable).
     /// The default heuristic is scaled by it, which keeps it admissible on
     /// maps made only of rough terrain.
@@ -389,15 +473,17 @@ impl NavGrid {
         self.base.max_walkable_cost()
     }
 
-    /// Sets one cell's cost ([`NavGrid::BLOCKED`] makes it a wall). Returns
-    /// whether anything changed.
+    /// Sets one cell's cost ([`NavGrid::BLOCKED`] makes it a wall); once
+    /// movement classes are registered, its terrain type (0 a wall for
+    /// every class). Returns whether anything changed.
     pub fn set_cost(&mut self, cell: Cell, cost: u8) -> Result<bool, GridError> {
         let index = self.index(cell).ok_or(GridError::OutOfBounds(cell))?;
         Ok(self.write(index, cost))
     }
 
     /// Sets every cell of the rectangle from `min` to `max` (both inclusive,
-    /// in any order) to `cost`. Cells outside the grid are an error and
+    /// in any order) to `cost` (a terrain type once movement classes are
+    /// registered). Cells outside the grid are an error and
     /// nothing is changed. Returns how many cells changed.
     pub fn fill_rect(&mut self, min: Cell, max: Cell, cost: u8) -> Result<usize, GridError> {
         for corner in [min, max] {
@@ -415,32 +501,47 @@ impl NavGrid {
         Ok(changed)
     }
 
-    fn write(&mut self, index: usize, cost: u8) -> bool {
+    fn write(&mut self, index: usize, byte: u8) -> bool {
         let (width, height) = (self.width, self.height);
-        let old = self.base.write(width, height, index, cost);
-        if old == cost {
+        let before = self.terrain_at(index);
+        if before == byte {
             return false;
         }
+        let cost = match &mut self.classes {
+            Some(classes) => {
+                classes.terrain[index] = byte;
+                classes.default_cost(byte)
+            }
+            None => byte,
+        };
+        let old = self.base.write(width, height, index, cost);
         self.version += 1;
         if self.journal.is_empty() {
             self.journal = vec![(0, 0); CHANGE_JOURNAL_LIMIT];
         }
-        self.journal[(self.version % CHANGE_JOURNAL_LIMIT as u64) as usize] = (index as u32, old);
+        self.journal[(self.version % CHANGE_JOURNAL_LIMIT as u64) as usize] =
+            (index as u32, before);
         let (x, y) = (index as u32 % width, index as u32 / width);
-        if (old == Self::BLOCKED) != (cost == Self::BLOCKED) {
-            repair_clearance(width, height, &self.base.costs, &mut self.clearance, x, y);
-        }
-        // The anchors of each size class built so far whose footprint
-        // covers the cell, one at a time so their regions stay exact.
-        for (class, layer) in self.sized.iter_mut().enumerate() {
-            let Some(layer) = layer.get_mut() else {
-                continue;
-            };
-            let size = class as u8 + 2;
-            for (ax, ay) in anchors_over(x, y, size) {
-                let cost = footprint_cost(width, &self.base.costs, &self.clearance, size, ax, ay);
-                layer.write(width, height, (ay * width + ax) as usize, cost);
+        if old != cost {
+            if (old == Self::BLOCKED) != (cost == Self::BLOCKED) {
+                repair_clearance(width, height, &self.base.costs, &mut self.clearance, x, y);
             }
+            // The anchors of each size class built so far whose footprint
+            // covers the cell, one at a time so their regions stay exact.
+            for (class, layer) in self.sized.iter_mut().enumerate() {
+                let Some(layer) = layer.get_mut() else {
+                    continue;
+                };
+                let size = class as u8 + 2;
+                for (ax, ay) in anchors_over(x, y, size) {
+                    let cost =
+                        footprint_cost(width, &self.base.costs, &self.clearance, size, ax, ay);
+                    layer.write(width, height, (ay * width + ax) as usize, cost);
+                }
+            }
+        }
+        if let Some(classes) = &mut self.classes {
+            classes.repair(width, height, x, y, before);
         }
         true
     }
@@ -468,16 +569,23 @@ impl NavGrid {
     /// changed and changed back, is not listed. [`GridChanges::Everything`]
     /// as for [`NavGrid::changes_since`].
     pub fn dearer_since(&self, version: u64) -> GridChanges {
+        self.dearer_for(0, version)
+    }
+
+    /// [`NavGrid::dearer_since`] as movement class `class` reads the cells.
+    pub(super) fn dearer_for(&self, class: u8, version: u64) -> GridChanges {
         let Some(entries) = self.journal_since(version) else {
             return GridChanges::Everything;
         };
+        let table = self.classes.as_ref().and_then(|c| c.table.table(class));
+        let cost = |terrain: u8| table.map_or(terrain, |t| t[terrain as usize]);
         // Each cell's cost at `version`: the cost before its first change.
         let mut seen = std::collections::HashSet::new();
         GridChanges::Cells(
             entries
                 .filter(|&(i, _)| seen.insert(i))
-                .filter(|&(i, old)| {
-                    let now = self.base.costs[i as usize];
+                .filter(|&(i, before)| {
+                    let (old, now) = (cost(before), cost(self.terrain_at(i as usize)));
                     old != Self::BLOCKED && (now == Self::BLOCKED || now > old)
                 })
                 .map(|(i, _)| self.cell(i as usize))
@@ -485,7 +593,7 @@ impl NavGrid {
         )
     }
 
-    /// The journal's entries (cell index, cost before) of the versions
+    /// The journal's entries (cell index, byte before) of the versions
     /// after `version`, oldest first; `None` when it no longer reaches that
     /// far back, the grid changed as a whole since, or `version` is newer
     /// than this grid's.

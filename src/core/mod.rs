@@ -24,6 +24,7 @@
 //! |---|---|
 //! | [`grid`] | [`NavGrid`]: costs, walls, regions, walk bitmaps, clearance, the journal of edits; [`Cell`] |
 //! | [`size_class`] | [`SizeClass`]: the grid as a unit of `k × k` cells sees it |
+//! | [`classes`] | [`MovementClasses`]: terrain types and what each class of unit pays for them; [`UnitKind`]: a unit's class and size |
 //! | [`moves`] | the move table, fixed-point move costs and the octile distance |
 //! | [`heap`] | the indexed binary heap ([`OpenList`], [`IndexedHeap`]) |
 //! | [`search`] | [`Search`]: resumable A*, a jump point search on uniform-cost maps; [`find_path`] |
@@ -34,6 +35,7 @@
 //! Searches and floods keep their per-cell records in a [`Scratch`] (16
 //! bytes a cell, reset in O(1)), reused through a [`ScratchPool`].
 
+pub mod classes;
 pub mod coarse;
 pub mod flood;
 pub mod grid;
@@ -48,6 +50,7 @@ pub mod search;
 pub mod size_class;
 mod walk_bits;
 
+pub use classes::{ClassError, MAX_CLASSES, MovementClasses, UnitKind};
 pub use coarse::{BuiltPart, CoarseGraph, CoarseRoute, GraphBuild, RouteStatus, RouteWork};
 pub use flood::{Flood, FloodDirection};
 pub use grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};

@@ -21,6 +21,7 @@
 
 use std::fmt;
 
+use super::classes::UnitKind;
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::heap::OpenList;
 use super::jump::{JumpGrid, cover};
@@ -63,6 +64,10 @@ pub struct SearchConfig {
     /// whole footprint fits, paying the dearest cell under it (see
     /// [`NavGrid::size_class`]).
     pub size: u8,
+    /// The unit's movement class (default 0: the grid's own costs; see
+    /// [`NavGrid::set_classes`]): the search reads that class's costs and
+    /// goes only where it may.
+    pub class: u8,
     /// Search as if every walkable anchor cost the cheapest cost on the
     /// grid: a quick path that takes no account of terrain (with the move
     /// rules unchanged, so it is legal), for a unit to start on while the
@@ -72,6 +77,13 @@ pub struct SearchConfig {
     pub ignore_costs: bool,
 }
 
+impl SearchConfig {
+    /// The class and size searched for.
+    pub fn kind(&self) -> UnitKind {
+        UnitKind::new(self.class, self.size)
+    }
+}
+
 impl Default for SearchConfig {
     fn default() -> Self {
         Self {
@@ -79,6 +91,7 @@ impl Default for SearchConfig {
             max_expansions: None,
             jump_points: true,
             size: 1,
+            class: 0,
             ignore_costs: false,
         }
     }
@@ -124,6 +137,9 @@ pub enum SearchError {
     BadHeuristicWeight(f32),
     /// The unit size was 0 or above [`MAX_UNIT_SIZE`].
     BadSize(u8),
+    /// The grid has no movement class of this id (see
+    /// [`NavGrid::set_classes`]).
+    UnknownClass(u8),
 }
 
 impl fmt::Display for SearchError {
@@ -138,6 +154,9 @@ impl fmt::Display for SearchError {
             }
             SearchError::BadSize(size) => {
                 write!(f, "unit size {size} is not between 1 and {MAX_UNIT_SIZE}")
+            }
+            SearchError::UnknownClass(class) => {
+                write!(f, "the grid has no movement class {class}")
             }
         }
     }
@@ -334,7 +353,7 @@ impl Search {
             pending: None,
             scanned: None,
         };
-        search.begin(grid.size_class(config.size));
+        search.begin(grid.kind_view(config.kind()));
         search
     }
 
@@ -351,7 +370,9 @@ impl Search {
         if !(1..=MAX_UNIT_SIZE).contains(&config.size) {
             return Err(SearchError::BadSize(config.size));
         }
-        let grid = grid.size_class(config.size);
+        let Some(grid) = grid.view(config.kind()) else {
+            return Err(SearchError::UnknownClass(config.class));
+        };
         match (grid.cost(start), grid.cost(goal)) {
             (None, _) => Err(SearchError::StartOutOfBounds(start)),
             (_, None) => Err(SearchError::GoalOutOfBounds(goal)),
@@ -581,7 +602,7 @@ impl Search {
         if self.status.is_finished() {
             return self.status;
         }
-        let grid = grid.size_class(self.config.size);
+        let grid = grid.kind_view(self.config.kind());
         if self.grid_shape != (grid.width(), grid.height(), grid.version()) {
             self.catch_up(grid);
             if self.status.is_finished() {

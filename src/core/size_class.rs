@@ -20,6 +20,7 @@
 //! something asks for them and then kept up to date edit by edit: an edit
 //! of one cell touches only the anchors whose footprint covers it.
 
+use super::classes::UnitKind;
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::layer::Layer;
 pub use super::layer::MAX_UNIT_SIZE;
@@ -54,16 +55,32 @@ pub struct SizeClass<'a> {
     grid: &'a NavGrid,
     layer: &'a Layer,
     size: u8,
+    class: u8,
 }
 
 impl<'a> SizeClass<'a> {
-    pub(super) fn new(grid: &'a NavGrid, layer: &'a Layer, size: u8) -> Self {
-        Self { grid, layer, size }
+    pub(super) fn new(grid: &'a NavGrid, layer: &'a Layer, kind: UnitKind) -> Self {
+        Self {
+            grid,
+            layer,
+            size: kind.size,
+            class: kind.class,
+        }
     }
 
     /// The unit size (footprint side, in cells).
     pub fn size(&self) -> u8 {
         self.size
+    }
+
+    /// The movement class (0 on a grid without classes).
+    pub fn class(&self) -> u8 {
+        self.class
+    }
+
+    /// The class and size it is for.
+    pub fn kind(&self) -> UnitKind {
+        UnitKind::new(self.class, self.size)
     }
 
     /// The grid.
@@ -208,6 +225,13 @@ impl<'a> SizeClass<'a> {
             ),
             changes => changes,
         }
+    }
+
+    /// The cells (not anchors) that cost this class more now than at
+    /// `version`, as [`NavGrid::dearer_since`] lists them for the default
+    /// class.
+    pub fn dearer_since(&self, version: u64) -> GridChanges {
+        self.grid.dearer_for(self.class, version)
     }
 
     /// Whether the path through anchors `cells` can still be walked as it
@@ -412,13 +436,34 @@ impl NavGrid {
     /// a larger class is built the first time it is asked for (one pass
     /// over the grid) and repaired on every edit after that.
     pub fn size_class(&self, size: u8) -> SizeClass<'_> {
-        let size = size.clamp(1, MAX_UNIT_SIZE);
-        SizeClass::new(self, self.layer(size), size)
+        self.kind_view(UnitKind::sized(size))
+    }
+
+    /// The grid as a unit of `kind` sees it: [`NavGrid::size_class`] for
+    /// its movement class. `None` for a class the grid does not have
+    /// (any class but 0 on a grid without [classes](NavGrid::set_classes)).
+    /// A class's layer for a size is built the first time it is asked for
+    /// and repaired on every edit after that.
+    pub fn view(&self, kind: UnitKind) -> Option<SizeClass<'_>> {
+        ((kind.class as usize) < self.class_count()).then(|| self.kind_view(kind))
+    }
+
+    /// [`NavGrid::view`], the default class's for a class the grid does
+    /// not have (whose requests the plugin answers as invalid).
+    pub(crate) fn kind_view(&self, kind: UnitKind) -> SizeClass<'_> {
+        let size = kind.size.clamp(1, MAX_UNIT_SIZE);
+        let class = if (kind.class as usize) < self.class_count() {
+            kind.class
+        } else {
+            0
+        };
+        let kind = UnitKind::new(class, size);
+        SizeClass::new(self, self.layer_of(kind), kind)
     }
 
     /// The size-1 view, which every cell-level query below answers from.
     fn cells(&self) -> SizeClass<'_> {
-        SizeClass::new(self, self.layer(1), 1)
+        SizeClass::new(self, self.layer(1), UnitKind::sized(1))
     }
 
     /// The connected region of a walkable cell, `None` for walls and cells

@@ -28,14 +28,15 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-use crate::core::{Cell, Flood, FloodDirection, ScratchPool, SizeClass};
+use crate::core::{Cell, Flood, FloodDirection, ScratchPool, SizeClass, UnitKind};
 use crate::maps::{MapView, Maps};
 use crate::movement::{
     Arrived, Edits, MovementPlugin, Mover, Route, SharedWaypoints, Steering, UnitArrived,
     join_path, smooth,
 };
 use crate::pathfinding::{
-    Footprint, PathRequest, PathResult, PathTarget, PathfindingStats, locate,
+    Footprint, KindData, MovementClass, PathRequest, PathResult, PathTarget, PathfindingStats,
+    locate, unit_kind,
 };
 use crate::schedule::{FrameBudget, FrontierSystems, PathfindingSettings, deal, run_lanes};
 
@@ -210,8 +211,9 @@ pub struct SharedRoute {
     /// Order of creation: groups are served first come, first served.
     sequence: u64,
     map: Entity,
-    /// The members' size: cells here are anchors of that size class.
-    size: u8,
+    /// The members' class and size: cells here are anchors of that size
+    /// class, for that movement class.
+    kind: UnitKind,
     goal: Cell,
     priority: i32,
     splice_steps: u32,
@@ -264,7 +266,14 @@ impl SharedRoute {
     /// The size of the group's units (their [`Footprint`]): a group order
     /// with units of several sizes makes one group per size.
     pub fn size(&self) -> u8 {
-        self.size
+        self.kind.size
+    }
+
+    /// The movement class of the group's units (their [`MovementClass`]):
+    /// a group order with units of several classes makes one group per
+    /// class (and size).
+    pub fn class(&self) -> u8 {
+        self.kind.class
     }
 
     /// The end slot given to each unit of the order, solo units included
@@ -348,26 +357,27 @@ fn end_slots(
 /// `FrontierSystems::Orders`: turns [`GroupMove`]s into a group entity
 /// searching the shared path, members walking on instinct, and solo
 /// requests for the units too far away. Units of different sizes
-/// ([`Footprint`]) move as one group per size, each on a shared path wide
-/// enough for it; all of the order's end slots are distinct, no two
+/// ([`Footprint`]) or classes ([`MovementClass`]) move as one group per
+/// class and size, each on a shared path wide enough for it and on ground
+/// its class may enter; all of the order's end slots are distinct, no two
 /// footprints overlapping.
 pub(crate) fn start_group_moves(
     mut orders: MessageReader<GroupMove>,
-    units: Query<(&Transform, Option<&Footprint>), With<Mover>>,
+    units: Query<(&Transform, KindData), With<Mover>>,
     maps: Maps,
     mut commands: Commands,
     mut sequence: Local<u64>,
 ) {
     for order in orders.read() {
         let mut seen = HashSet::new();
-        let movers: Vec<(Entity, Vec2, u8)> = order
+        let movers: Vec<(Entity, Vec2, UnitKind)> = order
             .units
             .iter()
             .filter(|&&unit| seen.insert(unit))
             .filter_map(|&unit| {
-                let (transform, footprint) = units.get(unit).ok()?;
-                let size = footprint.copied().unwrap_or_default().0;
-                Some((unit, transform.translation.truncate(), size))
+                let (transform, (footprint, class)) = units.get(unit).ok()?;
+                let kind = unit_kind(footprint, class);
+                Some((unit, transform.translation.truncate(), kind))
             })
             .collect();
         if movers.is_empty() {
@@ -381,19 +391,19 @@ pub(crate) fn start_group_moves(
             }
             continue;
         };
-        // Biggest first: their slots are the hardest to fit.
-        let mut sizes: Vec<u8> = movers.iter().map(|m| m.2).collect();
-        sizes.sort_unstable_by(|a, b| b.cmp(a));
-        sizes.dedup();
+        // Biggest first: their slots are the hardest to fit. Then by class.
+        let mut kinds: Vec<UnitKind> = movers.iter().map(|m| m.2).collect();
+        kinds.sort_unstable_by(|a, b| (b.size, a.class).cmp(&(a.size, b.class)));
+        kinds.dedup();
         let mut taken = HashSet::new();
-        for size in sizes {
+        for kind in kinds {
             let class_movers: Vec<(Entity, Vec2)> = movers
                 .iter()
-                .filter(|m| m.2 == size)
+                .filter(|m| m.2 == kind)
                 .map(|&(unit, position, _)| (unit, position))
                 .collect();
-            if !Footprint(size).is_valid() {
-                // Each is answered `BadFootprint`.
+            if !Footprint(kind.size).is_valid() || !view.knows(kind) {
+                // Each is answered `BadFootprint` or `UnknownClass`.
                 for &(unit, _) in &class_movers {
                     commands
                         .entity(unit)
@@ -401,7 +411,7 @@ pub(crate) fn start_group_moves(
                 }
                 continue;
             }
-            let view = view.for_size(size);
+            let view = view.for_kind(kind);
             let group = ClassOrder {
                 order,
                 map,
@@ -526,10 +536,11 @@ impl ClassOrder<'_> {
         let slots = (0..members.len()).map(slot).collect();
         commands.entity(group).insert((
             Footprint(view.size()),
+            MovementClass(view.kind().class),
             SharedRoute {
                 sequence,
                 map,
-                size: view.size(),
+                kind: view.kind(),
                 goal,
                 priority: order.priority,
                 splice_steps: order.splice_steps,
@@ -632,7 +643,7 @@ pub(crate) fn splice_groups(
             disband(group, members, &units, &mut commands, &mut scratch.0);
             continue;
         };
-        let view = view.for_size(group.size);
+        let view = view.for_kind(group.kind);
         let grid = view.grid;
         if matches!(group.stage, Stage::HandingOut(_))
             && let Stage::HandingOut(mut handout) = std::mem::replace(&mut group.stage, Stage::Done)
@@ -730,7 +741,7 @@ pub(crate) fn splice_groups(
                 else {
                     continue;
                 };
-                let grid = view.for_size(group.size).grid;
+                let grid = view.for_kind(group.kind).grid;
                 let Splice { head, tail, .. } = &mut **splice;
                 for flood in [head, tail] {
                     if !flood.is_finished() {
@@ -777,7 +788,7 @@ pub(crate) fn splice_groups(
         {
             let group = &mut **group;
             if let Some(view) = maps.get(group.map) {
-                end_splice(group, &view.for_size(group.size), &mut scratch.0);
+                end_splice(group, &view.for_kind(group.kind), &mut scratch.0);
             }
         }
     }
@@ -856,7 +867,7 @@ fn disband(
 fn send_alone(group: &mut SharedRoute, unit: Entity, slot: Cell, commands: &mut Commands) {
     group.assigned.push((unit, slot));
     commands.entity(unit).insert(
-        PathRequest::new(centre_cell(slot, group.size))
+        PathRequest::new(centre_cell(slot, group.kind.size))
             .on_map(group.map)
             .with_priority(group.priority),
     );
@@ -899,7 +910,7 @@ fn begin_splice(
     let head = Flood::with_scratch(
         pool.take(),
         grid,
-        group.size,
+        group.kind,
         head_cell,
         FloodDirection::ToSource,
         members.iter().map(|&(_, cell)| cell),
@@ -909,7 +920,7 @@ fn begin_splice(
     let tail = Flood::with_scratch(
         pool.take(),
         grid,
-        group.size,
+        group.kind,
         tail_cell,
         FloodDirection::FromSource,
         group.slots.iter().copied(),
@@ -1023,7 +1034,7 @@ fn assign_routes(
     // Edits since the paths were read out: a route one of them cuts or
     // makes dearer is not handed out (its unit plans its own way).
     let edits = (view.grid.version() != handout.version)
-        .then(|| Edits::new(view.grid.dearer_since(handout.version)));
+        .then(|| Edits::new(view.class().dearer_since(handout.version)));
     for i in handout.next..end {
         let Pair {
             unit,

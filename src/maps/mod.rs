@@ -20,7 +20,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::math::{DAffine2, DVec2};
 use bevy::prelude::*;
 
-use crate::core::{Cell, MAX_UNIT_SIZE, NavGrid, SizeClass};
+use crate::core::{Cell, MAX_UNIT_SIZE, NavGrid, SizeClass, UnitKind};
 
 /// The grid lives on its map entity. The derive would have to sit on the
 /// core type, so the impl is written out here instead.
@@ -213,8 +213,9 @@ impl GridLayout {
 /// world. Converts between world positions and cells, and says what a unit
 /// can walk in a straight line.
 ///
-/// A view is for units of one size ([`MapView::for_size`]; 1 unless
-/// said). For a unit of size `k` the cells it speaks of are anchors (see
+/// A view is for units of one size and movement class
+/// ([`MapView::for_kind`], [`MapView::for_size`]; size 1 of the default
+/// class unless said). For a unit of size `k` the cells it speaks of are anchors (see
 /// [`SizeClass`]): a world position is the centre of the unit's `k × k`
 /// footprint, [`MapView::world_to_cell`] gives the anchor of the footprint
 /// centred there and [`MapView::cell_to_world`] the centre of an anchor's
@@ -227,7 +228,7 @@ pub struct MapView<'a> {
     pub layout: &'a GridLayout,
     /// The size of the units this view is for.
     size: u8,
-    /// The grid as units of that size see it.
+    /// The grid as units of that size and class see it.
     class: SizeClass<'a>,
     /// The map entity's transform (identity when it has none).
     transform: Transform,
@@ -266,16 +267,35 @@ impl<'a> MapView<'a> {
     }
 
     /// This view for units of `size × size` cells (clamped to
-    /// `1..=MAX_UNIT_SIZE`).
-    pub fn for_size(mut self, size: u8) -> Self {
-        self.size = size.clamp(1, MAX_UNIT_SIZE);
-        self.class = self.grid.size_class(self.size);
+    /// `1..=MAX_UNIT_SIZE`), of the movement class it was for.
+    pub fn for_size(self, size: u8) -> Self {
+        let class = self.class.class();
+        self.for_kind(UnitKind::new(class, size))
+    }
+
+    /// This view for units of `kind`: its size (clamped to
+    /// `1..=MAX_UNIT_SIZE`) and movement class (the default class for one
+    /// the grid does not have: see [`MapView::knows`]).
+    pub fn for_kind(mut self, kind: UnitKind) -> Self {
+        self.size = kind.size.clamp(1, MAX_UNIT_SIZE);
+        self.class = self.grid.kind_view(UnitKind::new(kind.class, self.size));
         self
+    }
+
+    /// Whether the grid has movement class `kind.class` (every grid has
+    /// class 0).
+    pub fn knows(&self, kind: UnitKind) -> bool {
+        (kind.class as usize) < self.grid.class_count()
     }
 
     /// The size of the units this view is for.
     pub fn size(&self) -> u8 {
         self.size
+    }
+
+    /// The movement class and size of the units this view is for.
+    pub fn kind(&self) -> UnitKind {
+        self.class.kind()
     }
 
     /// The grid as the units this view is for see it: where they fit, and
@@ -375,6 +395,60 @@ impl MapView<'_> {
             CellLookup::Inside(cell) => Some(cell),
             _ => None,
         }
+    }
+
+    /// Whether a unit of this view's class and size standing at `from`
+    /// can get to `to` (world positions, footprint centres) at all: both
+    /// on the map, where it may stand, and in one connected region. O(1)
+    /// once the regions are labelled, as a game's AI asks before ordering
+    /// (a boat to a lake with no way out, infantry across a river).
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_frontier::maps::MapView;
+    /// use bevy_frontier::prelude::*;
+    ///
+    /// const LAND: u8 = 1;
+    /// const WATER: u8 = 2;
+    /// let mut grid = NavGrid::new(12, 6)
+    ///     .unwrap()
+    ///     .with_classes(
+    ///         MovementClasses::new()
+    ///             .class("foot", [(LAND, 1)])
+    ///             .class("boat", [(WATER, 1)]),
+    ///     )
+    ///     .unwrap();
+    /// grid.fill_rect(Cell::new(0, 0), Cell::new(11, 5), LAND).unwrap();
+    /// grid.fill_rect(Cell::new(5, 0), Cell::new(6, 5), WATER).unwrap();
+    /// let layout = GridLayout::default();
+    /// let view = MapView::new(&grid, &layout, None);
+    /// let (west, east) = (Vec2::new(1.0, 1.0), Vec2::new(10.0, 1.0));
+    /// assert!(!view.can_reach(west, east));
+    /// let boats = view.for_kind(UnitKind::new(1, 1));
+    /// assert!(boats.can_reach(Vec2::new(5.0, 0.0), Vec2::new(6.0, 5.0)));
+    /// // The nearest place a boat put ashore may float: the river's bank.
+    /// assert_eq!(boats.nearest_standable(west), Some(Vec2::new(5.0, 1.0)));
+    /// ```
+    pub fn can_reach(&self, from: Vec2, to: Vec2) -> bool {
+        match (self.cell_at(from), self.cell_at(to)) {
+            (Some(a), Some(b)) => self.class.connected(a, b),
+            _ => false,
+        }
+    }
+
+    /// The nearest place to `near` (a world position, even off the map)
+    /// where a unit of this view's class and size may stand: the
+    /// footprint centre of the anchor nearest to the anchor of a footprint
+    /// centred at `near`. `None` if it may stand nowhere on the map, or
+    /// `near` is not finite.
+    pub fn nearest_standable(&self, near: Vec2) -> Option<Vec2> {
+        let target = match self.world_to_cell(near) {
+            CellLookup::Inside(cell) => (cell.x as i64, cell.y as i64),
+            CellLookup::Outside(x, y) => (x, y),
+            CellLookup::NonFinite => return None,
+        };
+        let cell = self.class.nearest_walkable(target, None)?;
+        Some(self.cell_to_world(cell))
     }
 
     /// Length of the steps a walk along a segment is checked in, in world

@@ -28,9 +28,9 @@ pub use super::body::{Avoidance, AvoidanceSettings};
 use super::neighbours::SpatialGrid;
 use super::passage::Passages;
 use super::{Mover, PARALLEL_MOVERS, Steering, speed_of};
-use crate::core::Cell;
+use crate::core::{Cell, UnitKind};
 use crate::maps::{AllViews, MapView, Maps, ViewCache};
-use crate::pathfinding::Footprint;
+use crate::pathfinding::{Footprint, MovementClass, unit_kind};
 use priority::{Agent, parting_direction, priority, responsibility};
 use solver::{Colouring, Separation, keep_gaps};
 
@@ -102,6 +102,7 @@ pub(crate) fn avoid(
              steering,
              mut motion,
              footprint,
+             class,
              avoidance,
          }| {
             let map = steering.map().or(motion.map);
@@ -114,6 +115,7 @@ pub(crate) fn avoid(
             let agent = Agent {
                 entity,
                 map,
+                class: class.copied().unwrap_or_default().0,
                 position,
                 velocity: usable(motion.velocity),
                 preferred: usable(motion.preferred),
@@ -405,7 +407,13 @@ impl Planner<'_> {
                 avoidance_responsibility: priority(other, &me).avoids,
             }));
         }
-        let view = me.map.and_then(|map| self.views.get(&map));
+        // The map as the unit's class sees it, cell by cell: its walls are
+        // the ground the class may not enter.
+        let view = me
+            .map
+            .and_then(|map| self.views.get(&map))
+            .map(|view| view.for_kind(UnitKind::new(me.class, 1)));
+        let view = view.as_ref();
         let nearby = found.iter().map(|&(_, j)| &agents[j as usize]);
         let preferred = keep_right(&me, nearby, horizon, view);
         scratch.walls.clear();
@@ -475,6 +483,7 @@ fn on_collision_course(
 pub(crate) struct BodyQuery {
     transform: &'static mut Transform,
     footprint: Option<&'static Footprint>,
+    class: Option<&'static MovementClass>,
 }
 
 /// `FrontierSystems::Move`, after the units walked: bodies that still
@@ -505,10 +514,11 @@ pub(crate) fn separate(
             |BodyQueryReadOnlyItem {
                  transform,
                  footprint,
+                 class,
              }| {
                 crowd.positions[i] = transform.translation.truncate();
                 let view = agent.map.and_then(|map| views.get(&maps, map))?;
-                Some(view.for_size(footprint.map_or(1, |f| f.0)))
+                Some(view.for_kind(unit_kind(footprint, class)))
             },
         );
         walk_views.push(view.filter(|_| crowd.positions[i].is_finite()));
@@ -590,8 +600,9 @@ const WALL_HORIZON: f32 = 0.25;
 
 /// The wall edges within `reach` of `position` as ORCA obstacles: each side
 /// a wall cell (or the map's edge) shares with a walkable cell, with the
-/// wall on its left. Walls of the grid itself, whatever the unit's size:
-/// its body keeps its radius from them.
+/// wall on its left. Walls of the grid itself as the unit's class sees it
+/// (`view` is for that class, size 1), whatever the unit's size: its body
+/// keeps its radius from them.
 fn wall_edges(
     view: &MapView,
     position: Vec2,
@@ -607,7 +618,7 @@ fn wall_edges(
         return;
     }
     let reach = reach / cell;
-    let grid = view.grid;
+    let grid = view.class();
     let wall = |x: i64, y: i64| {
         let cell = Cell::new(
             u32::try_from(x).unwrap_or(u32::MAX),
@@ -735,6 +746,7 @@ mod tests {
         Agent {
             entity: Entity::from_raw_u32(entity).unwrap(),
             map: None,
+            class: 0,
             position,
             velocity: Vec2::ZERO,
             preferred: Vec2::ZERO,

@@ -6,7 +6,7 @@ use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 
 use super::{Motion, Mover, Steering};
-use crate::pathfinding::Footprint;
+use crate::pathfinding::{Footprint, MovementClass};
 
 /// How movers avoid each other. Added with `init_resource`: a value the app
 /// inserts wins.
@@ -108,6 +108,7 @@ pub(crate) struct AgentQuery {
     pub(crate) steering: &'static Steering,
     pub(crate) motion: &'static mut Motion,
     pub(crate) footprint: Option<&'static Footprint>,
+    pub(crate) class: Option<&'static MovementClass>,
     pub(crate) avoidance: Option<&'static Avoidance>,
 }
 

@@ -76,9 +76,11 @@ pub use route::{Route, SharedWaypoints};
 
 use bevy::ecs::entity::EntityHashMap;
 
+use crate::core::UnitKind;
 use crate::maps::{AllViews, MapView, Maps};
 use crate::pathfinding::{
-    Footprint, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
+    Footprint, MovementClass, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
+    unit_kind,
 };
 use crate::schedule::FrontierSystems;
 use rest::RestingPlaces;
@@ -586,7 +588,7 @@ fn adopt_paths(
         let Some(view) = result.map.and_then(|map| maps.get(map)) else {
             continue;
         };
-        let view = view.for_size(result.size);
+        let view = view.for_kind(result.kind());
         let here = transform.translation.truncate();
         let Some(cell) = view.cell_at(here) else {
             continue;
@@ -628,6 +630,7 @@ type PathFollowers<'w, 's> = Query<
         &'static mut PathRequest,
         &'static mut Steering,
         Option<&'static Footprint>,
+        Option<&'static MovementClass>,
     ),
     With<Mover>,
 >;
@@ -644,7 +647,7 @@ type PathFollowers<'w, 's> = Query<
 /// planned.
 #[inline(never)] // named in profiles: one entry per crowd-step system
 fn replan_cut_paths(mut units: PathFollowers, maps: MapsBesideUnits) {
-    for (result, mut request, mut steering, footprint) in &mut units {
+    for (result, mut request, mut steering, footprint, class) in &mut units {
         if !result.invalidated || !result.is_changed() {
             continue;
         }
@@ -653,11 +656,11 @@ fn replan_cut_paths(mut units: PathFollowers, maps: MapsBesideUnits) {
         };
         let walkable = maps.get(*map).is_some_and(|view| {
             if result.map != Some(*map)
-                || !view.for_size(result.size).class().can_walk(&result.cells)
+                || !view.for_kind(result.kind()).class().can_walk(&result.cells)
             {
                 return false;
             }
-            let view = view.for_size(footprint.map_or(1, |f| f.0));
+            let view = view.for_kind(unit_kind(footprint, class));
             let mut corners = route.remaining();
             let Some(mut from) = corners.next() else {
                 return true;
@@ -696,6 +699,7 @@ type Followers<'w, 's> = Query<
         Option<&'static mut PathRequest>,
         &'static mut Steering,
         Option<&'static Footprint>,
+        Option<&'static MovementClass>,
     ),
     With<Mover>,
 >;
@@ -730,15 +734,15 @@ fn replan_cut_routes(
     if edited.is_empty() {
         return;
     }
-    for (unit, transform, mut request, mut steering, footprint) in &mut units {
+    for (unit, transform, mut request, mut steering, footprint, class) in &mut units {
         let Steering::Following { route, map, .. } = &*steering else {
             continue;
         };
         let Some(edited) = edited.get_mut(map) else {
             continue;
         };
-        let view = edited.view.for_size(footprint.map_or(1, |f| f.0));
-        let Some(edits) = edited.since(route.version()) else {
+        let view = edited.view.for_kind(unit_kind(footprint, class));
+        let Some(edits) = edited.since(view.kind().class, route.version()) else {
             // Planned on the grid as it is.
             continue;
         };
@@ -759,38 +763,39 @@ struct EditedMap<'a> {
     view: MapView<'a>,
     /// The version the last frame checked up to.
     checked: u64,
-    /// The edits since `checked`, and since each later version a route
-    /// was planned on, made when first asked for.
-    edits: Vec<(u64, Edits)>,
+    /// Per movement class, the edits since `checked` and since each
+    /// later version a route was planned on that made ground dearer to
+    /// that class, made when first asked for.
+    edits: Vec<(u8, u64, Edits)>,
 }
 
 impl<'a> EditedMap<'a> {
     fn new(view: MapView<'a>, checked: u64) -> Self {
-        let edits = vec![(checked, Edits::new(view.grid.dearer_since(checked)))];
         Self {
             view,
             checked,
-            edits,
+            edits: Vec::new(),
         }
     }
 
-    /// The edits a route planned on version `planned` (0: not known) has
-    /// not seen and the last frame did not check; `None` when the route
-    /// was planned on the grid as it is.
-    fn since(&mut self, planned: u64) -> Option<&Edits> {
+    /// The edits a route of movement class `class` planned on version
+    /// `planned` (0: not known) has not seen and the last frame did not
+    /// check; `None` when the route was planned on the grid as it is.
+    fn since(&mut self, class: u8, planned: u64) -> Option<&Edits> {
         let since = planned.max(self.checked);
         if since >= self.view.grid.version() {
             return None;
         }
-        let at = match self.edits.iter().position(|(v, _)| *v == since) {
+        let at = match self.edits.iter().position(|e| (e.0, e.1) == (class, since)) {
             Some(at) => at,
             None => {
-                let edits = Edits::new(self.view.grid.dearer_since(since));
-                self.edits.push((since, edits));
+                let ground = self.view.for_kind(UnitKind::new(class, 1)).class();
+                let edits = Edits::new(ground.dearer_since(since));
+                self.edits.push((class, since, edits));
                 self.edits.len() - 1
             }
         };
-        Some(&self.edits[at].1)
+        Some(&self.edits[at].2)
     }
 }
 
@@ -850,6 +855,7 @@ struct PreferQuery {
     steering: &'static mut Steering,
     motion: &'static mut Motion,
     footprint: Option<&'static Footprint>,
+    class: Option<&'static MovementClass>,
 }
 
 /// `FrontierSystems::Steering`, last: each mover's preferred velocity. A
@@ -886,6 +892,7 @@ fn prefer(
              mut steering,
              mut motion,
              footprint,
+             class,
          }| {
             if let Some(map) = steering.map() {
                 motion.map = Some(map);
@@ -895,7 +902,7 @@ fn prefer(
             let view = motion
                 .map
                 .and_then(|map| all_views.get(map))
-                .map(|view| view.for_size(footprint.map_or(1, |f| f.0)));
+                .map(|view| view.for_kind(unit_kind(footprint, class)));
             let (speed, position) = (speed_of(mover), transform.translation.truncate());
             motion.preferred = match &mut *steering {
                 Steering::Idle => match (view, motion.rest) {
@@ -941,6 +948,7 @@ fn prefer(
         transform,
         mut motion,
         footprint,
+        class,
         ..
     } in &mut units
     {
@@ -953,7 +961,7 @@ fn prefer(
         let Some(view) = all_views.get(map) else {
             continue;
         };
-        let view = view.for_size(footprint.map_or(1, |f| f.0));
+        let view = view.for_kind(unit_kind(footprint, class));
         let rest = places.settle(unit, map, &view, position);
         motion.rest = Some(rest);
         motion.preferred = toward(position, rest, speed_of(mover), seconds);
@@ -1010,6 +1018,7 @@ struct WalkQuery {
     steering: &'static mut Steering,
     motion: &'static mut Motion,
     footprint: Option<&'static Footprint>,
+    class: Option<&'static MovementClass>,
 }
 
 /// One mover's walk for the frame, alone on the grid: it reads the maps
@@ -1023,9 +1032,10 @@ fn stride(all_views: &AllViews, passages: &passage::Passages, seconds: f32, unit
         mut steering,
         mut motion,
         footprint,
+        class,
         ..
     } = unit;
-    let Some((map, view)) = walking_view(all_views, &steering, &motion, footprint) else {
+    let Some((map, view)) = walking_view(all_views, &steering, &motion, footprint, class) else {
         return;
     };
     let speed = speed_of(mover);
@@ -1092,6 +1102,7 @@ fn move_units(
         mut steering,
         mut motion,
         footprint,
+        class,
     } in &mut units
     {
         let Some(Stride {
@@ -1102,7 +1113,7 @@ fn move_units(
         else {
             continue;
         };
-        let Some((_, view)) = walking_view(&all_views, &steering, &motion, footprint) else {
+        let Some((_, view)) = walking_view(&all_views, &steering, &motion, footprint, class) else {
             continue;
         };
         let budget = speed_of(mover) * seconds;
@@ -1258,10 +1269,11 @@ fn walking_view<'a>(
     steering: &Steering,
     motion: &Motion,
     footprint: Option<&Footprint>,
+    class: Option<&MovementClass>,
 ) -> Option<(Entity, MapView<'a>)> {
     let map = steering.map().or(motion.map)?;
     let view = all_views.get(map)?;
-    Some((map, view.for_size(footprint.map_or(1, |f| f.0))))
+    Some((map, view.for_kind(unit_kind(footprint, class))))
 }
 
 /// Where one unit's walk this frame took it, as `move_units` settles it.

@@ -58,7 +58,8 @@ use crate::maps::{AllViews, MapView, Maps};
 use super::body::{
     AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, Avoidance, AvoidanceSettings, body_radius,
 };
-use crate::pathfinding::Footprint;
+use crate::core::UnitKind;
+use crate::pathfinding::{Footprint, MovementClass, unit_kind};
 
 /// Anchors a passage may have: a longer one-lane chain is not taken turns
 /// on (its units meet and push through, as in open ground).
@@ -290,24 +291,36 @@ impl PassageMap {
 /// unit's, so the same looks give the same answers in any order.
 #[derive(Clone, Copy, Debug)]
 enum Miss {
-    /// The map and size's cache, caught up with the grid.
-    Map((Entity, u8)),
-    /// Whether block `(bx, by)` of the map and size holds a one-lane anchor.
-    Block((Entity, u8), u32, u32),
-    /// The passage through this one-lane anchor of the map and size.
-    Chain((Entity, u8), Cell),
+    /// The map, class and size's cache, caught up with the grid.
+    Map((Ground, u8)),
+    /// Whether block `(bx, by)` of the map, class and size holds a
+    /// one-lane anchor.
+    Block((Ground, u8), u32, u32),
+    /// The passage through this one-lane anchor of the map, class and size.
+    Chain((Ground, u8), Cell),
 }
 
-/// The one-lane passages units have looked at, per map and size, the
-/// sizes of the movers on each map this frame, and scratch for the frame.
+/// A map as one movement class sees it: the map entity and the class.
+/// Passages are found per class (a bridge is one lane to tanks, a river
+/// mouth to boats), and units take turns with units of their class.
+type Ground = (Entity, u8);
+
+/// The ground of a unit of `view`'s class on `map`.
+fn ground(map: Entity, view: &MapView) -> Ground {
+    (map, view.kind().class)
+}
+
+/// The one-lane passages units have looked at, per map, class and size,
+/// the sizes of the movers of each class on each map this frame, and
+/// scratch for the frame.
 #[derive(Resource, Default)]
 pub(crate) struct Passages {
-    maps: HashMap<(Entity, u8), PassageMap>,
+    maps: HashMap<(Ground, u8), PassageMap>,
     /// Per map, the sizes of its movers (bit k for size k). A unit takes
     /// turns at the passages of its own size and of every bigger size on
     /// the map: a bridge two cells wide is one lane where a tank may meet
     /// infantry on it, so the infantry take turns there too.
-    sizes: HashMap<Entity, u16>,
+    sizes: HashMap<Ground, u16>,
     seen: Vec<Sighting>,
 }
 
@@ -364,14 +377,14 @@ fn holder_grid<'a>(view: &MapView<'a>, size: u8, lane: u8) -> MapView<'a> {
 
 impl Passages {
     /// The sizes of `map`'s movers this frame (bit k for size k).
-    fn present(&self, map: Entity) -> u16 {
+    fn present(&self, map: Ground) -> u16 {
         self.sizes.get(&map).copied().unwrap_or(0)
     }
 
     /// Whether a unit of `size` at `position` on `view` of `map` stands in
     /// a passage (of its size or a bigger one) units have looked at this
     /// version of the grid.
-    fn stands_in(&self, map: Entity, view: &MapView, size: u8, position: Vec2) -> bool {
+    fn stands_in(&self, map: Ground, view: &MapView, size: u8, position: Vec2) -> bool {
         lanes(self.present(map), size).any(|lane| {
             self.maps.get(&(map, lane)).is_some_and(|cached| {
                 held_in(view, position, size, lane, |a| {
@@ -387,6 +400,7 @@ impl Passages {
     /// asked of the blocks round it, so that a unit in the open pays a
     /// look or two.
     pub(crate) fn beside(&self, map: Entity, view: &MapView, position: Vec2, reach: u32) -> bool {
+        let map = ground(map, view);
         lanes(self.present(map), 1).any(|lane| {
             let (Some(cached), Some(cell)) = (
                 self.maps.get(&(map, lane)),
@@ -414,13 +428,14 @@ impl Passages {
     /// Whether cell `cell` (of the grid itself) of `map` is in a passage:
     /// to a unit without a claim on it, avoidance treats it as a wall.
     pub(crate) fn closes(&self, map: Entity, view: &MapView, cell: Cell) -> bool {
+        let map = ground(map, view);
         self.stands_in(map, view, 1, view.for_size(1).cell_to_world(cell))
     }
 
     /// Whether a unit of the size `view` is for, going from `from` to `to`
     /// on `map`, steps into a passage from outside one: what only a unit
     /// holding a claim on it may do.
-    fn steps_in(&self, map: Entity, view: &MapView, from: Vec2, to: Vec2) -> bool {
+    fn steps_in(&self, map: Ground, view: &MapView, from: Vec2, to: Vec2) -> bool {
         let size = view.size();
         // Whether a unit stands in a passage depends only on the anchors
         // that hold it (see `holders`): a step that keeps every one of
@@ -438,6 +453,7 @@ impl Passages {
     /// Where a unit without a claim that walked from `from` to `to` stops:
     /// `to`, or the last point before the way steps into a passage.
     pub(crate) fn stop_outside(&self, map: Entity, view: &MapView, from: Vec2, to: Vec2) -> Vec2 {
+        let map = ground(map, view);
         // A unit that did not move stepped nowhere (pressed against a wall
         // or another, as many are in a crowd): no cell to look up.
         if from == to || !self.steps_in(map, view, from, to) {
@@ -454,8 +470,9 @@ impl Passages {
     }
 }
 
-/// A passage's name: its map, the size it is for and its key anchor.
-type PassageId = (Entity, u8, Cell);
+/// A passage's name: its map and class, the size it is for and its key
+/// anchor.
+type PassageId = (Ground, u8, Cell);
 
 /// Whose turn it is at a passage this frame.
 #[derive(Clone, Copy, Default)]
@@ -469,7 +486,7 @@ struct Turn {
 /// A claim on a passage: the unit may be in it, going from `side`'s mouth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Claim {
-    map: Entity,
+    map: Ground,
     size: u8,
     key: Cell,
     side: u8,
@@ -544,22 +561,25 @@ pub(crate) fn take_turns(
         steering,
         motion,
         footprint,
+        class,
         ..
     } in &units
     {
         if let Some(map) = steering.map().or(motion.map) {
-            let size = footprint.map_or(1, |f| f.0).clamp(1, MAX_UNIT_SIZE);
-            *passages.sizes.entry(map).or_default() |= 1 << size;
+            let kind = unit_kind(footprint, class);
+            let size = kind.size.clamp(1, MAX_UNIT_SIZE);
+            *passages.sizes.entry((map, kind.class)).or_default() |= 1 << size;
         }
     }
     let views = AllViews::new(&maps);
-    // Every map and size a unit may look at, caught up with the edits.
+    // Every map, class and size a unit may look at, caught up with the
+    // edits.
     for (&map, &present) in &passages.sizes {
-        let Some(view) = views.get(map) else {
+        let Some(view) = views.get(map.0) else {
             continue;
         };
         for lane in (1..=MAX_UNIT_SIZE).filter(|&k| present & (1 << k) != 0) {
-            let class = view.for_size(lane).class();
+            let class = view.for_kind(UnitKind::new(map.1, lane)).class();
             passages
                 .maps
                 .entry((map, lane))
@@ -605,6 +625,7 @@ pub(crate) fn take_turns(
                 item.steering,
                 item.motion,
                 item.footprint,
+                item.class,
                 item.avoidance,
             );
             match looker.map(|looker| passages.sight(&looker)) {
@@ -772,7 +793,7 @@ fn look_ahead(
     view: &MapView,
     lane: u8,
     passages: &PassageMap,
-    key: (Entity, u8),
+    key: (Ground, u8),
     position: Vec2,
     way: &[Vec2],
     reach: f32,
@@ -859,6 +880,7 @@ fn look(
         item.steering,
         &motion,
         item.footprint,
+        item.class,
         item.avoidance,
     );
     let Some(looker) = looker else {
@@ -880,8 +902,8 @@ fn look(
 /// What taking turns reads of one unit.
 struct Looker<'a> {
     unit: Entity,
-    map: Entity,
-    /// Its map, for its size.
+    map: Ground,
+    /// Its map, for its class and size.
     view: MapView<'a>,
     position: Vec2,
     /// The points it means to walk through, from where it stands.
@@ -908,11 +930,13 @@ impl<'a> Looker<'a> {
         steering: &Steering,
         motion: &Motion,
         footprint: Option<&Footprint>,
+        class: Option<&MovementClass>,
         avoidance: Option<&Avoidance>,
     ) -> Option<Self> {
         let avoids = avoidance.is_none_or(|a| a.enabled);
         let map = steering.map()?;
-        let view = views.get(map)?.for_size(footprint.map_or(1, |f| f.0));
+        let view = views.get(map)?.for_kind(unit_kind(footprint, class));
+        let map = ground(map, &view);
         if !avoids || !enabled {
             return None;
         }
@@ -1060,10 +1084,10 @@ impl Passages {
         let key = match miss {
             Miss::Map(key) | Miss::Block(key, ..) | Miss::Chain(key, _) => key,
         };
-        let Some(view) = views.get(key.0) else {
+        let Some(view) = views.get(key.0.0) else {
             return false;
         };
-        let class = view.for_size(key.1).class();
+        let class = view.for_kind(UnitKind::new(key.0.1, key.1)).class();
         let cached = self.maps.entry(key).or_default();
         match miss {
             Miss::Map(_) => cached.catch_up(&class),

@@ -1,5 +1,5 @@
 //! The coarse graphs quick routes run on: a [`CoarseGraphs`] component on
-//! each map, one [`CoarseGraph`] per unit size, built in the background and
+//! each map, one [`CoarseGraph`] per unit kind (class and size), built in the background and
 //! never waited for.
 //!
 //! A map whose walkable cells do not all cost the same starts the build of
@@ -23,7 +23,7 @@ use bevy::prelude::*;
 use bevy::tasks::futures_lite::future;
 use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
 
-use crate::core::{CoarseGraph, GraphBuild, NavGrid};
+use crate::core::{CoarseGraph, GraphBuild, NavGrid, UnitKind};
 
 /// Whether Bevy's task pools have threads to run a build on (its
 /// `multi_threaded` feature, which a game with Bevy's default features
@@ -52,7 +52,7 @@ pub fn build_frames(estimate: u64) -> u64 {
     estimate.div_ceil(BUILD_EXPANSIONS_PER_FRAME).max(1)
 }
 
-/// The coarse graphs of a map, one per unit size, that quick routes run on
+/// The coarse graphs of a map, one per unit kind (movement class and size), that quick routes run on
 /// (see [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)).
 ///
 /// The plugin adds one to every map and builds what quick routes need in
@@ -68,13 +68,13 @@ pub fn build_frames(estimate: u64) -> u64 {
 /// // In a loading state: start the bakes…
 /// fn bake(mut maps: Query<(&NavGrid, &mut CoarseGraphs)>) {
 ///     for (grid, mut graphs) in &mut maps {
-///         graphs.bake(grid, 1);
+///         graphs.bake(grid, UnitKind::sized(1));
 ///     }
 /// }
 ///
 /// // …and leave it once they are done.
 /// fn loaded(maps: Query<&CoarseGraphs>) -> bool {
-///     maps.iter().all(|graphs| graphs.is_ready(1))
+///     maps.iter().all(|graphs| graphs.is_ready(UnitKind::sized(1)))
 /// }
 /// ```
 #[derive(Component, Default)]
@@ -84,9 +84,9 @@ pub struct CoarseGraphs {
     entries: Vec<Entry>,
 }
 
-/// One unit size's graph.
+/// One unit kind's graph.
 struct Entry {
-    size: u8,
+    kind: UnitKind,
     state: State,
 }
 
@@ -131,18 +131,18 @@ impl CoarseGraphs {
         self.supplied
     }
 
-    /// The graph for units of `size`, once built (edits since may have left
+    /// The graph for units of `kind` (a movement class and size), once built (edits since may have left
     /// clusters to repair, which quick routes do on the budget).
-    pub fn graph(&self, size: u8) -> Option<&CoarseGraph> {
-        match &self.entry(size)?.state {
+    pub fn graph(&self, kind: UnitKind) -> Option<&CoarseGraph> {
+        match &self.entry(kind)?.state {
             State::Ready(graph) => Some(graph),
             State::Building { .. } => None,
         }
     }
 
-    /// Whether the graph for units of `size` is built.
-    pub fn is_ready(&self, size: u8) -> bool {
-        self.graph(size).is_some()
+    /// Whether the graph for units of `kind` is built.
+    pub fn is_ready(&self, kind: UnitKind) -> bool {
+        self.graph(kind).is_some()
     }
 
     /// Whether a graph is being built.
@@ -157,16 +157,16 @@ impl CoarseGraphs {
     /// made for another grid, or another level of the same size, is built
     /// again (it is checked against the grid when used).
     pub fn insert(&mut self, graph: CoarseGraph) {
-        let size = graph.size();
-        self.set(size, State::Ready(Box::new(graph)));
+        let kind = graph.kind();
+        self.set(kind, State::Ready(Box::new(graph)));
     }
 
-    /// Starts building the graph of `grid` for units of `size` now (in the
+    /// Starts building the graph of `grid` for units of `kind` now (in the
     /// background with threads, else in slices over the next frames), to
     /// be taken up as soon as it is done, with no window of frames: for a
     /// game's loading state. [`is_ready`](Self::is_ready) says when it is.
-    pub fn bake(&mut self, grid: &NavGrid, size: u8) {
-        let state = match start(grid, size) {
+    pub fn bake(&mut self, grid: &NavGrid, kind: UnitKind) {
+        let state = match start(grid, kind) {
             Started::Built(graph) => State::Ready(graph),
             Started::Building(build, _) => State::Building {
                 build,
@@ -174,7 +174,7 @@ impl CoarseGraphs {
                 window_to_come: false,
             },
         };
-        self.set(size, state);
+        self.set(kind, state);
     }
 
     /// Bytes of memory the built graphs hold (and the copies of grids
@@ -193,21 +193,21 @@ impl CoarseGraphs {
             .sum()
     }
 
-    fn entry(&self, size: u8) -> Option<&Entry> {
-        self.entries.iter().find(|entry| entry.size == size)
+    fn entry(&self, kind: UnitKind) -> Option<&Entry> {
+        self.entries.iter().find(|entry| entry.kind == kind)
     }
 
-    fn set(&mut self, size: u8, state: State) {
-        match self.entries.iter_mut().find(|entry| entry.size == size) {
+    fn set(&mut self, kind: UnitKind, state: State) {
+        match self.entries.iter_mut().find(|entry| entry.kind == kind) {
             Some(entry) => entry.state = state,
-            None => self.entries.push(Entry { size, state }),
+            None => self.entries.push(Entry { kind, state }),
         }
     }
 
-    /// Starts the plugin's build for `size` on frame `frame`, due after its
+    /// Starts the plugin's build for `kind` on frame `frame`, due after its
     /// window of frames.
-    fn begin(&mut self, grid: &NavGrid, size: u8, frame: u64) {
-        let state = match start(grid, size) {
+    fn begin(&mut self, grid: &NavGrid, kind: UnitKind, frame: u64) {
+        let state = match start(grid, kind) {
             Started::Built(graph) => State::Ready(graph),
             Started::Building(build, frames) => State::Building {
                 build,
@@ -215,7 +215,7 @@ impl CoarseGraphs {
                 window_to_come: frames.is_none(),
             },
         };
-        self.set(size, state);
+        self.set(kind, state);
     }
 
     /// Moves builds on, frame `frame`: a build on a thread is taken up if it
@@ -224,11 +224,15 @@ impl CoarseGraphs {
     /// rough ground gets its graph for units of one cell started (unless the
     /// game hands its graphs in, or `build` is off).
     pub(crate) fn poll(&mut self, grid: &NavGrid, frame: u64, build: bool) {
-        if build && !self.supplied && self.entry(1).is_none() && has_terrain(grid, 1) {
-            self.begin(grid, 1, frame);
+        if build
+            && !self.supplied
+            && self.entry(UnitKind::sized(1)).is_none()
+            && has_terrain(grid, UnitKind::sized(1))
+        {
+            self.begin(grid, UnitKind::sized(1), frame);
         }
         for entry in &mut self.entries {
-            let size = entry.size;
+            let kind = entry.kind;
             let State::Building {
                 build,
                 due,
@@ -257,10 +261,10 @@ impl CoarseGraphs {
                     if !due_now {
                         continue;
                     }
-                    std::mem::replace(graph, Box::new(CoarseGraph::new(&grid.size_class(size))))
+                    std::mem::replace(graph, Box::new(CoarseGraph::new(&grid.kind_view(kind))))
                 }
                 Build::Sliced(graph) => {
-                    let class = grid.size_class(size);
+                    let class = grid.kind_view(kind);
                     if !graph.fits(&class) {
                         // The grid was replaced by one of another size.
                         **graph = CoarseGraph::new(&class);
@@ -276,17 +280,17 @@ impl CoarseGraphs {
         }
     }
 
-    /// The graph for `size`, brought up to date with `grid` for a quick
+    /// The graph for `kind`, brought up to date with `grid` for a quick
     /// route on frame `frame`: started if there is none (unless the game
     /// hands its graphs in), built again if it was made for a grid of
     /// another size or most of it changed (another level of the same
     /// size), and otherwise repaired where edits made it dirty, on at most
     /// `most` expansions. Returns the expansions spent (at most `most`).
-    pub(crate) fn prepare(&mut self, grid: &NavGrid, size: u8, frame: u64, most: u64) -> u64 {
-        let class = grid.size_class(size);
-        let Some(index) = self.entries.iter().position(|entry| entry.size == size) else {
+    pub(crate) fn prepare(&mut self, grid: &NavGrid, kind: UnitKind, frame: u64, most: u64) -> u64 {
+        let class = grid.kind_view(kind);
+        let Some(index) = self.entries.iter().position(|entry| entry.kind == kind) else {
             if !self.supplied {
-                self.begin(grid, size, frame);
+                self.begin(grid, kind, frame);
             }
             return 0;
         };
@@ -310,25 +314,25 @@ impl CoarseGraphs {
                 // quick routes wait for one the game hands in.
                 self.entries.remove(index);
             } else {
-                self.begin(grid, size, frame);
+                self.begin(grid, kind, frame);
             }
             return 0;
         }
         graph.repair(&class, most)
     }
 
-    /// The graph for `size` if routes may run on it on `grid` (built for
+    /// The graph for `kind` if routes may run on it on `grid` (built for
     /// it, edits since noted; see [`CoarseGraph::is_usable`]).
-    pub(crate) fn ready(&self, size: u8, grid: &NavGrid) -> Option<&CoarseGraph> {
-        self.graph(size)
-            .filter(|graph| graph.is_usable(&grid.size_class(size)))
+    pub(crate) fn ready(&self, kind: UnitKind, grid: &NavGrid) -> Option<&CoarseGraph> {
+        self.graph(kind)
+            .filter(|graph| graph.is_usable(&grid.kind_view(kind)))
     }
 }
 
-/// Whether the walkable anchors of `grid` for units of `size` cost more in
+/// Whether the walkable anchors of `grid` for units of `kind` cost more in
 /// some places than in others (the maps quick routes are for).
-pub(crate) fn has_terrain(grid: &NavGrid, size: u8) -> bool {
-    let class = grid.size_class(size);
+pub(crate) fn has_terrain(grid: &NavGrid, kind: UnitKind) -> bool {
+    let class = grid.kind_view(kind);
     class.min_walkable_cost() != class.max_walkable_cost()
 }
 
@@ -340,10 +344,10 @@ enum Started {
     Building(Build, Option<u64>),
 }
 
-/// Starts a build of `grid`'s graph for `size`: on the async compute pool
+/// Starts a build of `grid`'s graph for `kind`: on the async compute pool
 /// with threads, in slices without; a small map's at once.
-fn start(grid: &NavGrid, size: u8) -> Started {
-    let class = grid.size_class(size);
+fn start(grid: &NavGrid, kind: UnitKind) -> Started {
+    let class = grid.kind_view(kind);
     if grid.cell_count() <= AT_ONCE_CELLS {
         return Started::Built(Box::new(CoarseGraph::build(&class)));
     }
@@ -357,20 +361,20 @@ fn start(grid: &NavGrid, size: u8) -> Started {
     let copy = Arc::new(grid.clone());
     let pool = AsyncComputeTaskPool::get_or_init(TaskPool::default);
     let task = pool.spawn(async move {
-        let frames = build_frames(CoarseGraph::build_estimate(&copy.size_class(size)));
-        (build_in_parts(copy, size).await, frames)
+        let frames = build_frames(CoarseGraph::build_estimate(&copy.kind_view(kind)));
+        (build_in_parts(copy, kind).await, frames)
     });
     Started::Building(Build::Task(task), None)
 }
 
-/// Builds the graph of `grid` for `size` in parts side by side on the async
+/// Builds the graph of `grid` for `kind` in parts side by side on the async
 /// compute pool's threads (a few parts a thread, so that they even out):
 /// the clusters, then the super-clusters. The same graph for any number of
 /// threads.
-async fn build_in_parts(grid: Arc<NavGrid>, size: u8) -> CoarseGraph {
+async fn build_in_parts(grid: Arc<NavGrid>, kind: UnitKind) -> CoarseGraph {
     let pool = AsyncComputeTaskPool::get_or_init(TaskPool::default);
     let parts = 4 * pool.thread_num().max(1);
-    let mut build = GraphBuild::new(&grid.size_class(size));
+    let mut build = GraphBuild::new(&grid.kind_view(kind));
     while !build.is_done() {
         let shared = Arc::new(build);
         let tasks: Vec<Task<_>> = shared
@@ -378,7 +382,7 @@ async fn build_in_parts(grid: Arc<NavGrid>, size: u8) -> CoarseGraph {
             .into_iter()
             .map(|part| {
                 let (build, grid) = (shared.clone(), grid.clone());
-                pool.spawn(async move { build.build_part(&grid.size_class(size), part) })
+                pool.spawn(async move { build.build_part(&grid.kind_view(kind), part) })
             })
             .collect();
         let mut built = Vec::with_capacity(tasks.len());

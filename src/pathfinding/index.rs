@@ -229,7 +229,7 @@ pub(crate) fn invalidate_paths(
         }
         if result.grid_version != grid.version()
             && changed_since(
-                grid.size_class(result.size),
+                grid.kind_view(result.kind()),
                 result.grid_version,
                 &result.cells,
             )

@@ -23,7 +23,8 @@ use bevy::prelude::*;
 pub use graphs::{BUILD_EXPANSIONS_PER_FRAME, CoarseGraphs, build_frames};
 pub use queue::PathfindingQueue;
 pub(crate) use queue::locate;
-pub use request::{Footprint, PathRequest, PathTarget, Unreachable};
+pub use request::{Footprint, MovementClass, PathRequest, PathTarget, Unreachable};
+pub(crate) use request::{KindData, unit_kind};
 pub use result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
 pub use stats::PathfindingStats;
 
@@ -99,6 +100,7 @@ impl Plugin for PathfindingPlugin {
             .add_message::<PathInvalidated>()
             .register_type::<PathRequest>()
             .register_type::<Footprint>()
+            .register_type::<MovementClass>()
             .register_type::<PathResult>()
             .register_type::<PathTarget>()
             .register_type::<PathStatus>()

@@ -2,7 +2,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, MAX_UNIT_SIZE};
+use crate::core::{Cell, MAX_UNIT_SIZE, UnitKind};
 use crate::maps::GridLayout;
 
 /// A point a path starts or ends at: a world position or a grid cell.
@@ -156,6 +156,51 @@ impl PathRequest {
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
 pub struct Footprint(pub u8);
+
+/// Which ground a unit may walk and what each terrain costs it: an id of
+/// the [movement classes](crate::core::MovementClasses) registered on its
+/// map's grid ([`NavGrid::set_classes`](crate::core::NavGrid::set_classes)).
+/// A unit without one is of class 0, the grid's default, which on a map
+/// without classes reads the cells' own costs. A class the map does not
+/// have is answered
+/// [`InvalidReason::UnknownClass`](super::InvalidReason::UnknownClass).
+///
+/// Everything that holds per unit size holds per class and size: regions,
+/// clearance, jump points, the coarse graph, shared searches and group
+/// moves (a mixed group splits by class), and the walk, passages and the
+/// separation of bodies, which keep a unit on ground its class may enter.
+/// Units of every class avoid each other.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::prelude::*;
+///
+/// # let mut world = World::new();
+/// const BOAT: u8 = 1;
+/// // A 2×2 boat.
+/// world.spawn((
+///     Transform::from_xyz(4.5, 4.5, 0.0),
+///     Footprint(2),
+///     MovementClass(BOAT),
+///     Mover { speed: 2.0 },
+///     PathRequest::new(Vec2::new(40.5, 10.5)),
+/// ));
+/// ```
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Component)]
+pub struct MovementClass(pub u8);
+
+/// What a query reads of a unit to know its class and size
+/// ([`unit_kind`]).
+pub(crate) type KindData = (Option<&'static Footprint>, Option<&'static MovementClass>);
+
+/// The class and size of a unit with these components.
+pub(crate) fn unit_kind(footprint: Option<&Footprint>, class: Option<&MovementClass>) -> UnitKind {
+    UnitKind::new(
+        class.copied().unwrap_or_default().0,
+        footprint.copied().unwrap_or_default().0,
+    )
+}
 
 impl Default for Footprint {
     fn default() -> Self {

@@ -6,7 +6,7 @@ use std::fmt;
 
 use bevy::prelude::*;
 
-use crate::core::Cell;
+use crate::core::{Cell, UnitKind};
 use crate::maps::MapError;
 
 /// Why a request could not be served.
@@ -46,6 +46,9 @@ pub enum InvalidReason {
     /// The unit's [`Footprint`](super::Footprint) is 0 or larger than
     /// [`MAX_UNIT_SIZE`](crate::core::MAX_UNIT_SIZE).
     BadFootprint,
+    /// The unit's [`MovementClass`](super::MovementClass) is not one the
+    /// map's grid has registered.
+    UnknownClass,
 }
 
 impl From<MapError> for InvalidReason {
@@ -75,6 +78,7 @@ impl fmt::Display for InvalidReason {
                 "the map's layout or transform cannot place cells (zero or non-finite size)"
             }
             InvalidReason::BadFootprint => "the unit's footprint is 0 or too large",
+            InvalidReason::UnknownClass => "the map has no movement class of the unit's id",
         })
     }
 }
@@ -144,6 +148,9 @@ pub struct PathResult {
     /// The unit size the path was found for (its
     /// [`Footprint`](super::Footprint)).
     pub size: u8,
+    /// The movement class the path was found for (its
+    /// [`MovementClass`](super::MovementClass)).
+    pub class: u8,
     /// The path's cost (an orthogonal step on plain ground costs 1).
     pub cost: f32,
     /// Nodes expanded to find it, over every frame it took. For a path
@@ -172,6 +179,11 @@ pub struct PathResult {
 }
 
 impl PathResult {
+    /// The class and size the path was found for.
+    pub fn kind(&self) -> UnitKind {
+        UnitKind::new(self.class, self.size)
+    }
+
     /// A result with no path.
     pub fn without_path(status: PathStatus, map: Option<Entity>, frames_waited: u32) -> Self {
         Self {
@@ -180,6 +192,7 @@ impl PathResult {
             cells: Vec::new(),
             waypoints: Vec::new(),
             size: 1,
+            class: 0,
             cost: 0.0,
             expansions: 0,
             frames_waited,

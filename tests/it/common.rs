@@ -271,7 +271,8 @@ pub fn settle(app: &mut App, units: &[Entity], max_frames: u32) {
 }
 
 /// The legs of movers' routes that a wall cuts: between two corners still
-/// to walk, not clear for the mover's size on its map as the map is now,
+/// to walk, not clear for the mover's class and size on its map as the map
+/// is now,
 /// or with a corner where the mover does not fit.
 /// Where the unit stands is left out (avoidance may push a unit off the
 /// straight way to its next corner), and so is a unit standing where it
@@ -279,18 +280,24 @@ pub fn settle(app: &mut App, units: &[Entity], max_frames: u32) {
 pub fn cut_legs(world: &mut World) -> Vec<(Entity, Vec2, Vec2)> {
     use bevy_frontier::maps::MapView;
     use bevy_frontier::movement::Steering;
-    let mut movers =
-        world.query_filtered::<(Entity, &Transform, &Steering, Option<&Footprint>), With<Mover>>();
+    let mut movers = world.query_filtered::<(
+        Entity,
+        &Transform,
+        &Steering,
+        Option<&Footprint>,
+        Option<&MovementClass>,
+    ), With<Mover>>();
     let mut maps = world.query::<(&NavGrid, &GridLayout, Option<&Transform>)>();
     let mut cut = Vec::new();
-    for (unit, body, steering, footprint) in movers.iter(world) {
+    for (unit, body, steering, footprint, class) in movers.iter(world) {
         let Steering::Following { route, map, .. } = steering else {
             continue;
         };
         let Ok((grid, layout, transform)) = maps.get(world, *map) else {
             continue;
         };
-        let view = MapView::new(grid, layout, transform).for_size(footprint.map_or(1, |f| f.0));
+        let kind = UnitKind::new(class.map_or(0, |c| c.0), footprint.map_or(1, |f| f.0));
+        let view = MapView::new(grid, layout, transform).for_kind(kind);
         let corners: Vec<Vec2> = route.remaining().collect();
         let fits = |p: Vec2| view.cell_at(p).is_some_and(|c| view.class().is_walkable(c));
         // One a wall went up under walks out any way, through the wall.

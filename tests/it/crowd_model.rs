@@ -43,7 +43,7 @@
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_frontier::core::Cell;
+use bevy_frontier::core::{Cell, UnitKind};
 use bevy_frontier::movement::Arrived;
 use bevy_frontier::prelude::*;
 
@@ -69,6 +69,27 @@ enum Ground {
     Bridges,
     /// Open ground strewn with rocks, no river.
     RockyField,
+    /// Movement classes: a river of deep water with a shallow ford,
+    /// rocks on the banks; infantry (foot) cross at the ford, hovercraft
+    /// anywhere, and boats sail up and down the river through the ford.
+    Waters,
+}
+
+/// Terrain types of [`Ground::Waters`]: 1 (open ground, as a rock taken
+/// away leaves it), a ford and deep water.
+const OPEN: u8 = 1;
+const FORD: u8 = 2;
+const DEEP: u8 = 3;
+/// Its movement classes, in id order.
+const FOOT: u8 = 0;
+const BOAT: u8 = 1;
+const HOVER: u8 = 2;
+
+fn water_classes() -> MovementClasses {
+    MovementClasses::new()
+        .class("foot", [(OPEN, 1), (FORD, 2)])
+        .class("boat", [(FORD, 2), (DEEP, 1)])
+        .class("hover", [(OPEN, 1), (FORD, 1), (DEEP, 1)])
 }
 
 struct Game {
@@ -77,8 +98,11 @@ struct Game {
     rng: Rng,
     map: Entity,
     bridges: Vec<Bridge>,
-    /// Each unit, its size, and which way it crosses (+1: east).
+    /// Each unit, its size, and which way it crosses (+1: east; 0 for
+    /// boats, which sail along the river).
     units: Vec<(Entity, u8, f32)>,
+    /// Each unit's movement class.
+    classes: Vec<u8>,
     /// Rocks put up beside units ([`Game::edit_beside`]), oldest first.
     beside: std::collections::VecDeque<Cell>,
 }
@@ -97,6 +121,31 @@ impl Game {
                 }
             }
             return Self::start(seed, ground, rng, grid, Vec::new());
+        }
+        if ground == Ground::Waters {
+            grid.set_classes(water_classes()).unwrap();
+            grid.fill_rect(
+                Cell::new(RIVER.start, 0),
+                Cell::new(RIVER.end - 1, HEIGHT - 1),
+                DEEP,
+            )
+            .unwrap();
+            // The ford, clear of the boats' ends.
+            let (row, width) = (8 + rng.below(HEIGHT - 20), 2 + rng.below(3));
+            grid.fill_rect(
+                Cell::new(RIVER.start, row),
+                Cell::new(RIVER.end - 1, row + width - 1),
+                FORD,
+            )
+            .unwrap();
+            let bridges = vec![Bridge { row, width }];
+            for _ in 0..40 {
+                let cell = random_bank_cell(&mut rng);
+                if !near_a_bridge(&bridges, cell) {
+                    grid.set_cost(cell, NavGrid::BLOCKED).unwrap();
+                }
+            }
+            return Self::start(seed, ground, rng, grid, bridges);
         }
         grid.fill_rect(
             Cell::new(RIVER.start, 0),
@@ -148,6 +197,7 @@ impl Game {
             map,
             bridges,
             units: Vec::new(),
+            classes: Vec::new(),
             beside: Default::default(),
         };
         game.spawn_squads(&mut app);
@@ -157,7 +207,8 @@ impl Game {
     /// A squad on each bank: infantry, and some vehicles when a bridge is
     /// wide enough for them, on free cells.
     fn spawn_squads(&mut self, app: &mut App) {
-        let vehicles_cross = self.bridges.iter().any(|b| b.width >= 2);
+        let waters = self.ground == Ground::Waters;
+        let vehicles_cross = !waters && self.bridges.iter().any(|b| b.width >= 2);
         for (x0, way) in [(2u32, 1.0), (RIVER.end + 3, -1.0)] {
             let count = 12 + self.rng.below(20);
             let vehicles = if vehicles_cross { self.rng.below(4) } else { 0 };
@@ -170,6 +221,12 @@ impl Game {
                         break 'cells;
                     }
                     let size = if placed < vehicles { 2 } else { 1 };
+                    // On the waters, one unit in three a hovercraft.
+                    let class = if waters && placed % 3 == 2 {
+                        HOVER
+                    } else {
+                        FOOT
+                    };
                     let cells: Vec<Cell> = (0..size)
                         .flat_map(|dy| (0..size).map(move |dx| Cell::new(x + dx, y + dy)))
                         .collect();
@@ -189,13 +246,50 @@ impl Game {
                                 speed: if size == 1 { 4.0 } else { 2.5 },
                             },
                             Footprint(size as u8),
+                            MovementClass(class),
                             Transform::from_translation(centre.extend(0.0)),
                         ))
                         .id();
                     self.units.push((unit, size as u8, way));
+                    self.classes.push(class);
                     placed += 1;
                 }
             }
+        }
+        if waters {
+            // Boats at both ends of the river, in its middle columns.
+            for (y, count) in [
+                (2.0, 1 + self.rng.below(3)),
+                (HEIGHT as f32 - 3.0, 1 + self.rng.below(3)),
+            ] {
+                for i in 0..count {
+                    let x = (RIVER.start + 2 + 2 * i) as f32;
+                    let unit = app
+                        .world_mut()
+                        .spawn((
+                            Mover { speed: 3.0 },
+                            MovementClass(BOAT),
+                            Transform::from_xyz(x, y, 0.0),
+                        ))
+                        .id();
+                    self.units.push((unit, 1, 0.0));
+                    self.classes.push(BOAT);
+                }
+            }
+        }
+    }
+
+    /// Orders every boat to the other end of the river.
+    fn order_boats(&mut self, app: &mut App) {
+        for (&(unit, _, way), &class) in self.units.iter().zip(&self.classes) {
+            if class != BOAT || way != 0.0 {
+                continue;
+            }
+            let at = position(app, unit);
+            let goal = Vec2::new(at.x, HEIGHT as f32 - 1.0 - at.y);
+            app.world_mut()
+                .entity_mut(unit)
+                .insert(PathRequest::new(goal));
         }
     }
 
@@ -288,7 +382,7 @@ impl Game {
             return;
         }
         let cell = Cell::new(x as u32, y as u32);
-        let on_river = self.ground == Ground::Bridges && RIVER.contains(&cell.x);
+        let on_river = self.ground != Ground::RockyField && RIVER.contains(&cell.x);
         if on_river || near_a_bridge(&self.bridges, cell) {
             return;
         }
@@ -317,9 +411,13 @@ impl Game {
             // y = 0.49999997 would round into the wall's cell.
             let corner = at[i].as_dvec2() - (f64::from(size) - 1.0) / 2.0 + 0.5;
             let anchor = Cell::new(corner.x.floor() as u32, corner.y.floor() as u32);
+            // Where its class may stand: no boat on land, no infantry in
+            // deep water.
+            let class = self.classes[i];
             assert!(
-                grid.size_class(size).is_walkable(anchor),
-                "seed {}, frame {frame}: {unit} of size {size} stands where it does not fit, at {}",
+                grid.view(UnitKind::new(class, size))
+                    .is_some_and(|view| view.is_walkable(anchor)),
+                "seed {}, frame {frame}: {unit} of size {size}, class {class}, stands where it does not fit, at {}",
                 self.seed,
                 at[i]
             );
@@ -410,8 +508,11 @@ fn run(seed: u64, ground: Ground) {
     let (mut app, mut game) = Game::new(seed, ground);
     app.update();
     game.order(&mut app, 1.0);
-    if ground == Ground::Bridges {
+    if ground != Ground::RockyField {
         game.order(&mut app, -1.0);
+    }
+    if ground == Ground::Waters {
+        game.order_boats(&mut app);
     }
     let mut cut = Vec::new();
     for frame in 1..=BOUND {
@@ -509,6 +610,15 @@ fn crowds_at_random_bridges_take_turns_and_all_arrive() {
 #[test]
 fn crowds_crossing_standing_squads_among_rocks_all_arrive() {
     run_seeds(Ground::RockyField, 8);
+}
+
+/// Infantry, hovercraft and boats on one map: each stays on ground its
+/// class may enter every frame, they avoid each other where they meet (at
+/// the ford, boats sailing through the infantry crossing it), and all
+/// arrive.
+#[test]
+fn infantry_hovercraft_and_boats_share_a_river_and_all_arrive() {
+    run_seeds(Ground::Waters, 8);
 }
 
 /// Seeds that once left units a cell or two from their ends for good: two

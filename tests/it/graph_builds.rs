@@ -81,7 +81,7 @@ fn a_graph_held_back_leaves_every_request_answered_with_its_final_path() {
     assert!(!provisional, "a quick route without a graph");
     assert!(frames > 1);
     let graphs = app.world().get::<CoarseGraphs>(map).unwrap();
-    assert!(!graphs.is_ready(1) && !graphs.is_building());
+    assert!(!graphs.is_ready(UnitKind::sized(1)) && !graphs.is_building());
 
     // The game hands the graph in: new orders get quick routes first.
     let graph = CoarseGraph::build(&grid.size_class(1));
@@ -111,9 +111,14 @@ fn a_baked_graph_is_ready_before_play_and_routes_come_from_the_first_frames() {
     app.world_mut()
         .get_mut::<CoarseGraphs>(map)
         .unwrap()
-        .bake(&grid, 1);
+        .bake(&grid, UnitKind::sized(1));
     let mut loading = 0;
-    while !app.world().get::<CoarseGraphs>(map).unwrap().is_ready(1) {
+    while !app
+        .world()
+        .get::<CoarseGraphs>(map)
+        .unwrap()
+        .is_ready(UnitKind::sized(1))
+    {
         app.update();
         loading += 1;
         assert!(loading < 1_000, "the bake never ended");
@@ -158,7 +163,7 @@ fn a_map_with_rough_ground_builds_its_graph_over_frames_within_its_budget() {
         let stats = app.world().resource::<PathfindingStats>();
         assert!(stats.frame_expansions + stats.frame_reading <= 500);
         let graphs = app.world().get::<CoarseGraphs>(map).unwrap();
-        if graph_frame.is_none() && graphs.is_ready(1) {
+        if graph_frame.is_none() && graphs.is_ready(UnitKind::sized(1)) {
             graph_frame = Some(frame);
         }
         if units
@@ -186,5 +191,10 @@ fn a_map_with_rough_ground_builds_its_graph_over_frames_within_its_budget() {
     assert!(provisional);
     let graphs = app.world().get::<CoarseGraphs>(map).unwrap();
     let now = app.world().get::<NavGrid>(map).unwrap();
-    assert!(graphs.graph(1).unwrap().is_usable(&now.size_class(1)));
+    assert!(
+        graphs
+            .graph(UnitKind::sized(1))
+            .unwrap()
+            .is_usable(&now.size_class(1))
+    );
 }

@@ -18,6 +18,7 @@ mod liveness;
 mod map_edits;
 mod maps_replaced;
 mod model;
+mod movement_classes;
 mod movement_units;
 mod movingai_files;
 mod movingai_scenarios;

@@ -286,3 +286,107 @@ fn a_tilemap_that_grows_gets_a_grid_of_its_new_size() {
     let grid = app.world().get::<NavGrid>(map).unwrap();
     assert_eq!((grid.width(), grid.height()), (20, 12));
 }
+
+/// With movement classes, a tile's `TileTerrain` is its terrain type:
+/// boats are routed on the water tiles, infantry told the river cannot be
+/// crossed, and a tile turned to water opens the way for boats the same
+/// frame.
+#[test]
+fn tiles_terrain_types_route_each_class_on_its_own_ground() {
+    use bevy_frontier::tilemap::TilemapNavPlugin;
+    const LAND: u8 = 1;
+    const WATER: u8 = 2;
+    let classes = MovementClasses::new()
+        .class("foot", [(LAND, 1)])
+        .class("boat", [(WATER, 1)]);
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        FrontierPlugins::default()
+            .build()
+            .set(TilemapNavPlugin::default().with_classes(classes)),
+    ));
+    // A river down column 5 with a dam (land) across it at row 4.
+    let size = TilemapSize { x: 10, y: 8 };
+    let map = app.world_mut().spawn_empty().id();
+    let mut storage = TileStorage::empty(size);
+    let mut dam = None;
+    for y in 0..size.y {
+        for x in 0..size.x {
+            let pos = TilePos { x, y };
+            let terrain = if x == 5 && y != 4 { WATER } else { LAND };
+            let tile = app
+                .world_mut()
+                .spawn((pos, TilemapId(map), TileTerrain(terrain)))
+                .id();
+            if (x, y) == (5, 4) {
+                dam = Some(tile);
+            }
+            storage.set(&pos, tile);
+        }
+    }
+    app.world_mut().entity_mut(map).insert((
+        storage,
+        size,
+        TilemapGridSize { x: 1.0, y: 1.0 },
+        TilemapTileSize { x: 1.0, y: 1.0 },
+        TilemapType::Square,
+        TilemapAnchor::None,
+    ));
+    app.update();
+    // Tile (x, y) is centred at (x, y).
+    let place = |x: f32, y: f32| Transform::from_xyz(x, y, 0.0);
+    let boat = app
+        .world_mut()
+        .spawn((
+            place(5.0, 0.0),
+            MovementClass(1),
+            PathRequest::new(Vec2::new(5.0, 7.0)),
+        ))
+        .id();
+    let foot = app
+        .world_mut()
+        .spawn((
+            place(1.0, 1.0),
+            PathRequest::new(Vec2::new(8.0, 1.0)).fail_if_unreachable(),
+        ))
+        .id();
+    app.update();
+    // The dam cuts the river: the boat gets no further than it.
+    let answer = result(&app, boat).expect("the boat's answer");
+    assert_eq!(answer.status, PathStatus::NearestReachable);
+    assert_eq!(answer.class, 1);
+    assert!(answer.cells.iter().all(|c| c.x == 5), "{:?}", answer.cells);
+    // Infantry cross the dam.
+    assert_eq!(result(&app, foot).unwrap().status, PathStatus::Complete);
+    assert!(result(&app, foot).unwrap().cells.contains(&Cell::new(5, 4)));
+    // The dam breaks: the boat sails through, infantry cannot cross.
+    app.world_mut()
+        .entity_mut(dam.unwrap())
+        .insert(TileTerrain(WATER));
+    for unit in [boat, foot] {
+        app.world_mut()
+            .get_mut::<PathRequest>(unit)
+            .unwrap()
+            .set_changed();
+    }
+    app.update();
+    let answer = result(&app, boat).unwrap();
+    assert_eq!(answer.status, PathStatus::Complete);
+    assert_eq!(answer.cells.last(), Some(&Cell::new(5, 7)));
+    assert_eq!(result(&app, foot).unwrap().status, PathStatus::Unreachable);
+    // A class the map does not have is answered as such.
+    let stray = app
+        .world_mut()
+        .spawn((
+            place(1.0, 1.0),
+            MovementClass(9),
+            PathRequest::new(Vec2::new(2.0, 1.0)),
+        ))
+        .id();
+    app.update();
+    assert_eq!(
+        result(&app, stray).unwrap().status,
+        PathStatus::Invalid(InvalidReason::UnknownClass)
+    );
+}

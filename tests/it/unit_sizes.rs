@@ -34,6 +34,12 @@ pub fn footprint_fits(grid: &NavGrid, anchor: Cell, size: u32) -> bool {
 /// walkable when every cell of its footprint is, and costs the dearest of
 /// them.
 pub fn brute_size_grid(grid: &NavGrid, size: u32) -> NavGrid {
+    brute_grid_by(grid, size, |cell| grid.cost(cell))
+}
+
+/// [`brute_size_grid`] with each cell's cost from `cost` (`None` off the
+/// grid, 0 a wall).
+pub fn brute_grid_by(grid: &NavGrid, size: u32, cost: impl Fn(Cell) -> Option<u8>) -> NavGrid {
     let (w, h) = (grid.width(), grid.height());
     let costs = (0..w * h)
         .map(|i| {
@@ -41,7 +47,7 @@ pub fn brute_size_grid(grid: &NavGrid, size: u32) -> NavGrid {
             let mut dearest = 0u8;
             for dy in 0..size {
                 for dx in 0..size {
-                    match grid.cost(Cell::new(x + dx, y + dy)) {
+                    match cost(Cell::new(x + dx, y + dy)) {
                         Some(cost) if cost != NavGrid::BLOCKED => dearest = dearest.max(cost),
                         _ => return NavGrid::BLOCKED,
                     }
@@ -197,7 +203,7 @@ fn sized_floods_cost_what_dijkstra_over_the_footprints_finds() {
         let mut flood = Flood::with_scratch(
             Scratch::new(),
             &grid,
-            size,
+            UnitKind::sized(size),
             source,
             FloodDirection::FromSource,
             targets.clone(),

@@ -7,6 +7,7 @@ use std::ops::Range;
 use super::CLUSTER;
 use super::build::{Cache, ClusterBuild, Repair, SuperBuild};
 use super::levels::{Dirty, Levels};
+use crate::core::classes::UnitKind;
 use crate::core::grid::{Cell, GridChanges};
 use crate::core::size_class::SizeClass;
 
@@ -53,7 +54,12 @@ impl CoarseGraph {
 
     /// The unit size it is for.
     pub fn size(&self) -> u8 {
-        self.levels.size
+        self.levels.kind.size
+    }
+
+    /// The unit class and size it is for.
+    pub fn kind(&self) -> UnitKind {
+        self.levels.kind
     }
 
     /// About how many expansions building `class`'s graph costs, read off
@@ -117,16 +123,16 @@ impl CoarseGraph {
         estimate
     }
 
-    /// Whether it was made for a grid of this class's size and move set
-    /// (an edit never changes them; a replaced grid may).
+    /// Whether it was made for this class and size, on a grid of this
+    /// size and move set (an edit never changes them; a replaced grid may).
     pub fn fits(&self, class: &SizeClass<'_>) -> bool {
         (
-            self.levels.size,
+            self.levels.kind,
             self.levels.width,
             self.levels.height,
             self.levels.neighborhood,
         ) == (
-            class.size(),
+            class.kind(),
             class.width(),
             class.height(),
             class.neighborhood(),

@@ -13,6 +13,7 @@
 //! buffer per level, so the graph is a few allocations whatever its size.
 
 use super::{CLUSTER, SUPER, cost_code};
+use crate::core::classes::UnitKind;
 use crate::core::grid::{Cell, Neighborhood};
 use crate::core::moves::COST_SCALE;
 use crate::core::size_class::SizeClass;
@@ -27,7 +28,7 @@ pub(super) const UPPER_UNIT: u64 = COST_SCALE;
 /// record of each.
 #[derive(Clone, Debug)]
 pub(super) struct Levels {
-    pub(super) size: u8,
+    pub(super) kind: UnitKind,
     pub(super) width: u32,
     pub(super) height: u32,
     pub(super) neighborhood: Neighborhood,
@@ -52,7 +53,7 @@ impl Levels {
         let super_columns = columns.div_ceil(SUPER);
         let super_rows = rows.div_ceil(SUPER);
         Self {
-            size: class.size(),
+            kind: class.kind(),
             width: class.width(),
             height: class.height(),
             neighborhood: class.neighborhood(),

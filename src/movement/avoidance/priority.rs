@@ -9,6 +9,9 @@ use bevy::prelude::*;
 pub(super) struct Agent {
     pub(super) entity: Entity,
     pub(super) map: Option<Entity>,
+    /// Its movement class: the walls it keeps clear of are those of the
+    /// ground its class may not enter.
+    pub(super) class: u8,
     pub(super) position: Vec2,
     pub(super) velocity: Vec2,
     pub(super) preferred: Vec2,

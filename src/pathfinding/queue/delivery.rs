@@ -144,6 +144,7 @@ impl Found {
             waypoints: cells.iter().map(|&c| view.cell_to_world(c)).collect(),
             cells,
             size: view.size(),
+            class: view.kind().class,
             cost: self.path.cost as f32,
             expansions: self.expansions,
             frames_waited: waited,

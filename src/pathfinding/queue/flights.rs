@@ -101,7 +101,7 @@ pub(super) fn refresh(
         }
         return None;
     };
-    let view = view.for_size(flight.lead().size);
+    let view = view.for_kind(flight.lead().kind);
     let grid = view.grid;
     let version = grid.version();
     if let Some(copy) = &flight.pinned {
@@ -179,7 +179,8 @@ fn prepare(
     match &mut flight.work {
         Work::Alone(search) => {
             let config = crate::core::SearchConfig {
-                size: lead.size,
+                size: lead.kind.size,
+                class: lead.kind.class,
                 ..search_config(settings)
             };
             // `plan` chose both cells on this grid version.
@@ -199,7 +200,7 @@ fn prepare(
             let flood = Flood::with_scratch(
                 queue.flights.pool.take(),
                 grid,
-                lead.size,
+                lead.kind,
                 lead.goal,
                 FloodDirection::ToSource,
                 starts,
@@ -410,7 +411,7 @@ pub(super) fn run_flights(
             let Some(view) = maps.get(flight.lead().map) else {
                 continue;
             };
-            let view = view.for_size(flight.lead().size);
+            let view = view.for_kind(flight.lead().kind);
             if let Some(flight) = prepare(queue, flight, &view, settings) {
                 ready.push((flight, view));
             }

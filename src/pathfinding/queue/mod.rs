@@ -36,9 +36,9 @@ use bevy::prelude::*;
 
 use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
 use super::graphs::CoarseGraphs;
-use super::request::{Footprint, PathRequest};
+use super::request::{Footprint, KindData, MovementClass, PathRequest, unit_kind};
 use super::result::{InvalidReason, PathResult, PathStatus};
-use crate::core::NavGrid;
+use crate::core::{NavGrid, UnitKind};
 use crate::maps::Maps;
 use crate::schedule::{FrameBudget, PathfindingSettings};
 use delivery::Delivery;
@@ -62,6 +62,9 @@ fn pooled(settings: &PathfindingSettings) -> usize {
 /// The most idle scratch spaces the queue keeps, however many lanes.
 const MAX_POOLED: usize = 16;
 
+/// A unit whose size or movement class is new this frame.
+type NewKind = Or<(Added<Footprint>, Added<MovementClass>)>;
+
 /// `Invalidate`: a map that has just appeared (or changed) gets its region
 /// labels now, for every unit size seen so far (and every map gets them
 /// for a size when the first unit of that size appears), and the scratch
@@ -71,33 +74,40 @@ const MAX_POOLED: usize = 16;
 /// scratch only once it runs.
 pub(crate) fn prepare_maps(
     maps: Query<(Entity, Ref<NavGrid>, Has<CoarseGraphs>)>,
-    new_sizes: Query<&Footprint, Added<Footprint>>,
-    mut sizes_seen: Local<Vec<u8>>,
+    new_units: Query<KindData, NewKind>,
+    mut kinds_seen: Local<Vec<UnitKind>>,
     mut queue: ResMut<PathfindingQueue>,
     settings: Res<PathfindingSettings>,
     mut commands: Commands,
 ) {
-    let before = sizes_seen.len();
-    for footprint in &new_sizes {
-        if footprint.is_valid() && footprint.0 > 1 && !sizes_seen.contains(&footprint.0) {
-            sizes_seen.push(footprint.0);
+    let before = kinds_seen.len();
+    for (footprint, class) in &new_units {
+        let kind = unit_kind(footprint, class);
+        if Footprint(kind.size).is_valid()
+            && kind != UnitKind::sized(1)
+            && !kinds_seen.contains(&kind)
+        {
+            kinds_seen.push(kind);
         }
     }
-    let new_size = sizes_seen.len() > before;
+    let new_kind = kinds_seen.len() > before;
     for (map, grid, has_graphs) in &maps {
         if !has_graphs {
             // Its coarse graphs: the one for units of a cell is started in
             // `Search` this frame if it has rough ground.
             commands.entity(map).insert(CoarseGraphs::default());
         }
-        if !grid.is_changed() && !new_size {
+        if !grid.is_changed() && !new_kind {
             continue;
         }
         grid.label_regions_now();
-        // Units bigger than a cell: their size class's costs and regions
-        // too, once per map and size.
-        for &size in sizes_seen.iter() {
-            grid.size_class(size).label_regions_now();
+        // Units bigger than a cell, or of another class: their layer's
+        // costs and regions too, once per map and kind (a class the map
+        // does not have is left alone).
+        for &kind in kinds_seen.iter() {
+            if let Some(view) = grid.view(kind) {
+                view.label_regions_now();
+            }
         }
         if grid.is_changed() {
             let keep = pooled(&settings);
@@ -117,6 +127,7 @@ type ChangedRequests<'w, 's> = Query<
         &'static PathRequest,
         Option<&'static Transform>,
         Option<&'static Footprint>,
+        Option<&'static MovementClass>,
     ),
     Changed<PathRequest>,
 >;
@@ -143,9 +154,9 @@ pub(crate) fn collect_requests(
     // Each map looked up once (a view inverts its map's transform): a burst
     // of a thousand orders names one or two.
     let mut found = Vec::new();
-    for (entity, request, transform, footprint) in &changed {
+    for (entity, request, transform, footprint, class) in &changed {
         queue.flights.cancel(entity);
-        let footprint = footprint.copied().unwrap_or_default();
+        let kind = unit_kind(footprint, class);
         let lookup = match found.iter().find(|(named, _)| *named == request.map) {
             Some(&(_, lookup)) => lookup,
             None => {
@@ -162,16 +173,19 @@ pub(crate) fn collect_requests(
                 continue;
             }
         };
-        if !footprint.is_valid() {
-            let result = PathResult::without_path(
-                PathStatus::Invalid(InvalidReason::BadFootprint),
-                Some(map),
-                0,
-            );
+        let invalid = if !Footprint(kind.size).is_valid() {
+            Some(InvalidReason::BadFootprint)
+        } else if !view.knows(kind) {
+            Some(InvalidReason::UnknownClass)
+        } else {
+            None
+        };
+        if let Some(reason) = invalid {
+            let result = PathResult::without_path(PathStatus::Invalid(reason), Some(map), 0);
             delivery.send(entity, result);
             continue;
         }
-        let view = view.for_size(footprint.0);
+        let view = view.for_kind(kind);
         let asked = resolve::asked(request, transform);
         let cells = asked.and_then(|asked| Ok((asked, locate_request(&view, asked)?)));
         let (asked, (origin, goal)) = match cells {
@@ -207,7 +221,7 @@ pub(crate) fn collect_requests(
                     ticket,
                     priority: request.priority,
                     map,
-                    size: footprint.0,
+                    kind,
                     asked,
                     origin,
                     start,

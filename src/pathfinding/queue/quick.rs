@@ -17,7 +17,7 @@ use super::flight::Flight;
 use super::quick_routes::QuickSearch;
 use super::resolve::{Job, Plan};
 use super::state::PathfindingQueue;
-use crate::core::{Cell, CoarseGraph, CoarseRoute, NavGrid, RouteStatus};
+use crate::core::{Cell, CoarseGraph, CoarseRoute, NavGrid, RouteStatus, UnitKind};
 use crate::maps::{MapView, Maps};
 use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes, shares};
 
@@ -55,7 +55,7 @@ struct Planned<'a> {
     ticket: u64,
     grid: &'a NavGrid,
     graph: &'a CoarseGraph,
-    size: u8,
+    kind: UnitKind,
     start: Cell,
     goal: Cell,
 }
@@ -100,7 +100,7 @@ impl QuickLane<'_> {
             let Some((quick, on)) = self.current.as_mut() else {
                 break;
             };
-            let class = on.grid.size_class(on.size);
+            let class = on.grid.kind_view(on.kind);
             let before = quick.route.expansions();
             let status = quick.route.step(on.graph, &class, left);
             let used = quick.route.expansions() - before;
@@ -128,7 +128,7 @@ impl QuickLane<'_> {
             let Some((quick, on)) = self.current.take() else {
                 break;
             };
-            let class = on.grid.size_class(on.size);
+            let class = on.grid.kind_view(on.kind);
             let found = quick.route.path(&class).map(|path| Found {
                 path,
                 expansions: quick.route.expansions(),
@@ -204,11 +204,11 @@ pub(super) fn run_quick(
     };
     let mut left = share.min(budget.left() as u64);
     let mut repaired = 0;
-    for (map, size) in keys {
+    for (map, kind) in keys {
         let (Some(view), Ok((_, mut graphs))) = (maps.get(map), graphs.get_mut(map)) else {
             continue;
         };
-        let spent = graphs.prepare(view.grid, size, queue.frame, left);
+        let spent = graphs.prepare(view.grid, kind, queue.frame, left);
         left -= spent;
         repaired += spent;
     }
@@ -236,31 +236,31 @@ pub(super) fn run_quick(
 struct Graphs<'a, 'w, 's>(&'a Query<'w, 's, (Entity, &'static mut CoarseGraphs)>);
 
 impl Graphs<'_, '_, '_> {
-    /// The graph of `map` for `size`, if it is built and up to date with
+    /// The graph of `map` for `kind`, if it is built and up to date with
     /// `grid`.
-    fn ready(&self, map: Entity, size: u8, grid: &NavGrid) -> Option<&CoarseGraph> {
-        self.0.get(map).ok()?.1.ready(size, grid)
+    fn ready(&self, map: Entity, kind: UnitKind, grid: &NavGrid) -> Option<&CoarseGraph> {
+        self.0.get(map).ok()?.1.ready(kind, grid)
     }
 }
 
-/// The (map, unit size) of each quick route under way and each candidate.
+/// The (map, unit kind) of each quick route under way and each candidate.
 fn graph_keys(
     queue: &mut PathfindingQueue,
     spots: &Spots,
     candidates: &[u64],
-) -> Vec<(Entity, u8)> {
+) -> Vec<(Entity, UnitKind)> {
     let tickets = queue
         .quick
         .under_way
         .iter()
         .map(|quick| quick.ticket)
         .collect::<Vec<_>>();
-    let mut keys: Vec<(Entity, u8)> = Vec::new();
+    let mut keys: Vec<(Entity, UnitKind)> = Vec::new();
     for &ticket in tickets.iter().chain(candidates) {
         if let Some(job) = spots.job(queue, ticket)
-            && !keys.contains(&(job.map, job.size))
+            && !keys.contains(&(job.map, job.kind))
         {
-            keys.push((job.map, job.size));
+            keys.push((job.map, job.kind));
         }
     }
     keys
@@ -339,12 +339,12 @@ fn run_rounds(
         for quick in carried {
             let on = place(queue, spots, quick.ticket, maps, graphs);
             match (idle.next(), on) {
-                (Some(lane), Some((grid, graph, size))) => {
+                (Some(lane), Some((grid, graph, kind))) => {
                     let on = Planned {
                         ticket: quick.ticket,
                         grid,
                         graph,
-                        size,
+                        kind,
                         start: quick.route.start(),
                         goal: quick.route.goal(),
                     };
@@ -437,24 +437,24 @@ fn provisional(
 ) -> Option<(Entity, PathResult)> {
     let frame = queue.frame;
     let job = spots.job(queue, ticket)?;
-    let view: MapView = maps.get(job.map)?.for_size(job.size);
+    let view: MapView = maps.get(job.map)?.for_kind(job.kind);
     let waited = (frame - job.frame_requested) as u32;
     let result = found.into_result(PathStatus::Provisional, job.map, &view, waited);
     Some((job.entity, result))
 }
 
-/// The grid, coarse graph and unit size of the job with `ticket`.
+/// The grid, coarse graph and unit kind of the job with `ticket`.
 fn place<'m>(
     queue: &mut PathfindingQueue,
     spots: &Spots,
     ticket: u64,
     maps: &'m Maps,
     graphs: &'m Graphs<'_, '_, '_>,
-) -> Option<(&'m NavGrid, &'m CoarseGraph, u8)> {
+) -> Option<(&'m NavGrid, &'m CoarseGraph, UnitKind)> {
     let job = spots.job(queue, ticket)?;
     let view = maps.get(job.map)?;
-    let graph = graphs.ready(job.map, job.size, view.grid)?;
-    Some((view.grid, graph, job.size))
+    let graph = graphs.ready(job.map, job.kind, view.grid)?;
+    Some((view.grid, graph, job.kind))
 }
 
 /// The quick route the job with `ticket` would start: between the cells
@@ -468,7 +468,7 @@ fn plan_quick<'m>(
     graphs: &'m Graphs<'_, '_, '_>,
 ) -> Option<Planned<'m>> {
     let job = spots.job(queue, ticket)?.clone();
-    let view = maps.get(job.map).map(|view| view.for_size(job.size));
+    let view = maps.get(job.map).map(|view| view.for_kind(job.kind));
     let cells = view
         .as_ref()
         .and_then(|view| match job.plan_now(&mut queue.plans.nearest, view) {
@@ -483,12 +483,12 @@ fn plan_quick<'m>(
         return None;
     };
     // A graph still being built or repaired: the job waits for it.
-    let graph = graphs.ready(job.map, job.size, view.grid)?;
+    let graph = graphs.ready(job.map, job.kind, view.grid)?;
     Some(Planned {
         ticket,
         grid: view.grid,
         graph,
-        size: job.size,
+        kind: job.kind,
         start,
         goal,
     })
@@ -549,24 +549,24 @@ fn give_up(queue: &mut PathfindingQueue, spots: &Spots, quick: QuickSearch) {
 }
 
 /// The requests that want a quick path, best-ranked first: searched alone,
-/// on a map with terrain costs (for their unit's size), and unanswered
+/// on a map with terrain costs (for their unit's class and size), and unanswered
 /// through the frame they were made in.
 fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u64> {
-    // Whether each (map, size) seen has terrain costs, looked up once.
-    let mut terrain: Vec<(Entity, u8, bool)> = Vec::new();
+    // Whether each (map, kind) seen has terrain costs, looked up once.
+    let mut terrain: Vec<(Entity, UnitKind, bool)> = Vec::new();
     let mut has_terrain = |job: &Job| {
         if let Some(&(.., known)) = terrain
             .iter()
-            .find(|(map, size, _)| (*map, *size) == (job.map, job.size))
+            .find(|(map, kind, _)| (*map, *kind) == (job.map, job.kind))
         {
             return known;
         }
         let known = maps.get(job.map).is_some_and(|view| {
-            let view = view.for_size(job.size);
+            let view = view.for_kind(job.kind);
             let class = view.class();
             class.min_walkable_cost() != class.max_walkable_cost()
         });
-        terrain.push((job.map, job.size, known));
+        terrain.push((job.map, job.kind, known));
         known
     };
     let mut wanted: Vec<&Job> = queue

@@ -7,7 +7,7 @@ use bevy::prelude::*;
 
 use super::super::request::{PathRequest, PathTarget, Unreachable};
 use super::super::result::{InvalidReason, PathStatus};
-use crate::core::{Cell, SearchConfig, SizeClass};
+use crate::core::{Cell, SearchConfig, SizeClass, UnitKind};
 use crate::maps::{CellLookup, MapView};
 use crate::schedule::PathfindingSettings;
 
@@ -19,8 +19,9 @@ pub(super) struct Job {
     pub(super) ticket: u64,
     pub(super) priority: i32,
     pub(super) map: Entity,
-    /// The unit's size: its cells are anchors of that size class.
-    pub(super) size: u8,
+    /// The unit's class and size: its cells are anchors of that size
+    /// class, for that movement class.
+    pub(super) kind: UnitKind,
     /// Where the request starts and ends as it was asked (the start: where
     /// the unit stood, unless the request names one), to find the cells
     /// again on a map that is replaced.
@@ -122,8 +123,8 @@ pub(super) fn locate_request(
     Ok((locate(view, start, false)?, locate(view, goal, true)?))
 }
 
-/// `(map, grid version, unit size, goal, start region)`.
-pub(super) type NearestKey = (Entity, u64, u8, Cell, u32);
+/// `(map, grid version, unit kind, goal, start region)`.
+pub(super) type NearestKey = (Entity, u64, UnitKind, Cell, u32);
 
 /// Reachable cell nearest to an unreachable goal, per (map, grid version,
 /// unit size, goal, start region): a group ordered onto a lake asks once.
@@ -188,7 +189,7 @@ pub(super) fn plan(
         let Some(region) = grid.region(start) else {
             return Plan::Answer(PathStatus::Invalid(InvalidReason::NoWalkableStart), vec![]);
         };
-        let key = (map, grid.version(), grid.size(), goal, region);
+        let key = (map, grid.version(), grid.kind(), goal, region);
         let found = *nearest
             .entry(key)
             .or_insert_with(|| grid.nearest_walkable((goal.x as i64, goal.y as i64), Some(region)));
@@ -280,6 +281,7 @@ pub(super) fn search_config(settings: &PathfindingSettings) -> SearchConfig {
         max_expansions: settings.max_expansions_per_request,
         jump_points: settings.jump_points,
         size: 1,
+        class: 0,
         ignore_costs: false,
     }
 }

@@ -10,15 +10,15 @@ use bevy::prelude::*;
 use super::delivery::{Delivery, Found};
 use super::flight::{Flight, Flights, SharedWork, Work, reading_cost};
 use super::state::PathfindingQueue;
-use crate::core::Cell;
+use crate::core::{Cell, UnitKind};
 use crate::maps::Maps;
 use crate::schedule::FrameBudget;
 
-/// Which jobs can share one search: `(map, unit size, goal cell,
+/// Which jobs can share one search: `(map, unit kind, goal cell,
 /// priority)`. Only requests of one priority share: a shared search
 /// answers its requests in the order it settles their starts, so a more
 /// urgent request must not wait in one for less urgent ones.
-type ShareKey = (Entity, u8, Cell, i32);
+type ShareKey = (Entity, UnitKind, Cell, i32);
 
 impl Flight {
     /// What a flight with these jobs could share, if it can: a shared
@@ -30,7 +30,7 @@ impl Flight {
             Work::Shared(_) => true,
             Work::Alone(search) => search.is_none() && !job.alone && self.jobs.len() == 1,
         };
-        shareable.then_some((job.map, job.size, job.goal, job.priority))
+        shareable.then_some((job.map, job.kind, job.goal, job.priority))
     }
 
     /// Makes a flight not yet searched a shared one.
@@ -212,7 +212,7 @@ pub(super) fn share_goals(
             home.jobs.extend(jobs);
             continue;
         };
-        let view = view.for_size(key.1);
+        let view = view.for_kind(key.1);
         let grid = home.pinned.as_deref().unwrap_or(view.grid);
         for job in jobs {
             // A flight pinned to a copy answers from that copy without
@@ -274,7 +274,7 @@ pub(super) fn share_goals(
         let Some(view) = maps.get(job.map) else {
             continue;
         };
-        let view = view.for_size(job.size);
+        let view = view.for_kind(job.kind);
         queue.flights.live.remove(&job.entity);
         let found = Found {
             path,

@@ -1,0 +1,313 @@
+//! Movement classes: units that walk different ground on one map.
+//!
+//! A grid without classes holds one cost per cell, read alike by every
+//! unit. A game that registers [`MovementClasses`] on a grid
+//! ([`NavGrid::set_classes`](super::NavGrid::set_classes)) makes the byte
+//! each cell holds its *terrain type* instead (a small index the game
+//! names: open, road, swamp, woods, shallow water, deep water, …), and
+//! each class reads its cost from its own table, as a Detour query filter
+//! reads an area's cost, but known up front so that everything the grid
+//! precomputes (regions, clearance, jump point bitmaps, the coarse graph)
+//! is precomputed per class. Terrain type 0 is a wall for every class.
+//!
+//! A unit is searched for as a [`UnitKind`]: its class and its size. Class
+//! 0, the first registered, is the grid's own: [`NavGrid::cost`](super::NavGrid::cost),
+//! [`NavGrid::size_class`](super::NavGrid::size_class) and every query that
+//! names no class answer for it. Other classes' layers are built the
+//! first time a unit of that class asks, so classes nobody uses cost
+//! nothing.
+//!
+//! ```
+//! use bevy_frontier::core::{Cell, MovementClasses, NavGrid, UnitKind};
+//!
+//! // Terrain types the game names.
+//! const OPEN: u8 = 1;
+//! const WATER: u8 = 2;
+//! let classes = MovementClasses::new()
+//!     .class("foot", [(OPEN, 1)])
+//!     .class("boat", [(WATER, 1)])
+//!     .class("hover", [(OPEN, 1), (WATER, 1)]);
+//! let boat = classes.id("boat").unwrap();
+//!
+//! // A river down the middle of open ground.
+//! let mut grid = NavGrid::new(9, 9).unwrap();
+//! grid.set_classes(classes).unwrap();
+//! grid.fill_rect(Cell::new(0, 0), Cell::new(8, 8), OPEN).unwrap();
+//! grid.fill_rect(Cell::new(4, 0), Cell::new(4, 8), WATER).unwrap();
+//!
+//! // Infantry cannot cross; a boat sails it; a hovercraft goes anywhere.
+//! assert!(!grid.connected(Cell::new(0, 0), Cell::new(8, 0)));
+//! let river = grid.view(UnitKind::new(boat, 1)).unwrap();
+//! assert!(river.connected(Cell::new(4, 0), Cell::new(4, 8)));
+//! assert!(!river.is_walkable(Cell::new(0, 0)));
+//! let hover = grid.view(UnitKind::new(2, 1)).unwrap();
+//! assert!(hover.connected(Cell::new(0, 0), Cell::new(8, 8)));
+//! ```
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use super::layer::{Layer, MAX_UNIT_SIZE, anchors_over};
+
+/// The most classes a grid holds.
+pub const MAX_CLASSES: usize = 32;
+
+/// What a unit is, for the grid: its movement class (an index into the
+/// grid's [`MovementClasses`]; 0, the default, on a grid without any) and
+/// its size (the side of its square footprint, in cells).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnitKind {
+    /// The movement class.
+    pub class: u8,
+    /// The footprint's side, in cells (1 to
+    /// [`MAX_UNIT_SIZE`](super::MAX_UNIT_SIZE)).
+    pub size: u8,
+}
+
+impl UnitKind {
+    /// A unit of `class` and `size`.
+    pub const fn new(class: u8, size: u8) -> Self {
+        Self { class, size }
+    }
+
+    /// A unit of the default class and `size`.
+    pub const fn sized(size: u8) -> Self {
+        Self { class: 0, size }
+    }
+}
+
+impl Default for UnitKind {
+    fn default() -> Self {
+        Self::sized(1)
+    }
+}
+
+impl fmt::Display for UnitKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "class {} size {}", self.class, self.size)
+    }
+}
+
+/// One class's costs: a cost per terrain type, 0 where it may not go.
+pub(super) type CostTable = [u8; 256];
+
+/// The movement classes a game registers on a grid: each a name and a
+/// table from terrain type to cost (1 plain, 2..=255 that many times
+/// slower, absent impassable). Class ids are the order of registration,
+/// from 0; class 0 is the grid's default.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MovementClasses {
+    names: Vec<String>,
+    tables: Vec<CostTable>,
+}
+
+impl Default for MovementClasses {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Why classes could not be registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClassError {
+    /// No class was registered.
+    Empty,
+    /// More than [`MAX_CLASSES`] classes.
+    TooMany(usize),
+}
+
+impl fmt::Display for ClassError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClassError::Empty => write!(f, "no movement class registered"),
+            ClassError::TooMany(n) => {
+                write!(f, "{n} movement classes, at most {MAX_CLASSES} allowed")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ClassError {}
+
+impl MovementClasses {
+    /// No classes yet.
+    pub fn new() -> Self {
+        Self {
+            names: Vec::new(),
+            tables: Vec::new(),
+        }
+    }
+
+    /// These classes and one more, `name`, which may enter the terrain
+    /// types listed at the costs given (a cost of 0, and every type not
+    /// listed, is impassable; type 0 is a wall whatever it says). Its id is
+    /// the number of classes before it.
+    pub fn class(mut self, name: &str, costs: impl IntoIterator<Item = (u8, u8)>) -> Self {
+        let mut table = [0u8; 256];
+        for (terrain, cost) in costs {
+            table[terrain as usize] = cost;
+        }
+        table[0] = 0;
+        self.names.push(name.to_owned());
+        self.tables.push(table);
+        self
+    }
+
+    /// How many classes there are.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Whether none is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// The id of the class called `name`.
+    pub fn id(&self, name: &str) -> Option<u8> {
+        self.names.iter().position(|n| n == name).map(|i| i as u8)
+    }
+
+    /// The name of class `id`.
+    pub fn name(&self, id: u8) -> Option<&str> {
+        self.names.get(id as usize).map(String::as_str)
+    }
+
+    /// What terrain type `terrain` costs class `class` (0: impassable),
+    /// `None` for a class not registered.
+    pub fn cost(&self, class: u8, terrain: u8) -> Option<u8> {
+        self.tables.get(class as usize).map(|t| t[terrain as usize])
+    }
+
+    pub(super) fn checked(self) -> Result<Arc<Self>, ClassError> {
+        match self.len() {
+            0 => Err(ClassError::Empty),
+            n if n > MAX_CLASSES => Err(ClassError::TooMany(n)),
+            _ => Ok(Arc::new(self)),
+        }
+    }
+
+    pub(super) fn table(&self, class: u8) -> Option<&CostTable> {
+        self.tables.get(class as usize)
+    }
+}
+
+/// A grid's classes: the terrain each cell holds, the classes' tables, and
+/// the layers of every class but the default (which is the grid's own),
+/// one per size, each built at its first use.
+#[derive(Clone, Debug)]
+pub(super) struct Classes {
+    pub(super) table: Arc<MovementClasses>,
+    /// The terrain type of each cell, row by row.
+    pub(super) terrain: Vec<u8>,
+    /// Classes `1..`, each sizes `1..=MAX_UNIT_SIZE`.
+    layers: Vec<[OnceLock<Layer>; MAX_UNIT_SIZE as usize]>,
+}
+
+impl Classes {
+    pub(super) fn new(table: Arc<MovementClasses>, terrain: Vec<u8>) -> Self {
+        let layers = (1..table.len()).map(|_| Default::default()).collect();
+        Self {
+            table,
+            terrain,
+            layers,
+        }
+    }
+
+    /// Class 0's cost of terrain type `terrain`.
+    pub(super) fn default_cost(&self, terrain: u8) -> u8 {
+        self.table.tables[0][terrain as usize]
+    }
+
+    /// The layer of `class` (1 or more, registered) and `size`, built now
+    /// if it is not yet.
+    pub(super) fn layer(&self, width: u32, height: u32, class: u8, size: u8) -> &Layer {
+        let table = &self.table.tables[class as usize];
+        self.layers[class as usize - 1][size as usize - 1].get_or_init(|| {
+            let mut costs = vec![0u8; self.terrain.len()];
+            for y in 0..height {
+                for x in 0..width {
+                    costs[(y * width + x) as usize] =
+                        footprint(width, height, &self.terrain, table, size, x, y);
+                }
+            }
+            Layer::new(width, height, costs)
+        })
+    }
+
+    /// Repairs every layer built so far after cell `(x, y)` changed from
+    /// terrain `old` (the new type is in `terrain` already): the anchors
+    /// whose footprint covers it, one at a time so that regions stay
+    /// exact, in the classes that see the change.
+    pub(super) fn repair(&mut self, width: u32, height: u32, x: u32, y: u32, old: u8) {
+        let new = self.terrain[(y * width + x) as usize];
+        for (i, sizes) in self.layers.iter_mut().enumerate() {
+            let table = &self.table.tables[i + 1];
+            if table[old as usize] == table[new as usize] {
+                continue;
+            }
+            for (s, layer) in sizes.iter_mut().enumerate() {
+                let Some(layer) = layer.get_mut() else {
+                    continue;
+                };
+                let size = s as u8 + 1;
+                for (ax, ay) in anchors_over(x, y, size) {
+                    let cost = footprint(width, height, &self.terrain, table, size, ax, ay);
+                    layer.write(width, height, (ay * width + ax) as usize, cost);
+                }
+            }
+        }
+    }
+
+    /// Bytes held: the terrain and every layer built.
+    pub(super) fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + std::mem::size_of::<MovementClasses>()
+            + self.table.tables.capacity() * std::mem::size_of::<CostTable>()
+            + self.terrain.capacity()
+            + self.layers.capacity()
+                * std::mem::size_of::<[OnceLock<Layer>; MAX_UNIT_SIZE as usize]>()
+            + self.layer_bytes()
+    }
+
+    /// Bytes held by the layers built.
+    pub(super) fn layer_bytes(&self) -> usize {
+        self.layers
+            .iter()
+            .flatten()
+            .filter_map(OnceLock::get)
+            .map(Layer::memory_bytes)
+            .sum()
+    }
+}
+
+/// What anchor `(x, y)` costs a unit of `size` whose class reads `table`:
+/// the dearest cell of its footprint, or a wall where a cell of it is
+/// impassable or off the grid.
+#[inline]
+fn footprint(
+    width: u32,
+    height: u32,
+    terrain: &[u8],
+    table: &CostTable,
+    size: u8,
+    x: u32,
+    y: u32,
+) -> u8 {
+    let size = size as u32;
+    if x + size > width || y + size > height {
+        return 0;
+    }
+    let mut dearest = 0;
+    for row in y..y + size {
+        let start = (row * width + x) as usize;
+        for &t in &terrain[start..start + size as usize] {
+            let cost = table[t as usize];
+            if cost == 0 {
+                return 0;
+            }
+            dearest = dearest.max(cost);
+        }
+    }
+    dearest
+}
