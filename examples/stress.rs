@@ -73,7 +73,9 @@
 //! water by a fixed seed (deep water and shallow banks, woods, open
 //! ground) and the grid gets K movement classes, the first K of foot, boat,
 //! hover and wheels; unit i is of class i mod K, its start and goal in
-//! its class's largest region. The last line adds `classes=K`,
+//! its class's largest region. The last line adds `frames_to_first_path=`
+//! (as with `--terrain`: woods and water are terrain costs, so units get
+//! quick routes first where their class has any), `classes=K`,
 //! `grid_bytes_per_cell=` (every class's layer built and its regions
 //! labelled, the terrain byte included), `class_bytes_per_cell=` (what
 //! each class beside the default adds), `size_bytes_per_cell=` (what one
@@ -348,6 +350,8 @@ fn main() -> ExitCode {
         );
     }
     if let Some(count) = options.classes {
+        let worst = run.first_path.iter().max().copied().unwrap_or_default();
+        last += &format!(" frames_to_first_path={worst}");
         last += &class_memory(&grid, count, &run);
     }
     if options.terrain || options.swamp > 1 || options.refine.is_some() {

@@ -124,20 +124,23 @@ impl TilemapNavPlugin {
 }
 
 /// The movement classes tilemaps' grids get (see
-/// [`TilemapNavPlugin::classes`]).
-#[derive(Resource, Default)]
-struct TilemapClasses(Option<MovementClasses>);
+/// [`TilemapNavPlugin::classes`]); there only when the plugin has some.
+#[derive(Resource)]
+struct TilemapClasses(MovementClasses);
 
-impl TilemapClasses {
-    /// A grid of `bytes`, with the classes if there are any.
-    fn grid(&self, width: u32, height: u32, bytes: Vec<u8>) -> Result<NavGrid, String> {
-        let grid = NavGrid::from_costs(width, height, bytes).map_err(|e| e.to_string())?;
-        match &self.0 {
-            Some(classes) => grid
-                .with_classes(classes.clone())
-                .map_err(|e| e.to_string()),
-            None => Ok(grid),
-        }
+/// A grid of `bytes`, with the classes if there are any.
+fn tilemap_grid(
+    classes: Option<&TilemapClasses>,
+    width: u32,
+    height: u32,
+    bytes: Vec<u8>,
+) -> Result<NavGrid, String> {
+    let grid = NavGrid::from_costs(width, height, bytes).map_err(|e| e.to_string())?;
+    match classes {
+        Some(classes) => grid
+            .with_classes(classes.0.clone())
+            .map_err(|e| e.to_string()),
+        None => Ok(grid),
     }
 }
 
@@ -151,9 +154,13 @@ impl Plugin for TilemapNavPlugin {
     fn build(&self, app: &mut App) {
         FrontierSchedulePlugin::add_once(app, self.schedule);
         crate::maps::register(app);
+        // Only a plugin with classes adds a resource: resources are
+        // entities, and one more would number every later entity anew.
+        if let Some(classes) = &self.classes {
+            app.insert_resource(TilemapClasses(classes.clone()));
+        }
         app.register_type::<TileCost>()
             .register_type::<TileTerrain>()
-            .insert_resource(TilemapClasses(self.classes.clone()))
             .add_systems(
                 self.schedule,
                 (attach_grids, sync_layouts, sync_storage, sync_tile_costs)
@@ -200,7 +207,7 @@ fn attach_grids(
     mut commands: Commands,
     maps: Query<MapShape, (Without<NavGrid>, Without<UnsupportedTilemap>)>,
     tiles: Query<TileByte>,
-    classes: Res<TilemapClasses>,
+    classes: Option<Res<TilemapClasses>>,
 ) {
     for (map, storage, size, grid_size, map_type, tile_size, anchor) in &maps {
         if *map_type != TilemapType::Square {
@@ -214,7 +221,7 @@ fn attach_grids(
             .flat_map(|y| (0..size.x).map(move |x| TilePos::new(x, y)))
             .map(|pos| tile_cost(storage, &tiles, &pos))
             .collect();
-        let grid = match classes.grid(size.x, size.y, costs) {
+        let grid = match tilemap_grid(classes.as_deref(), size.x, size.y, costs) {
             Ok(grid) => grid,
             Err(error) => {
                 warn!("bevy_frontier: tilemap {map} cannot be navigated: {error}");
@@ -286,7 +293,7 @@ fn sync_storage(
         Or<(Changed<TileStorage>, Changed<TilemapSize>)>,
     >,
     tiles: Query<TileByte>,
-    classes: Res<TilemapClasses>,
+    classes: Option<Res<TilemapClasses>>,
 ) {
     for (map, storage, size, mut grid) in &mut maps {
         if (size.x, size.y) != (grid.width(), grid.height()) {
@@ -294,7 +301,7 @@ fn sync_storage(
                 .flat_map(|y| (0..size.x).map(move |x| TilePos::new(x, y)))
                 .map(|pos| tile_cost(storage, &tiles, &pos))
                 .collect();
-            match classes.grid(size.x, size.y, costs) {
+            match tilemap_grid(classes.as_deref(), size.x, size.y, costs) {
                 Ok(resized) => {
                     let neighborhood = grid.neighborhood();
                     grid.replace(resized.with_neighborhood(neighborhood));

@@ -118,7 +118,7 @@ fn hud(
          selected: {}   FPS: {fps:.0}\n\
          overlay (F1): {}   regions (F2): {}\n\
          drag: select   right-click: group move   shift+right: one by one\n\
-         middle or W+click: wall   T+click: terrain cost",
+         middle or W+click: wall   T+click: terrain",
         pathfinding.settings.nodes_per_frame,
         pathfinding.stats.frame_expansions,
         pathfinding.queue.in_flight(),

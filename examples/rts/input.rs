@@ -11,7 +11,7 @@ use bevy_frontier::prelude::*;
 
 use crate::SceneSystems;
 use crate::hud::OrderTimes;
-use crate::map::{GROUND, ROCK, TERRAIN, TILE};
+use crate::map::{GROUND, OPEN, ROCK, TERRAIN, TILE};
 use crate::units::{Selected, Unit};
 
 /// Reads the mouse and keyboard.
@@ -144,7 +144,7 @@ fn edit_tiles(
     cursor: Cursor,
     maps: Maps,
     storages: Query<&TileStorage>,
-    mut tiles: Query<(&mut TileCost, &mut TileTextureIndex)>,
+    mut tiles: Query<(&mut TileTerrain, &mut TileTextureIndex)>,
 ) {
     let wall = mouse.just_pressed(MouseButton::Middle)
         || (keys.pressed(KeyCode::KeyW) && mouse.just_pressed(MouseButton::Left));
@@ -164,20 +164,20 @@ fn edit_tiles(
     let Some(tile) = storage.get(&TilePos::new(cell.x, cell.y)) else {
         return;
     };
-    let Ok((mut cost, mut image)) = tiles.get_mut(tile) else {
+    let Ok((mut terrain, mut image)) = tiles.get_mut(tile) else {
         return;
     };
-    let (new_cost, new_image) = if wall {
-        if cost.0 == NavGrid::BLOCKED {
-            (1, GROUND)
+    let (new_terrain, new_image) = if wall {
+        if terrain.0 == NavGrid::BLOCKED {
+            (OPEN, GROUND)
         } else {
             (NavGrid::BLOCKED, ROCK)
         }
     } else {
-        let at = TERRAIN.iter().position(|&(c, _)| c == cost.0);
+        let at = TERRAIN.iter().position(|&(t, _)| t == terrain.0);
         TERRAIN[at.map_or(0, |i| (i + 1) % TERRAIN.len())]
     };
-    *cost = TileCost(new_cost);
+    *terrain = TileTerrain(new_terrain);
     *image = TileTextureIndex(new_image);
 }
 

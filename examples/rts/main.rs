@@ -1,6 +1,8 @@
-//! The RTS example scene: a bevy_ecs_tilemap map, 240 units (infantry one
+//! The RTS example scene: a bevy_ecs_tilemap map, 250 units (infantry one
 //! tile across, vehicles two, drawn at their size and turned the way they
-//! go; they walk round each other and take turns at passes), box selection,
+//! go; they walk round each other and take turns at passes; and a flotilla
+//! of four boats on the river and six hovercraft that cross it anywhere:
+//! four movement classes on one map, the river their dividing line), box selection,
 //! group and individual orders, walls and terrain edited live, a HUD and a
 //! debug overlay.
 //!
@@ -13,7 +15,8 @@
 //! - right-click: group move of the selection; shift + right-click: each
 //!   unit ordered alone
 //! - middle-click, or W + left-click: toggle a wall
-//! - T + left-click: cycle a tile's terrain cost (ground 1, swamp 4, mud 8)
+//! - T + left-click: cycle a tile's terrain (ground, swamp, mud: 1, 4 and
+//!   8 to land units, 1 to hovercraft)
 //! - `+` / `-`: raise or lower the node budget per frame
 //! - F1: debug overlay (paths, group paths, search frontiers); F2: regions
 //! - arrows or the window's edge: pan; wheel: zoom
@@ -23,7 +26,9 @@
 //! screenshot of the window to PATH and exits (it works under Xvfb with
 //! Mesa's software Vulkan driver). It prints the frames by which half, nine
 //! in ten and all of the two armies had crossed and arrived
-//! (`armies_arrived_9_of_10_frame=F`), the same for the blue units, and
+//! (`armies_arrived_9_of_10_frame=F`), the same for the blue units and for
+//! the flotilla (the boats sail south down the river, the hovercraft cross
+//! it; `boats_hover_arrived_1_of_1_frame=F`), and
 //! how many had arrived when the N frames ran out; the frames are a fixed
 //! 1/60 s, so these are the same on every machine.
 
@@ -37,6 +42,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_ecs_tilemap::prelude::*;
 use bevy_frontier::core::{Cell, MovingAiMap};
 use bevy_frontier::prelude::*;
+use bevy_frontier::tilemap::TilemapNavPlugin;
 
 mod hud;
 mod input;
@@ -45,7 +51,7 @@ mod units;
 
 use hud::OrderTimes;
 use map::{TILE, Terrain};
-use units::{BLUE, RED, Unit, YELLOW};
+use units::{BLUE, Kind, NAVY, RED, Unit, YELLOW};
 
 /// The scene's own systems, after pathfinding and steering each frame.
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -122,7 +128,9 @@ fn main() -> AppExit {
                 ..default()
             }),
         TilemapPlugin,
-        FrontierPlugins::default(),
+        FrontierPlugins::default()
+            .build()
+            .set(TilemapNavPlugin::default().with_classes(map::classes())),
         DebugDrawPlugin,
         (
             map::MapPlugin,
@@ -190,19 +198,24 @@ fn script(
     mut frame: Local<u32>,
     mut scene: Scene,
     units: Query<(Entity, &Unit, Has<Arrived>)>,
-    mut done: Local<[usize; 2]>,
+    mut done: Local<[usize; 3]>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) {
     *frame += 1;
     // Who has arrived since the orders (at frame 5): the armies crossing
-    // the bridge, and the blue units; the frames by which half, nine in
-    // ten and all of each had.
+    // the bridge, the blue units, and the boats and hovercraft; the frames
+    // by which half, nine in ten and all of each had.
     if *frame > 5 {
-        for (slot, blue, name) in [(0, false, "armies"), (1, true, "blue")] {
+        let parts: [(usize, &[Color], &str); 3] = [
+            (0, &[RED, YELLOW], "armies"),
+            (1, &[BLUE], "blue"),
+            (2, &[NAVY], "boats_hover"),
+        ];
+        for (slot, colors, name) in parts {
             let (all, arrived) = units
                 .iter()
-                .filter(|(_, unit, _)| (unit.color == BLUE) == blue)
+                .filter(|(_, unit, _)| colors.contains(&unit.color))
                 .fold((0, 0), |(all, arrived), (_, _, has)| {
                     (all + 1, arrived + usize::from(has))
                 });
@@ -248,6 +261,15 @@ fn script(
         for unit in team(BLUE) {
             commands.entity(unit).insert(PathRequest::new(at(92, 36)));
             scene.times.pending.insert(unit, frame);
+        }
+        // The boats sail south down the river; the hovercraft cross it.
+        for (entity, unit, _) in units.iter().filter(|(_, u, _)| u.color == NAVY) {
+            let goal = match unit.kind {
+                Kind::Boat => at(67, 22),
+                _ => at(75, 50),
+            };
+            commands.entity(entity).insert(PathRequest::new(goal));
+            scene.times.pending.insert(entity, frame);
         }
     }
     if *frame == last

@@ -1,5 +1,7 @@
 //! The battlefield: a MovingAI map file rendered as a bevy_ecs_tilemap map,
-//! whose `TileCost`s the library turns into the `NavGrid`.
+//! whose `TileTerrain`s the library turns into the `NavGrid`, read by four
+//! movement classes: land units (infantry and vehicles), boats and
+//! hovercraft.
 
 use bevy::prelude::*;
 use bevy_ecs_tilemap::prelude::*;
@@ -20,8 +22,33 @@ const TREES: u32 = 3;
 const WATER: u32 = 4;
 const MUD: u32 = 5;
 
-/// Terrain costs a T-click cycles through, with their tile images.
-pub const TERRAIN: [(u8, u32); 3] = [(1, GROUND), (4, SWAMP), (8, MUD)];
+// Terrain types (0 is rock and trees, a wall for every class).
+pub const OPEN: u8 = 1;
+const SWAMP_GROUND: u8 = 2;
+const MUD_GROUND: u8 = 3;
+const RIVER: u8 = 4;
+
+/// Terrain types a T-click cycles through, with their tile images.
+pub const TERRAIN: [(u8, u32); 3] = [(OPEN, GROUND), (SWAMP_GROUND, SWAMP), (MUD_GROUND, MUD)];
+
+// Movement classes, in id order.
+/// Infantry and vehicles: ground at 1, swamp 4, mud 8; no water.
+pub const LAND: u8 = 0;
+/// Boats: the river only.
+pub const BOAT: u8 = 1;
+/// Hovercraft: ground, swamp, mud and water alike.
+pub const HOVER: u8 = 2;
+
+/// The scene's movement classes (ids [`LAND`], [`BOAT`], [`HOVER`]).
+pub fn classes() -> MovementClasses {
+    MovementClasses::new()
+        .class("land", [(OPEN, 1), (SWAMP_GROUND, 4), (MUD_GROUND, 8)])
+        .class("boat", [(RIVER, 1)])
+        .class(
+            "hover",
+            [(OPEN, 1), (SWAMP_GROUND, 1), (MUD_GROUND, 1), (RIVER, 1)],
+        )
+}
 
 /// The map file the scene was built from.
 #[derive(Resource)]
@@ -36,7 +63,7 @@ impl Terrain {
         }
     }
 
-    /// Cost and tile image of the tile at `position`.
+    /// Terrain type and tile image of the tile at `position`.
     pub fn tile(&self, position: TilePos) -> (u8, u32) {
         let row = self.0.height() - 1 - position.y;
         terrain_of(
@@ -58,14 +85,14 @@ impl Terrain {
     }
 }
 
-/// Cost and tile image of a map character.
+/// Terrain type and tile image of a map character.
 fn terrain_of(c: u8) -> (u8, u32) {
     match c {
-        b'S' => (4, SWAMP),
+        b'S' => (SWAMP_GROUND, SWAMP),
         b'T' => (NavGrid::BLOCKED, TREES),
-        b'W' => (NavGrid::BLOCKED, WATER),
+        b'W' => (RIVER, WATER),
         c if benchmark_cost(c) == NavGrid::BLOCKED => (NavGrid::BLOCKED, ROCK),
-        _ => (1, GROUND),
+        _ => (OPEN, GROUND),
     }
 }
 
@@ -86,7 +113,7 @@ fn spawn_tilemap(mut commands: Commands, terrain: Res<Terrain>, assets: Res<Asse
     for y in 0..size.y {
         for x in 0..size.x {
             let position = TilePos { x, y };
-            let (cost, image) = terrain.tile(position);
+            let (terrain_type, image) = terrain.tile(position);
             let tile = commands
                 .spawn((
                     TileBundle {
@@ -95,7 +122,7 @@ fn spawn_tilemap(mut commands: Commands, terrain: Res<Terrain>, assets: Res<Asse
                         texture_index: TileTextureIndex(image),
                         ..default()
                     },
-                    TileCost(cost),
+                    TileTerrain(terrain_type),
                 ))
                 .id();
             storage.set(&position, tile);

@@ -1,6 +1,8 @@
 //! The armies: three teams of infantry (one tile) and vehicles (two by two
-//! tiles, slower), drawn at the size of their bodies, turned the way they
-//! go, in their team's colour (white while selected).
+//! tiles, slower), and a flotilla of boats (two by two, on the river only)
+//! and hovercraft (one tile, over land and water alike), drawn at the size
+//! of their bodies, turned the way they go, in their team's colour (white
+//! while selected).
 
 use std::collections::HashSet;
 
@@ -11,7 +13,7 @@ use bevy_frontier::movement::Motion;
 use bevy_frontier::prelude::*;
 
 use crate::SceneSystems;
-use crate::map::{TILE, Terrain};
+use crate::map::{BOAT, HOVER, LAND, TILE, Terrain, classes};
 
 /// Units per team.
 const PER_TEAM: usize = 80;
@@ -24,6 +26,16 @@ pub const RED: Color = Color::srgb(0.95, 0.35, 0.3);
 pub const BLUE: Color = Color::srgb(0.35, 0.6, 1.0);
 /// The yellow team: east of the middle bridge.
 pub const YELLOW: Color = Color::srgb(1.0, 0.85, 0.3);
+/// The flotilla: boats on the river south of the middle bridge, hovercraft
+/// on its west bank north of it.
+pub const NAVY: Color = Color::srgb(0.3, 0.95, 0.8);
+
+/// The flotilla's boats and hovercraft, and where each kind starts (as
+/// fractions of the map).
+const FLOTILLA: [(Kind, usize, Vec2); 2] = [
+    (Kind::Boat, 4, Vec2::new(0.52, 0.38)),
+    (Kind::Hover, 6, Vec2::new(0.41, 0.63)),
+];
 
 /// What a unit is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,14 +44,27 @@ pub enum Kind {
     Infantry,
     /// Two by two tiles, slower.
     Vehicle,
+    /// Two by two tiles, on water only.
+    Boat,
+    /// One tile, over land and water alike.
+    Hover,
 }
 
 impl Kind {
     /// Side of its footprint, in tiles.
     pub fn size(self) -> u8 {
         match self {
-            Kind::Infantry => 1,
-            Kind::Vehicle => 2,
+            Kind::Infantry | Kind::Hover => 1,
+            Kind::Vehicle | Kind::Boat => 2,
+        }
+    }
+
+    /// Its movement class.
+    pub fn class(self) -> u8 {
+        match self {
+            Kind::Infantry | Kind::Vehicle => LAND,
+            Kind::Boat => BOAT,
+            Kind::Hover => HOVER,
         }
     }
 
@@ -48,6 +73,8 @@ impl Kind {
         match self {
             Kind::Infantry => 4.0 * TILE,
             Kind::Vehicle => 2.5 * TILE,
+            Kind::Boat => 3.0 * TILE,
+            Kind::Hover => 5.0 * TILE,
         }
     }
 }
@@ -84,16 +111,22 @@ pub const TEAMS: [(Vec2, Color); 3] = [
 ];
 
 /// Three armies in packed squares on open ground, vehicles first (nearest
-/// the centre), each on tiles no other unit stands on.
+/// the centre), then the flotilla, each unit on tiles no other unit stands
+/// on and its class may enter.
 fn spawn_armies(mut commands: Commands, terrain: Res<Terrain>, assets: Res<AssetServer>) {
     let size = terrain.size();
     let layout = terrain.layout();
-    let open = |x: u32, y: u32| {
-        x < size.x && y < size.y && terrain.tile(TilePos::new(x, y)).0 != NavGrid::BLOCKED
+    let classes = classes();
+    let open = |kind: Kind, x: u32, y: u32| {
+        x < size.x
+            && y < size.y
+            && classes
+                .cost(kind.class(), terrain.tile(TilePos::new(x, y)).0)
+                .is_some_and(|cost| cost != NavGrid::BLOCKED)
     };
     let images = [assets.load("infantry.png"), assets.load("vehicle.png")];
     let mut taken = HashSet::new();
-    for (at, color) in TEAMS {
+    let mut squad = |at: Vec2, color: Color, kinds: &[(Kind, usize)]| {
         let centre = Vec2::new(at.x * size.x as f32, at.y * size.y as f32);
         let mut cells: Vec<Cell> = (0..size.y)
             .flat_map(|y| (0..size.x).map(move |x| Cell::new(x, y)))
@@ -104,13 +137,7 @@ fn spawn_armies(mut commands: Commands, terrain: Res<Terrain>, assets: Res<Asset
                 .then(a.y.cmp(&b.y))
                 .then(a.x.cmp(&b.x))
         });
-        let mut placed = 0;
-        for kind in [Kind::Vehicle, Kind::Infantry] {
-            let count = if kind == Kind::Vehicle {
-                VEHICLES
-            } else {
-                PER_TEAM - VEHICLES
-            };
+        for &(kind, count) in kinds {
             let side = kind.size() as u32;
             let mut spawned = 0;
             for &anchor in &cells {
@@ -122,7 +149,7 @@ fn spawn_armies(mut commands: Commands, terrain: Res<Terrain>, assets: Res<Asset
                     .collect();
                 let fits = footprint
                     .iter()
-                    .all(|&(x, y)| open(x, y) && !taken.contains(&(x, y)));
+                    .all(|&(x, y)| open(kind, x, y) && !taken.contains(&(x, y)));
                 if !fits {
                     continue;
                 }
@@ -136,8 +163,9 @@ fn spawn_armies(mut commands: Commands, terrain: Res<Terrain>, assets: Res<Asset
                         speed: kind.speed(),
                     },
                     Footprint(kind.size()),
+                    MovementClass(kind.class()),
                     Sprite {
-                        image: images[usize::from(kind == Kind::Vehicle)].clone(),
+                        image: images[usize::from(side == 2)].clone(),
                         color,
                         custom_size: Some(Vec2::splat(diameter)),
                         ..default()
@@ -145,10 +173,22 @@ fn spawn_armies(mut commands: Commands, terrain: Res<Terrain>, assets: Res<Asset
                     Transform::from_translation(position.extend(5.0 + side as f32)),
                 ));
                 spawned += 1;
-                placed += 1;
             }
+            debug_assert_eq!(spawned, count);
         }
-        debug_assert_eq!(placed, PER_TEAM);
+    };
+    for (at, color) in TEAMS {
+        squad(
+            at,
+            color,
+            &[
+                (Kind::Vehicle, VEHICLES),
+                (Kind::Infantry, PER_TEAM - VEHICLES),
+            ],
+        );
+    }
+    for (kind, count, at) in FLOTILLA {
+        squad(at, NAVY, &[(kind, count)]);
     }
 }
 

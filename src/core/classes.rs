@@ -60,7 +60,7 @@ pub struct UnitKind {
     /// The movement class.
     pub class: u8,
     /// The footprint's side, in cells (1 to
-    /// [`MAX_UNIT_SIZE`](super::MAX_UNIT_SIZE)).
+    /// [`MAX_UNIT_SIZE`]).
     pub size: u8,
 }
 

@@ -282,14 +282,18 @@ impl CoarseGraphs {
 
     /// The graph for `kind`, brought up to date with `grid` for a quick
     /// route on frame `frame`: started if there is none (unless the game
-    /// hands its graphs in), built again if it was made for a grid of
-    /// another size or most of it changed (another level of the same
-    /// size), and otherwise repaired where edits made it dirty, on at most
-    /// `most` expansions. Returns the expansions spent (at most `most`).
+    /// hands its graphs in, or another kind's graph is being built: one
+    /// build at a time, so that each is done within the window of frames
+    /// planned for it, on a machine of two cores too, and routes start in
+    /// the same frames on every machine fast enough), built again if it
+    /// was made for a grid of another size or most of it changed (another
+    /// level of the same size), and otherwise repaired where edits made it
+    /// dirty, on at most `most` expansions. Returns the expansions spent
+    /// (at most `most`).
     pub(crate) fn prepare(&mut self, grid: &NavGrid, kind: UnitKind, frame: u64, most: u64) -> u64 {
         let class = grid.kind_view(kind);
         let Some(index) = self.entries.iter().position(|entry| entry.kind == kind) else {
-            if !self.supplied {
+            if !self.supplied && !self.is_building() {
                 self.begin(grid, kind, frame);
             }
             return 0;
