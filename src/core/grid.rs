@@ -384,15 +384,15 @@ impl NavGrid {
         })
     }
 
-    /// The layer of `kind`: [`NavGrid::layer`] for class 0 (and for a class
-    /// the grid does not have), a class's own built at its first use.
+    /// The layer of `kind`, a class the grid has and a size in
+    /// `1..=MAX_UNIT_SIZE` (as [`NavGrid::kind_view`] makes it):
+    /// [`NavGrid::layer`] for class 0, a class's own built at its first use.
     pub(super) fn layer_of(&self, kind: UnitKind) -> &Layer {
-        let size = kind.size.clamp(1, MAX_UNIT_SIZE);
         match &self.classes {
-            Some(classes) if kind.class > 0 && (kind.class as usize) < classes.table.len() => {
-                classes.layer(self.width, self.height, kind.class, size)
+            Some(classes) if kind.class > 0 => {
+                classes.layer(self.width, self.height, kind.class, kind.size)
             }
-            _ => self.layer(size),
+            _ => self.layer(kind.size),
         }
     }
 
