@@ -23,19 +23,28 @@
 //! and lists every failing one (`FRONTIER_CROWD_SEED=S` runs seed S alone;
 //! a unit still under way at the end is listed with its steering, its
 //! motion and the ground round it, and a bridge carrying units both ways
-//! with the units on it). Of the first 1,000 seeds, none fails on the
-//! rocky field and 2 fail at the bridges, both on overlap, two bodies
-//! pressed 26–27% into each other against the river bank at a bridge's
-//! end: 135 and 895. Before rocks went up beside units every frame, of
-//! the first 2,500 seeds 237 and 2140 failed on the rocky field and 1321
-//! and 2421 at the bridges, all the same way; and before the solvers
-//! settled the contacts colour by colour, 1947 and 2441 at the bridges:
-//! which pairs end pressed depends on the order the pairs are settled in.
-//! 174 (a vehicle pushing through infantry about six cells
-//! of route from its end, for good) passes since a vehicle whose pushing
-//! through gains nothing counts twice as far as close enough; the same
-//! rule for infantry failed 809 on the rocky field (two units stuck at a
-//! corridor's mouth in a crowd that rested sooner).
+//! with the units on it). Of the first 1,000 seeds of each ground, none
+//! fails on the rocky field; at the bridges 252, 555 and 780 fail, all on
+//! overlap, two bodies pressed 27–30% into each other against the river
+//! bank at a bridge's end; on the waters 788 fails, a unit walking on a
+//! route a rock cut two frames before. 2421 and 2441 (named below) fail
+//! at the bridges as well. `seeds_that_fail_today` runs them all; CI
+//! leaves it out.
+//!
+//! The seeds named below failed under the model's draws before movement
+//! classes joined it (the waters ground), so today they replay other
+//! games; `seeds_that_once_failed_still_pass` keeps them. Before rocks
+//! went up beside units every frame, of the first 2,500 seeds 237 and
+//! 2140 failed on the rocky field and 1321 and 2421 at the bridges, all
+//! the same way; and before the solvers settled the contacts colour by
+//! colour, 1947 and 2441 at the bridges: which pairs end pressed depends
+//! on the order the pairs are settled in. After that, 135 and 895 failed
+//! at the bridges the same way, and rocky seed 44 failed on the test
+//! itself (a footprint check in f32). 174 (a vehicle pushing through
+//! infantry about six cells of route from its end, for good) passes since
+//! a vehicle whose pushing through gains nothing counts twice as far as
+//! close enough; the same rule for infantry failed 809 on the rocky field
+//! (two units stuck at a corridor's mouth in a crowd that rested sooner).
 //! Before infantry stopped counting the bank beside a two-cell bridge's
 //! end as the bridge, 14 failed, among them 161 and 403: an infantry unit
 //! walking along the bank there claimed the bridge and, a crosser now,
@@ -594,10 +603,22 @@ fn run(seed: u64, ground: Ground) {
 /// failing seed.
 fn run_seeds(ground: Ground, default: u64) {
     let seeds = seeds_from_env("FRONTIER_CROWD_SEEDS", "FRONTIER_CROWD_SEED", default);
-    let failed: Vec<u64> = seeds
-        .filter(|&seed| std::panic::catch_unwind(|| run(seed, ground)).is_err())
-        .collect();
+    run_listed(ground, seeds);
+}
+
+/// Runs every seed of `seeds` on `ground`, and fails listing every failing
+/// one.
+fn run_listed(ground: Ground, seeds: impl IntoIterator<Item = u64>) {
+    let failed = failing(ground, seeds);
     assert!(failed.is_empty(), "failed seeds {failed:?}");
+}
+
+/// The seeds of `seeds` that fail on `ground`.
+fn failing(ground: Ground, seeds: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    seeds
+        .into_iter()
+        .filter(|&seed| std::panic::catch_unwind(|| run(seed, ground)).is_err())
+        .collect()
 }
 
 #[test]
@@ -694,4 +715,26 @@ fn vehicles_kept_a_few_cells_from_their_ends_still_arrive() {
     for seed in [174, 509, 1151, 1246] {
         run(seed, Ground::Bridges);
     }
+}
+
+/// The seeds the module's doc names as failing once, at the bridges and on
+/// the rocky field, whatever seeds CI's random runs draw.
+#[test]
+fn seeds_that_once_failed_still_pass() {
+    run_listed(Ground::Bridges, [135, 161, 403, 895, 1321, 1947]);
+    run_listed(Ground::RockyField, [44, 237, 809, 2140]);
+}
+
+/// The seeds that fail today (the module's doc says how), so that the work
+/// that mends them can run them: `cargo test --test it seeds_that_fail_today
+/// -- --ignored`.
+#[test]
+#[ignore = "open: bodies pressed against a bank at a bridge's end (the jams issue); a unit walking a cut route on the waters"]
+fn seeds_that_fail_today() {
+    let bridges = failing(Ground::Bridges, [252, 555, 780, 2421, 2441]);
+    let waters = failing(Ground::Waters, [788]);
+    assert!(
+        bridges.is_empty() && waters.is_empty(),
+        "failed seeds at the bridges {bridges:?}, on the waters {waters:?}"
+    );
 }

@@ -46,7 +46,7 @@ use bevy_frontier::pathfinding::PathTarget;
 use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, app, assert_cut_routes_dropped, random_grid};
+use crate::common::{Rng, app, assert_cut_routes_dropped, random_grid, seeds_from_env};
 use crate::search_vs_dijkstra::{close, dijkstra};
 use crate::unit_sizes::{brute_size_grid, footprint_fits};
 
@@ -787,9 +787,52 @@ fn unanswered(app: &mut App) -> Vec<(Entity, Tick)> {
         .collect()
 }
 
+/// The seeds are dealt out to four tests (seed `s` to quarter `s % 4`),
+/// which the test harness runs side by side: in one test they were the
+/// suite's longest by far, and kept a core busy after the rest had ended.
+fn run_quarter(quarter: u64) {
+    let seeds = seeds_from_env("FRONTIER_MODEL_SEEDS", "FRONTIER_MODEL_SEED", 100);
+    for seed in seeds.filter(|seed| seed % 4 == quarter) {
+        run(seed);
+    }
+}
+
 #[test]
-fn random_games_are_answered_legally_and_in_time() {
-    for seed in crate::common::seeds_from_env("FRONTIER_MODEL_SEEDS", "FRONTIER_MODEL_SEED", 100) {
+fn random_games_are_answered_legally_and_in_time_quarter_1() {
+    run_quarter(0);
+}
+
+#[test]
+fn random_games_are_answered_legally_and_in_time_quarter_2() {
+    run_quarter(1);
+}
+
+#[test]
+fn random_games_are_answered_legally_and_in_time_quarter_3() {
+    run_quarter(2);
+}
+
+#[test]
+fn random_games_are_answered_legally_and_in_time_quarter_4() {
+    run_quarter(3);
+}
+
+/// Seeds that found faults, kept whatever `FRONTIER_MODEL_SEEDS` says and
+/// however many seeds CI runs: a unit standing in a wall could not leave
+/// it (90, the first seed to catch the old ageing rule too); a waiting job
+/// joined a shared search pinned to a newer copy of its map (187); a job
+/// planned twice in one frame by the quick searches (261); a group handed
+/// a unit it no longer held its slot over a new order (462); a backlog of
+/// 99 requests at 60 nodes a frame, which set each request's bound (706);
+/// and group members walking a shared leg a wall had cut two frames
+/// before: with the units visited in entity order rather than query order
+/// (7), and on a group's head route (1034); both pass in the order the
+/// plugin visits units today. A seed replays its game only while the model
+/// draws the same operations, so a change to the model's draws moves these
+/// games on: they are kept as seeds that once mattered.
+#[test]
+fn seeds_that_found_faults_still_pass() {
+    for seed in [7, 90, 187, 261, 462, 706, 1034] {
         run(seed);
     }
 }
