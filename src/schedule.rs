@@ -7,7 +7,9 @@
 //! lockstep game that runs everything in `FixedUpdate` gets the same order
 //! as the default `Update`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::{self, Instant};
 
 use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
@@ -315,7 +317,7 @@ impl FrameBudget {
     fn capped(&mut self, most: u32) -> u32 {
         match self.time_cap {
             Some(_) if most > 0 => {
-                self.clock.get_or_insert_with(Instant::now);
+                self.clock.get_or_insert_with(clock::now);
                 most.min(PathfindingSettings::TIME_CHECK_INTERVAL)
             }
             _ => most,
@@ -347,8 +349,8 @@ impl FrameBudget {
         if expansions == 0 {
             return;
         }
-        if let (Some(cap), Some(clock)) = (self.time_cap, self.clock) {
-            self.timed_out |= clock.elapsed() >= cap;
+        if let (Some(cap), Some(started)) = (self.time_cap, self.clock) {
+            self.timed_out |= clock::since(started) >= cap;
         }
     }
 
@@ -503,6 +505,8 @@ impl Plugin for FrontierSchedulePlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<PathfindingSettings>()
             .init_resource::<FrameBudget>()
+            .init_resource::<crate::order::OrdinalCounter>()
+            .register_type::<crate::order::Ordinal>()
             .register_type::<PathfindingSettings>()
             .configure_sets(
                 self.schedule,
@@ -552,7 +556,7 @@ pub(crate) fn run_lanes<T: Send>(
         })
         .collect();
     let run_lane = |items: &mut Vec<T>, mut left: u32| {
-        let began = Instant::now();
+        let began = clock::now();
         let mut spent = 0;
         for item in items.iter_mut() {
             if left == 0 {
@@ -562,7 +566,7 @@ pub(crate) fn run_lanes<T: Send>(
             spent += used;
             left = left.saturating_sub(used.min(u32::MAX as u64) as u32);
         }
-        (spent, began.elapsed())
+        (spent, clock::since(began))
     };
     let busy: Vec<usize> = (0..dealt.len())
         .filter(|&lane| !dealt[lane].is_empty() && allowance[lane] > 0)

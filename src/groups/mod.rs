@@ -28,6 +28,7 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
+use crate::clock;
 use crate::core::{Cell, Flood, FloodDirection, ScratchPool, SizeClass, UnitKind};
 use crate::maps::{MapView, Maps};
 use crate::movement::{
@@ -618,7 +619,7 @@ pub(crate) fn splice_groups(
     mut scratch: ResMut<GroupScratch>,
     mut commands: Commands,
 ) {
-    let began = std::time::Instant::now();
+    let began = clock::now();
     // Two floods a group; what more were given back is freed.
     scratch.0.set_limit(4);
     let mut order: Vec<_> = groups.iter_mut().collect();
@@ -792,7 +793,7 @@ pub(crate) fn splice_groups(
             }
         }
     }
-    stats.frame_time += began.elapsed();
+    stats.frame_time += clock::since(began);
 }
 
 /// Once both floods of a splicing group have ended, prepares the members'

@@ -6,6 +6,7 @@ use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 
 use super::{Motion, Mover, Steering};
+use crate::order::Ordinal;
 use crate::pathfinding::{Footprint, MovementClass};
 
 /// How movers avoid each other. Added with `init_resource`: a value the app
@@ -103,6 +104,7 @@ impl Avoidance {
 #[query_data(mutable)]
 pub(crate) struct AgentQuery {
     pub(crate) entity: Entity,
+    pub(crate) ordinal: &'static Ordinal,
     pub(crate) mover: &'static Mover,
     pub(crate) transform: &'static Transform,
     pub(crate) steering: &'static Steering,

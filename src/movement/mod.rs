@@ -78,6 +78,7 @@ use bevy::ecs::entity::EntityHashMap;
 
 use crate::core::UnitKind;
 use crate::maps::{AllViews, MapView, Maps};
+use crate::order::{Ordinal, stamp_joined};
 use crate::pathfinding::{
     Footprint, MovementClass, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
     unit_kind,
@@ -95,7 +96,8 @@ type MapsBesideUnits<'w, 's> = Maps<'w, 's, Without<Mover>>;
 /// [`PathRequest`]s.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
-#[require(Transform, Steering, Motion)]
+#[require(Transform, Steering, Motion, Ordinal)]
+#[component(on_add = stamp_joined)]
 pub struct Mover {
     /// World units per second.
     pub speed: f32,
@@ -695,6 +697,7 @@ type Followers<'w, 's> = Query<
     's,
     (
         Entity,
+        &'static Ordinal,
         &'static Transform,
         Option<&'static mut PathRequest>,
         &'static mut Steering,
@@ -734,8 +737,9 @@ fn replan_cut_routes(
     if edited.is_empty() {
         return;
     }
-    for (unit, transform, mut request, mut steering, footprint, class) in &mut units {
-        let Steering::Following { route, map, .. } = &*steering else {
+    let mut cut = Vec::new();
+    for (unit, ordinal, transform, _, steering, footprint, class) in &units {
+        let Steering::Following { route, map, .. } = steering else {
             continue;
         };
         let Some(edited) = edited.get_mut(map) else {
@@ -750,6 +754,15 @@ fn replan_cut_routes(
             None => continue,
             Some(Cut::Blocked) => Meanwhile::Instinct,
             Some(Cut::Dearer) => Meanwhile::WalkOn,
+        };
+        cut.push((ordinal.joined(), unit, meanwhile));
+    }
+    // Asked again in the order the units joined: the requests a group's
+    // members get arrive in that order.
+    cut.sort_unstable_by_key(|&(order, unit, _)| (order, unit));
+    for (_, unit, meanwhile) in cut {
+        let Ok((_, _, _, mut request, mut steering, ..)) = units.get_mut(unit) else {
+            continue;
         };
         if let Some((goal, map)) = wait_for_new_path(&mut steering, meanwhile) {
             ask_again(&mut commands, unit, &mut request, goal, map);
@@ -850,6 +863,7 @@ fn speed_of(mover: &Mover) -> f32 {
 #[query_data(mutable)]
 struct PreferQuery {
     entity: Entity,
+    ordinal: &'static Ordinal,
     mover: &'static Mover,
     transform: &'static Transform,
     steering: &'static mut Steering,
@@ -881,12 +895,13 @@ fn prefer(
     // place give it up, and standing units without one take one, after,
     // unit by unit.
     let mut moving_off: Parallel<Vec<Entity>> = Parallel::default();
-    let mut to_settle: Parallel<Vec<Entity>> = Parallel::default();
+    let mut to_settle: Parallel<Vec<(u64, Entity)>> = Parallel::default();
     each_mover!(
         units,
         PARALLEL_MOVERS,
         |PreferQueryItem {
              entity: unit,
+             ordinal,
              mover,
              transform,
              mut steering,
@@ -908,7 +923,7 @@ fn prefer(
                 Steering::Idle => match (view, motion.rest) {
                     (Some(_), Some(rest)) => toward(position, rest, speed, seconds),
                     (Some(_), None) if motion.map.is_some() => {
-                        to_settle.scope(|units| units.push(unit));
+                        to_settle.scope(|units| units.push((ordinal.crowd_rank(), unit)));
                         Vec2::ZERO
                     }
                     _ => Vec2::ZERO,
@@ -937,24 +952,22 @@ fn prefer(
     for unit in moving_off.drain() {
         places.release(unit);
     }
-    let mut to_settle: Vec<Entity> = to_settle.drain().collect();
-    if to_settle.is_empty() {
-        return;
-    }
+    // Taken one by one in their crowd rank: who gets
+    // a free cell first must not follow the order the ECS stores them in.
+    let mut to_settle: Vec<(u64, Entity)> = to_settle.drain().collect();
     to_settle.sort_unstable();
-    for PreferQueryItem {
-        entity: unit,
-        mover,
-        transform,
-        mut motion,
-        footprint,
-        class,
-        ..
-    } in &mut units
-    {
-        if to_settle.binary_search(&unit).is_err() {
+    for (_, unit) in to_settle {
+        let Ok(PreferQueryItem {
+            mover,
+            transform,
+            mut motion,
+            footprint,
+            class,
+            ..
+        }) = units.get_mut(unit)
+        else {
             continue;
-        }
+        };
         let (Some(map), position) = (motion.map, transform.translation.truncate()) else {
             continue;
         };
@@ -1012,6 +1025,7 @@ struct Ground<'w, 's> {
 #[query_data(mutable)]
 struct WalkQuery {
     entity: Entity,
+    ordinal: &'static Ordinal,
     mover: &'static Mover,
     request: Option<&'static mut PathRequest>,
     transform: &'static mut Transform,
@@ -1088,23 +1102,33 @@ fn move_units(
     }
     // First every unit walks, each alone on the grid (in parallel: it
     // reads the maps and the passages and writes only itself); then, unit
-    // by unit in the query's order, what touches the others: rest places,
-    // arrivals, asking again.
+    // by unit in the order they joined the crowd (not the query's, which
+    // follows how the ECS stores them), what touches the others: rest
+    // places, arrivals, asking again.
     let all_views = AllViews::new(&maps);
     each_mover!(units, PARALLEL_WALKS, |unit| stride(
         &all_views, &passages, seconds, unit
     ),);
-    for WalkQueryItem {
-        entity: unit,
-        mover,
-        mut request,
-        transform,
-        mut steering,
-        mut motion,
-        footprint,
-        class,
-    } in &mut units
-    {
+    let mut walked: Vec<(u64, Entity)> = units
+        .iter()
+        .filter(|unit| unit.motion.stride.is_some())
+        .map(|unit| (unit.ordinal.crowd_rank(), unit.entity))
+        .collect();
+    walked.sort_unstable();
+    for (_, unit) in walked {
+        let Ok(WalkQueryItem {
+            mover,
+            mut request,
+            transform,
+            mut steering,
+            mut motion,
+            footprint,
+            class,
+            ..
+        }) = units.get_mut(unit)
+        else {
+            continue;
+        };
         let Some(Stride {
             start,
             to: walked_to,

@@ -166,7 +166,8 @@ impl SpatialGrid {
             return;
         }
         let range_squared = range * range;
-        let near_squared = near.clamp(0.0, range).powi(2);
+        let near = near.clamp(0.0, range);
+        let near_squared = near * near;
         let (cx, cy) = (self.coordinate(at.x), self.coordinate(at.y));
         let most = self
             .last_ring(cx, cy)

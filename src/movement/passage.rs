@@ -501,6 +501,8 @@ impl Claim {
 /// What one unit near a passage sees of it this frame.
 struct Sighting {
     unit: Entity,
+    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)).
+    order: u64,
     /// The passage ahead (or the one it is in), and its side of it.
     ahead: Claim,
     /// How far ahead the passage starts, in world units (0 inside it).
@@ -544,7 +546,7 @@ struct Lane {
 /// cache as it stands; a look that needs what nobody has looked at yet
 /// (under this version of the grid) is taken again on the frame's thread,
 /// in mover order, once that is filled in. The turns are then worked out
-/// from the units near passages, in entity order.
+/// from the units near passages, in their crowd rank.
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn take_turns(
     time: Res<Time>,
@@ -588,7 +590,7 @@ pub(crate) fn take_turns(
         }
     }
     let enabled = settings.enabled;
-    let mut looked: Parallel<Vec<Result<Sighting, (Entity, Miss)>>> = Parallel::default();
+    let mut looked: Parallel<Vec<Result<Sighting, Missed>>> = Parallel::default();
     {
         let passages = &*passages;
         each_mover!(
@@ -605,8 +607,8 @@ pub(crate) fn take_turns(
             Err(miss) => missed.push(miss),
         }
     }
-    missed.sort_by_key(|&(unit, _)| unit);
-    for (unit, mut miss) in missed {
+    missed.sort_unstable_by_key(|&(order, unit, _)| (order, unit));
+    for (order, unit, mut miss) in missed {
         let sighting = loop {
             // Each fill fills in what was missed, so the looks end; one
             // that could not (no view of the map) ends them too.
@@ -619,7 +621,7 @@ pub(crate) fn take_turns(
             let looker = Looker::new(
                 &views,
                 enabled,
-                unit,
+                (order, unit),
                 item.mover,
                 item.transform,
                 item.steering,
@@ -644,14 +646,14 @@ pub(crate) fn take_turns(
             }
         }
     }
-    passages.seen.sort_by_key(|s| s.unit);
+    passages.seen.sort_unstable_by_key(|s| (s.order, s.unit));
 
     // Who is in each passage, from which side, and how long each side's
     // first unit has waited.
     #[derive(Default)]
     struct Traffic {
         inside: [u32; 2],
-        waited: [Option<(f32, Entity)>; 2],
+        waited: [Option<(f32, u64)>; 2],
     }
     let mut traffic: HashMap<PassageId, Traffic> = HashMap::new();
     for sighting in &passages.seen {
@@ -661,8 +663,8 @@ pub(crate) fn take_turns(
         if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
             entry.inside[side] += 1;
         } else {
-            // Longest wait first, then the lowest entity.
-            let candidate = (sighting.waited, sighting.unit);
+            // Longest wait first, then the first in the crowd's rank.
+            let candidate = (sighting.waited, sighting.order);
             let better = entry.waited[side]
                 .is_none_or(|(w, u)| candidate.0 > w || candidate.0 == w && candidate.1 < u);
             if better {
@@ -865,7 +867,7 @@ fn look(
     views: &AllViews,
     enabled: bool,
     item: AgentQueryItem,
-    seen: &mut Vec<Result<Sighting, (Entity, Miss)>>,
+    seen: &mut Vec<Result<Sighting, Missed>>,
 ) {
     let mut motion = item.motion;
     motion.waiting = false;
@@ -874,7 +876,7 @@ fn look(
     let looker = Looker::new(
         views,
         enabled,
-        item.entity,
+        (item.ordinal.crowd_rank(), item.entity),
         item.mover,
         item.transform,
         item.steering,
@@ -895,13 +897,19 @@ fn look(
             motion.claim = None;
             motion.waited = 0.0;
         }
-        Err(miss) => seen.push(Err((item.entity, miss))),
+        Err(miss) => seen.push(Err((item.ordinal.crowd_rank(), item.entity, miss))),
     }
 }
+
+/// A look that needs what nobody has looked at yet: the unit's place in
+/// the crowd, the unit, and what it needs.
+type Missed = (u64, Entity, Miss);
 
 /// What taking turns reads of one unit.
 struct Looker<'a> {
     unit: Entity,
+    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)).
+    order: u64,
     map: Ground,
     /// Its map, for its class and size.
     view: MapView<'a>,
@@ -924,7 +932,7 @@ impl<'a> Looker<'a> {
     fn new(
         views: &AllViews<'a>,
         enabled: bool,
-        unit: Entity,
+        (order, unit): (u64, Entity),
         mover: &Mover,
         transform: &Transform,
         steering: &Steering,
@@ -950,6 +958,7 @@ impl<'a> Looker<'a> {
         let cell = view.layout.cell_size.abs().min_element();
         Some(Self {
             unit,
+            order,
             map,
             view,
             position,
@@ -1056,6 +1065,7 @@ impl Passages {
         let lane_radius = 0.45 * lane as f32 * cell;
         Ok(Some(Sighting {
             unit: looker.unit,
+            order: looker.order,
             ahead: Claim {
                 map,
                 size: lane,

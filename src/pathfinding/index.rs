@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use crate::clock;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::prelude::*;
 
@@ -10,6 +11,7 @@ use super::result::{PathInvalidated, PathResult};
 use super::stats::PathfindingStats;
 use crate::core::size_class::anchors_over;
 use crate::core::{Cell, GridChanges, NavGrid, SizeClass};
+use crate::order::Ordinal;
 
 /// Side of the square blocks of cells the index files paths under.
 const BLOCK: u32 = 16;
@@ -79,13 +81,7 @@ impl PathIndex {
 
     /// Indexed paths on `map` that a change of `cell` can make illegal or
     /// dearer.
-    fn hit_by(
-        &self,
-        map: Entity,
-        cell: Cell,
-        results: &Query<(Entity, &mut PathResult)>,
-        hits: &mut Vec<Entity>,
-    ) {
+    fn hit_by(&self, map: Entity, cell: Cell, results: &Results, hits: &mut Vec<Entity>) {
         // The anchors whose footprint covers the cell lie up to
         // `largest - 1` before it; the steps that read them, one more.
         let reach = self.largest as u32;
@@ -106,7 +102,7 @@ impl PathIndex {
                     if hits.contains(&run.unit) {
                         continue;
                     }
-                    let Ok((_, result)) = results.get(run.unit) else {
+                    let Ok((_, result, _)) = results.get(run.unit) else {
                         continue;
                     };
                     let cells = &result.cells;
@@ -153,6 +149,9 @@ pub(super) fn changed_since(grid: SizeClass<'_>, version: u64, cells: &[Cell]) -
     }
 }
 
+/// Units' results, with their place in the order the game made them.
+type Results<'w, 's> = Query<'w, 's, (Entity, &'static mut PathResult, Option<&'static Ordinal>)>;
+
 /// `Invalidate`: flags finished paths that a map edit made illegal or
 /// dearer: a changed cell on the path, or beside one of its diagonal steps.
 /// Each edit looks only at the paths indexed in the blocks round it, and a
@@ -160,14 +159,14 @@ pub(super) fn changed_since(grid: SizeClass<'_>, version: u64, cells: &[Cell]) -
 /// copy) is checked against the edits made since, once.
 pub(crate) fn invalidate_paths(
     maps: Query<(Entity, &NavGrid)>,
-    mut results: Query<(Entity, &mut PathResult)>,
+    mut results: Results,
     mut removed: RemovedComponents<PathResult>,
     mut index: ResMut<PathIndex>,
     mut commands: Commands,
     mut messages: MessageWriter<PathInvalidated>,
     mut stats: ResMut<PathfindingStats>,
 ) {
-    let began = std::time::Instant::now();
+    let began = clock::now();
     stats.begin_frame();
     let index = &mut *index;
     for unit in removed.read() {
@@ -177,8 +176,8 @@ pub(crate) fn invalidate_paths(
     // through `Mut` does not mark them changed.
     let changed: Vec<Entity> = results
         .iter_mut()
-        .filter(|(_, result)| result.is_changed())
-        .map(|(unit, _)| unit)
+        .filter(|(_, result, _)| result.is_changed())
+        .map(|(unit, ..)| unit)
         .collect();
     // Their old paths are gone; the new ones are checked below.
     for &unit in &changed {
@@ -218,7 +217,7 @@ pub(crate) fn invalidate_paths(
         if hits.contains(&unit) {
             continue;
         }
-        let Ok((_, result)) = results.get(unit) else {
+        let Ok((_, result, _)) = results.get(unit) else {
             continue;
         };
         let Some((map, grid)) = result.map.and_then(|map| maps.get(map).ok()) else {
@@ -239,9 +238,17 @@ pub(crate) fn invalidate_paths(
         }
         index.insert(unit, map, &result.cells, result.size);
     }
+    // In the order the units joined (not the hash map's or the query's),
+    // each once: the game reads the messages in this order.
+    let order = |unit: Entity| {
+        let ordinal = results.get(unit).ok().and_then(|(.., ordinal)| ordinal);
+        (ordinal.map_or(u64::MAX, Ordinal::joined), unit)
+    };
+    hits.sort_unstable_by_key(|&unit| order(unit));
+    hits.dedup();
     for unit in hits {
         index.remove(unit);
-        let Ok((_, mut result)) = results.get_mut(unit) else {
+        let Ok((_, mut result, _)) = results.get_mut(unit) else {
             continue;
         };
         if result.invalidated {
@@ -252,7 +259,7 @@ pub(crate) fn invalidate_paths(
         messages.write(event);
         commands.trigger(event);
     }
-    let took = began.elapsed();
+    let took = clock::since(began);
     stats.invalidate_time = took;
     stats.frame_time += took;
 }

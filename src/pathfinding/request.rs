@@ -4,6 +4,7 @@ use bevy::prelude::*;
 
 use crate::core::{Cell, MAX_UNIT_SIZE, UnitKind};
 use crate::maps::GridLayout;
+use crate::order::{Ordinal, stamp_asked};
 
 /// A point a path starts or ends at: a world position or a grid cell.
 #[derive(Clone, Copy, Debug, PartialEq, Reflect)]
@@ -52,6 +53,8 @@ pub enum Unreachable {
 /// message.
 #[derive(Component, Clone, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
+#[require(Ordinal)]
+#[component(on_insert = stamp_asked)]
 pub struct PathRequest {
     /// Where to go.
     pub goal: PathTarget,

@@ -341,6 +341,9 @@ fn a_gap_made_dear_after_the_routes_are_handed_out_is_gone_round() {
             break;
         }
     }
+    // Once the last has arrived, the others walk the last steps to the
+    // places they hold.
+    settle(&mut app, &units, 600);
     let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
     assert_eq!(ends.len(), units.len(), "every unit at a cell of its own");
     assert!(ends.iter().all(|c| c.x > 41), "everyone got through");

@@ -13,6 +13,7 @@ mod graph_builds;
 mod grid_regions;
 mod group_moves;
 mod heap_vs_std;
+mod id_determinism;
 mod jump_points;
 mod liveness;
 mod map_edits;

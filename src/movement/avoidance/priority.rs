@@ -8,6 +8,10 @@ use bevy::prelude::*;
 #[derive(Clone, Copy)]
 pub(super) struct Agent {
     pub(super) entity: Entity,
+    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)):
+    /// agents are taken in this order, and the one ranked later yields
+    /// where a rule needs one to.
+    pub(super) order: u64,
     pub(super) map: Option<Entity>,
     /// Its movement class: the walls it keeps clear of are those of the
     /// ground its class may not enter.
@@ -103,10 +107,10 @@ pub(super) fn priority(me: &Agent, other: &Agent) -> Priority {
 /// Whether `me` makes way for `other` as any unit would, though both push
 /// through: two units pushing through against each other (each in the
 /// other's way in a narrow spot) would each leave the avoiding to the
-/// other and stand for good, so the later entity yields.
+/// other and stand for good, so the one ranked later in the crowd yields.
 #[inline]
 fn yields(me: &Agent, other: &Agent) -> bool {
-    me.pushing && other.pushing && me.avoids && me.entity > other.entity
+    me.pushing && other.pushing && me.avoids && me.order > other.order
 }
 
 /// How far two bodies may stay pressed into each other after separation
@@ -131,14 +135,15 @@ pub(super) fn responsibility(agent: &Agent) -> f32 {
 
 /// The unit direction two units on one spot part along, the same for the
 /// same pair (opposite for each of them).
-pub(super) fn parting_direction(me: Entity, other: Entity) -> Vec2 {
-    let (low, high) = if me < other { (me, other) } else { (other, me) };
-    let mixed = low
-        .to_bits()
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .rotate_left(17)
-        ^ high.to_bits();
-    let angle = (mixed % 3600) as f32 / 3600.0 * std::f32::consts::TAU;
-    let direction = Vec2::from_angle(angle);
+pub(super) fn parting_direction(me: u64, other: u64) -> Vec2 {
+    let (low, high) = (me.min(other), me.max(other));
+    let mixed = low.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17)
+        ^ high.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    // A point of a square from the hash's bits, scaled to unit length: a
+    // square root and a division only, so the same bits on every machine
+    // (no sine or cosine). Half-integers: never the origin.
+    let x = (mixed & 0xFFFF) as f32 - 32767.5;
+    let y = ((mixed >> 16) & 0xFFFF) as f32 - 32767.5;
+    let direction = Vec2::new(x, y).normalize();
     if me < other { -direction } else { direction }
 }

@@ -347,7 +347,7 @@ fn away(offset: Vec2, distance: f32, me: &Agent, other: &Agent) -> Vec2 {
     if distance > 1e-4 {
         offset / distance
     } else {
-        parting_direction(me.entity, other.entity)
+        parting_direction(me.order, other.order)
     }
 }
 

@@ -29,8 +29,7 @@ mod resolve;
 mod shared;
 mod state;
 
-use std::time::Instant;
-
+use crate::clock;
 use bevy::diagnostic::Diagnostics;
 use bevy::prelude::*;
 
@@ -40,6 +39,7 @@ use super::request::{Footprint, KindData, MovementClass, PathRequest, unit_kind}
 use super::result::{InvalidReason, PathResult, PathStatus};
 use crate::core::{NavGrid, UnitKind};
 use crate::maps::Maps;
+use crate::order::Ordinal;
 use crate::schedule::{FrameBudget, PathfindingSettings};
 use delivery::Delivery;
 use flight::Flight;
@@ -128,6 +128,7 @@ type ChangedRequests<'w, 's> = Query<
         Option<&'static Transform>,
         Option<&'static Footprint>,
         Option<&'static MovementClass>,
+        &'static Ordinal,
     ),
     Changed<PathRequest>,
 >;
@@ -142,7 +143,7 @@ pub(crate) fn collect_requests(
     maps: Maps,
     mut delivery: Delivery,
 ) {
-    let began = Instant::now();
+    let began = clock::now();
     let queue = &mut *queue;
     queue.frame += 1;
     queue.plans.clear();
@@ -154,7 +155,10 @@ pub(crate) fn collect_requests(
     // Each map looked up once (a view inverts its map's transform): a burst
     // of a thousand orders names one or two.
     let mut found = Vec::new();
-    for (entity, request, transform, footprint, class) in &changed {
+    // In the order they were asked for, not the order the query visits.
+    let mut arrived: Vec<_> = changed.iter().collect();
+    arrived.sort_unstable_by_key(|(.., ordinal)| ordinal.asked());
+    for (entity, request, transform, footprint, class, _) in arrived {
         queue.flights.cancel(entity);
         let kind = unit_kind(footprint, class);
         let lookup = match found.iter().find(|(named, _)| *named == request.map) {
@@ -236,7 +240,7 @@ pub(crate) fn collect_requests(
             }
         }
     }
-    delivery.stats.frame_time += began.elapsed();
+    delivery.stats.frame_time += clock::since(began);
 }
 
 /// `Search`: spends what is left of the frame's node budget on the best
@@ -252,7 +256,7 @@ pub(crate) fn run_searches(
     mut delivery: Delivery,
     mut diagnostics: Diagnostics,
 ) {
-    let began = Instant::now();
+    let began = clock::now();
     let queue = &mut *queue;
     // Builds move on (never waited for): done and due ones are taken up.
     for (map, mut graphs) in &mut graphs {
@@ -289,7 +293,7 @@ pub(crate) fn run_searches(
     stats.lane_times.clear();
     stats.lane_times.extend(budget.lane_times());
     let spent = stats.frame_expansions;
-    stats.frame_time += began.elapsed();
+    stats.frame_time += clock::since(began);
     diagnostics.add_measurement(&EXPANSIONS, || spent as f64);
     diagnostics.add_measurement(&IN_FLIGHT, || queue.flights.in_flight.len() as f64);
     diagnostics.add_measurement(&QUEUED, || queue.flights.waiting.len() as f64);

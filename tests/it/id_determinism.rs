@@ -1,0 +1,253 @@
+//! Results follow what the game does, never the numbers Bevy gives its
+//! entities: a game played twice, the second time after spawning and
+//! despawning a few hundred other entities in a shuffled order and
+//! inserting resources (a menu, a debug overlay: every unit then gets
+//! another entity id, in another order), gives every unit the same
+//! results in the same frames and leaves every mover in the same place,
+//! bit for bit. The game has solo orders of three movement classes on
+//! rough ground, units sent one by one to a rally point (shared searches),
+//! group moves, movers avoiding each other, and walls and terrain changed
+//! while it runs.
+
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_frontier::core::Cell;
+use bevy_frontier::prelude::*;
+
+use crate::common::{Rng, spawn_map};
+
+const SIZE: u32 = 48;
+const OPEN: u8 = 1;
+const WOODS: u8 = 2;
+const SHALLOW: u8 = 3;
+const DEEP: u8 = 4;
+
+/// Per frame: every unit's result so far (status, cells, cost bits) and
+/// every unit's position bits, in the order the game made them.
+type Frame = (Vec<Option<(PathStatus, Vec<Cell>, u32)>>, Vec<(u32, u32)>);
+
+/// Entities and resources a game might have made before its level: spawned
+/// and despawned in a shuffled order, so that the ids Bevy hands out next
+/// come back in another order.
+fn clutter(app: &mut App, rng: &mut Rng) {
+    #[derive(Resource)]
+    struct Menu;
+    #[derive(Resource)]
+    struct Overlay(#[allow(dead_code)] u32);
+    #[derive(Component)]
+    struct Button;
+    app.insert_resource(Menu).insert_resource(Overlay(3));
+    let mut spawned: Vec<Entity> = (0..300)
+        .map(|i| {
+            if i % 3 == 0 {
+                app.world_mut().spawn((Button, Transform::default())).id()
+            } else {
+                app.world_mut().spawn(Button).id()
+            }
+        })
+        .collect();
+    while !spawned.is_empty() {
+        let i = rng.below(spawned.len() as u32) as usize;
+        app.world_mut().despawn(spawned.swap_remove(i));
+    }
+}
+
+fn terrain_at(rng: &mut Rng, x: u32, y: u32) -> u8 {
+    // A river down the middle with banks, woods in patches, walls here and
+    // there.
+    let river = x.abs_diff(SIZE / 2);
+    match (river, rng.below(100)) {
+        (0..=1, _) => DEEP,
+        (2..=3, _) => SHALLOW,
+        (_, 0..=9) => NavGrid::BLOCKED,
+        (_, r) if r < 35 || (y / 8 + x / 8).is_multiple_of(3) => WOODS,
+        _ => OPEN,
+    }
+}
+
+fn play(clutter_first: bool, threads: usize) -> Vec<Frame> {
+    let mut app = App::new();
+    let mut pools = TaskPoolOptions::default();
+    pools.compute.min_threads = threads;
+    pools.compute.max_threads = threads;
+    app.add_plugins((
+        MinimalPlugins.set(TaskPoolPlugin {
+            task_pool_options: pools,
+        }),
+        FrontierPlugins::default(),
+    ));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(
+        std::time::Duration::from_millis(25),
+    ))
+    .insert_resource(PathfindingSettings {
+        nodes_per_frame: 400,
+        max_in_flight: 6,
+        search_lanes: 2,
+        threads,
+        ..default()
+    })
+    .insert_resource(AvoidanceSettings {
+        threads,
+        ..default()
+    });
+    if clutter_first {
+        clutter(&mut app, &mut Rng::new(99));
+    }
+    // A frame before the level, as a game's menu has.
+    app.update();
+    let mut rng = Rng::new(5);
+    let classes = MovementClasses::new()
+        .class("foot", [(OPEN, 1), (WOODS, 3), (SHALLOW, 4)])
+        .class("boat", [(SHALLOW, 2), (DEEP, 1)])
+        .class("hover", [(OPEN, 1), (WOODS, 1), (SHALLOW, 1), (DEEP, 1)]);
+    let mut grid = NavGrid::new(SIZE, SIZE)
+        .unwrap()
+        .with_classes(classes)
+        .unwrap();
+    for y in 0..SIZE {
+        for x in 0..SIZE {
+            grid.set_cost(Cell::new(x, y), terrain_at(&mut rng, x, y))
+                .unwrap();
+        }
+    }
+    let map = spawn_map(&mut app, grid.clone());
+    // Where a unit of each class may stand.
+    let ground = |class: u8, cell: Cell| match grid.terrain(cell) {
+        Some(OPEN | WOODS) => class != 1,
+        Some(SHALLOW) => true,
+        Some(DEEP) => class != 0,
+        _ => false,
+    };
+    let pick = |rng: &mut Rng, class: u8| loop {
+        let cell = Cell::new(rng.below(SIZE), rng.below(SIZE));
+        if ground(class, cell) {
+            return cell;
+        }
+    };
+    let mut units: Vec<Entity> = Vec::new();
+    let mut log = Vec::new();
+    for frame in 0..420 {
+        if frame % 6 == 0 && frame < 120 {
+            // Solo orders of every class, some walking in the crowd.
+            for k in 0..5u8 {
+                let class = k % 3;
+                let (start, goal) = (pick(&mut rng, class), pick(&mut rng, class));
+                let at = Vec3::new(start.x as f32, start.y as f32, 0.0);
+                let request = PathRequest::new(goal).with_priority(rng.below(3) as i32);
+                let mut unit = app.world_mut().spawn((
+                    Transform::from_translation(at),
+                    MovementClass(class),
+                    request,
+                ));
+                if k < 3 {
+                    unit.insert(Mover { speed: 3.0 });
+                }
+                units.push(unit.id());
+            }
+        }
+        if frame % 25 == 4 && frame < 150 {
+            // A rally point: foot soldiers standing together sent one by
+            // one to one goal (a shared search)…
+            let (at, goal) = (pick(&mut rng, 0), pick(&mut rng, 0));
+            for _ in 0..4 {
+                let position = Vec3::new(at.x as f32, at.y as f32, 0.0);
+                let unit = app
+                    .world_mut()
+                    .spawn((
+                        Transform::from_translation(position),
+                        PathRequest::new(goal),
+                    ))
+                    .id();
+                units.push(unit);
+            }
+            // …and a group of hovercraft and foot soldiers.
+            let members: Vec<Entity> = (0..8)
+                .map(|i| {
+                    let class = if i % 2 == 0 { 0 } else { 2 };
+                    let at = pick(&mut rng, 0);
+                    let position = Vec3::new(at.x as f32, at.y as f32, 0.0);
+                    app.world_mut()
+                        .spawn((
+                            Mover { speed: 3.5 },
+                            MovementClass(class),
+                            Transform::from_translation(position),
+                        ))
+                        .id()
+                })
+                .collect();
+            units.extend(&members);
+            let goal = pick(&mut rng, 0);
+            app.world_mut().write_message(GroupMove::new(members, goal));
+        }
+        if frame % 9 == 2 {
+            // A wall raised or a ford dug: terrain changed under way.
+            let cell = Cell::new(rng.below(SIZE), rng.below(SIZE));
+            let terrain = [NavGrid::BLOCKED, OPEN, WOODS, SHALLOW][rng.below(4) as usize];
+            let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+            grid.set_cost(cell, terrain).unwrap();
+        }
+        app.update();
+        let world = app.world();
+        let results = units
+            .iter()
+            .map(|&unit| {
+                let r = world.get::<PathResult>(unit)?;
+                Some((r.status, r.cells.clone(), r.cost.to_bits()))
+            })
+            .collect();
+        let standing = units
+            .iter()
+            .map(|&unit| {
+                let at = world.get::<Transform>(unit).unwrap().translation;
+                (at.x.to_bits(), at.y.to_bits())
+            })
+            .collect();
+        log.push((results, standing));
+    }
+    log
+}
+
+fn assert_same(plain: &[Frame], other: &[Frame], what: &str) {
+    for (frame, (a, b)) in plain.iter().zip(other).enumerate() {
+        for (unit, (x, y)) in a.0.iter().zip(&b.0).enumerate() {
+            assert_eq!(
+                x, y,
+                "{what}: unit {unit}'s result differs on frame {frame}"
+            );
+        }
+        for (unit, (x, y)) in a.1.iter().zip(&b.1).enumerate() {
+            assert_eq!(
+                x, y,
+                "{what}: unit {unit} stands elsewhere on frame {frame}"
+            );
+        }
+    }
+}
+
+#[test]
+fn other_entity_ids_give_the_same_game() {
+    let plain = play(false, 1);
+    let last = plain.last().unwrap();
+    let answered = last.0.iter().filter(|r| r.is_some()).count();
+    assert!(answered > 100, "only {answered} results to compare");
+    let walked = (0..last.1.len())
+        .filter(|&unit| {
+            let first = plain.iter().find(|frame| frame.1.len() > unit).unwrap();
+            first.1[unit] != last.1[unit]
+        })
+        .count();
+    assert!(
+        walked > 20,
+        "only {walked} of {} units walked",
+        last.1.len()
+    );
+    let cluttered = play(true, 1);
+    assert_same(&plain, &cluttered, "after other entities");
+}
+
+#[test]
+fn other_entity_ids_and_threads_give_the_same_game() {
+    let plain = play(false, 1);
+    let cluttered = play(true, 3);
+    assert_same(&plain, &cluttered, "after other entities, on three threads");
+}
