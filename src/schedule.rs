@@ -187,6 +187,36 @@ pub struct PathfindingSettings {
     /// default) for all the pool has plus the frame's own thread. The same
     /// results in the same frames for every number.
     pub threads: usize,
+    /// When a coarse graph built in the background for quick routes (see
+    /// [`refine`](Self::refine)) is taken up: on a frame its work alone
+    /// decides (the default, [`GraphTakeUp::OnSchedule`]), so that results
+    /// are the same on every machine, or the first frame it is done
+    /// ([`GraphTakeUp::WhenReady`]), so that no frame ever waits for one.
+    pub graph_take_up: GraphTakeUp,
+}
+
+/// When a coarse graph built in the background is taken up (see
+/// [`PathfindingSettings::graph_take_up`]). A build is planned a window of
+/// frames from its estimated work (`CoarseGraph::build_estimate`, at
+/// [`BUILD_EXPANSIONS_PER_FRAME`](crate::pathfinding::BUILD_EXPANSIONS_PER_FRAME)
+/// a frame: about half of what a core of the benchmark machine builds in
+/// a frame at 60 frames a second).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+pub enum GraphTakeUp {
+    /// On its window's last frame, done or not: a build not done by then
+    /// is finished on that frame, which waits for it. Quick routes then
+    /// start in the same frames on every machine, whatever its speed and
+    /// load, and the frame waits only on a machine slower or busier than
+    /// the window assumes ([`PathfindingStats::graph_wait`](crate::pathfinding::PathfindingStats::graph_wait)
+    /// says how long).
+    #[default]
+    OnSchedule,
+    /// On its window's last frame if it is done, else the first frame it
+    /// is: no frame ever waits, but where a build runs late (a slow or
+    /// busy machine) quick routes start later, and results follow the
+    /// machine's timing. For a game that prefers never waiting to
+    /// determinism; baking (`CoarseGraphs::bake`) gives both.
+    WhenReady,
 }
 
 impl PathfindingSettings {
@@ -223,6 +253,7 @@ impl Default for PathfindingSettings {
             refine: true,
             search_lanes: 1,
             threads: 0,
+            graph_take_up: GraphTakeUp::OnSchedule,
         }
     }
 }

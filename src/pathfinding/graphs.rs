@@ -10,20 +10,26 @@
 //! grid; without it, in slices on the frame's thread. Either way it is
 //! planned a window of frames from its size (about a core's work on this
 //! project's benchmark machine, with a quarter to spare; see
-//! [`build_frames`]) and taken up on the window's last frame if it is done
-//! by then, so quick routes start in the same frames on every machine fast
-//! enough. A build not done by then is taken up the first frame it is done:
-//! no frame waits for it, and meanwhile requests get their final paths as
-//! without quick routes. A graph a game bakes ([`CoarseGraphs::bake`]) or
-//! hands in ([`CoarseGraphs::insert`]) is used as soon as it is there.
+//! [`build_frames`]) and taken up on the window's last frame, so quick
+//! routes start in the same frames on every machine: a build not done by
+//! then is finished on that frame, which waits for it (only a machine
+//! slower or busier than the window assumes waits). With
+//! [`GraphTakeUp::WhenReady`] a build not done by then is taken up the
+//! first frame it is done instead: no frame waits, and results follow the
+//! machine's timing. Until then requests get their final paths as without
+//! quick routes. A graph a game bakes ([`CoarseGraphs::bake`]) or hands in
+//! ([`CoarseGraphs::insert`]) is used as soon as it is there.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::tasks::futures_lite::future;
 use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
 
+use crate::clock;
 use crate::core::{CoarseGraph, GraphBuild, NavGrid, UnitKind};
+use crate::schedule::GraphTakeUp;
 
 /// Whether Bevy's task pools have threads to run a build on (its
 /// `multi_threaded` feature, which a game with Bevy's default features
@@ -91,23 +97,22 @@ struct Entry {
 }
 
 enum State {
-    /// Being built; taken up once done, and not before frame `due` (if
-    /// set). With `window_to_come`, the build on a thread reports its
-    /// window of frames when done, to be added to `due` (the frame it
-    /// began).
+    /// Being built; taken up on frame `due` (if set; else once done). With
+    /// `window_to_come`, a task on a thread works out the build's window
+    /// of frames, to be added to `due` (the frame it began).
     Building {
         build: Build,
         due: Option<u64>,
-        window_to_come: bool,
+        window_to_come: Option<Task<u64>>,
     },
     Ready(Box<CoarseGraph>),
 }
 
 enum Build {
-    /// On the async compute pool, from a copy of the grid; it gives the
-    /// graph and its window of frames (estimated on that thread too, so
-    /// that the frame that starts it does no more than copy the grid).
-    Task(Task<(CoarseGraph, u64)>),
+    /// On the async compute pool, from a copy of the grid (its window of
+    /// frames estimated by a task of its own there too, so that the frame
+    /// that starts it does no more than copy the grid).
+    Task(Task<CoarseGraph>),
     /// In slices on the frame's thread, on the grid as it is each frame.
     Sliced(Box<CoarseGraph>),
     /// Built on a thread before its window ended: taken up when it does.
@@ -171,7 +176,7 @@ impl CoarseGraphs {
             Started::Building(build, _) => State::Building {
                 build,
                 due: None,
-                window_to_come: false,
+                window_to_come: None,
             },
         };
         self.set(kind, state);
@@ -209,21 +214,36 @@ impl CoarseGraphs {
     fn begin(&mut self, grid: &NavGrid, kind: UnitKind, frame: u64) {
         let state = match start(grid, kind) {
             Started::Built(graph) => State::Ready(graph),
-            Started::Building(build, frames) => State::Building {
-                build,
-                due: Some(frame + frames.unwrap_or(0)),
-                window_to_come: frames.is_none(),
-            },
+            Started::Building(build, window) => {
+                let (frames, window_to_come) = match window {
+                    Window::Known(frames) => (frames, None),
+                    Window::ToCome(task) => (0, Some(task)),
+                };
+                State::Building {
+                    build,
+                    due: Some(frame + frames),
+                    window_to_come,
+                }
+            }
         };
         self.set(kind, state);
     }
 
-    /// Moves builds on, frame `frame`: a build on a thread is taken up if it
-    /// is done and due; a build in slices does its slice (enough to be done
-    /// well within its window) and is taken up the same way. A map with
-    /// rough ground gets its graph for units of one cell started (unless the
-    /// game hands its graphs in, or `build` is off).
-    pub(crate) fn poll(&mut self, grid: &NavGrid, frame: u64, build: bool) {
+    /// Moves builds on, frame `frame`: a build on a thread is taken up on
+    /// its due frame, waited for there if it is not done (with
+    /// [`GraphTakeUp::WhenReady`], taken up the first frame from then on
+    /// that it is done); a build in slices does its slice (enough to be
+    /// done well within its window) and is taken up when done and due. A
+    /// map with rough ground gets its graph for units of one cell started
+    /// (unless the game hands its graphs in, or `build` is off). Returns
+    /// how long the frame waited.
+    pub(crate) fn poll(
+        &mut self,
+        grid: &NavGrid,
+        frame: u64,
+        build: bool,
+        take_up: GraphTakeUp,
+    ) -> Duration {
         if build
             && !self.supplied
             && self.entry(UnitKind::sized(1)).is_none()
@@ -231,6 +251,7 @@ impl CoarseGraphs {
         {
             self.begin(grid, UnitKind::sized(1), frame);
         }
+        let mut waited = Duration::ZERO;
         for entry in &mut self.entries {
             let kind = entry.kind;
             let State::Building {
@@ -241,20 +262,31 @@ impl CoarseGraphs {
             else {
                 continue;
             };
+            // The window, from the frame after the build began: its
+            // estimate (one pass over the grid) is the first thing the
+            // pool runs, and a frame waits for it only if the pool had
+            // not got to it by then.
+            if let Some(task) = window_to_come
+                && (task.is_finished() || due.is_some_and(|began| frame > began))
+            {
+                let began = clock::now();
+                let frames = future::block_on(task);
+                waited += clock::since(began);
+                *window_to_come = None;
+                *due = due.map(|began| began + frames);
+            }
+            let due_now = window_to_come.is_none() && due.is_none_or(|due| frame >= due);
             if let Build::Task(task) = build {
-                if !task.is_finished() {
+                let finish_now = due_now && due.is_some() && take_up == GraphTakeUp::OnSchedule;
+                if !task.is_finished() && !finish_now {
                     continue;
                 }
-                // Finished: its output is there, no waiting.
-                let Some((graph, frames)) = future::block_on(future::poll_once(task)) else {
-                    continue;
-                };
-                if std::mem::take(window_to_come) {
-                    *due = due.map(|began| began + frames);
-                }
+                // Done, or due and finished here.
+                let began = clock::now();
+                let graph = future::block_on(task);
+                waited += clock::since(began);
                 *build = Build::Done(Box::new(graph));
             }
-            let due_now = due.is_none_or(|due| frame >= due);
             let graph = match build {
                 Build::Task(_) => continue,
                 Build::Done(graph) => {
@@ -278,6 +310,7 @@ impl CoarseGraphs {
             };
             entry.state = State::Ready(graph);
         }
+        waited
     }
 
     /// The graph for `kind`, brought up to date with `grid` for a quick
@@ -344,8 +377,13 @@ pub(crate) fn has_terrain(grid: &NavGrid, kind: UnitKind) -> bool {
 /// way with its window of frames.
 enum Started {
     Built(Box<CoarseGraph>),
-    /// With its window of frames, or `None` if the build reports it.
-    Building(Build, Option<u64>),
+    Building(Build, Window),
+}
+
+/// A build's window of frames: known, or being estimated on a thread.
+enum Window {
+    Known(u64),
+    ToCome(Task<u64>),
 }
 
 /// Starts a build of `grid`'s graph for `kind`: on the async compute pool
@@ -359,16 +397,17 @@ fn start(grid: &NavGrid, kind: UnitKind) -> Started {
         let frames = build_frames(CoarseGraph::build_estimate(&class));
         return Started::Building(
             Build::Sliced(Box::new(CoarseGraph::new(&class))),
-            Some(frames),
+            Window::Known(frames),
         );
     }
     let copy = Arc::new(grid.clone());
     let pool = AsyncComputeTaskPool::get_or_init(TaskPool::default);
-    let task = pool.spawn(async move {
-        let frames = build_frames(CoarseGraph::build_estimate(&copy.kind_view(kind)));
-        (build_in_parts(copy, kind).await, frames)
-    });
-    Started::Building(Build::Task(task), None)
+    let estimate = {
+        let copy = copy.clone();
+        pool.spawn(async move { build_frames(CoarseGraph::build_estimate(&copy.kind_view(kind))) })
+    };
+    let task = pool.spawn(build_in_parts(copy, kind));
+    Started::Building(Build::Task(task), Window::ToCome(estimate))
 }
 
 /// Builds the graph of `grid` for `kind` in parts side by side on the async

@@ -34,6 +34,11 @@ pub struct PathfindingStats {
     /// ran it: the slowest against the mean says how evenly the frame's
     /// work spread.
     pub lane_times: Vec<Duration>,
+    /// How long the last frame waited for a coarse graph's build to finish
+    /// on its due frame ([`GraphTakeUp::OnSchedule`](crate::schedule::GraphTakeUp::OnSchedule)):
+    /// zero unless the machine was slower or busier than the build's
+    /// window assumed.
+    pub graph_wait: Duration,
     pub(crate) frames_waited_sum: u64,
 }
 

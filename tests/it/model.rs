@@ -235,6 +235,8 @@ impl Model {
             refine: self.rng.below(4) > 0,
             // One slice of work a frame, the least a time cap allows.
             max_frame_time: (self.rng.below(5) == 0).then_some(std::time::Duration::ZERO),
+            // The model's maps (at most 56×56) get their graphs at once.
+            graph_take_up: default(),
         }
     }
 

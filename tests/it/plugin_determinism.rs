@@ -130,3 +130,76 @@ fn any_number_of_threads_gives_identical_results_frame_by_frame() {
         }
     }
 }
+
+/// Every unit's status and cells, frame by frame, on a map of rough ground
+/// whose coarse graph (for quick routes) is built on a worker thread held
+/// back `hold` by other work when the build starts.
+fn quick_routes_with_the_build_held_back(hold: std::time::Duration) -> Vec<Vec<Answer>> {
+    let mut app = app();
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(
+        std::time::Duration::from_millis(20),
+    ));
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 300,
+        ..default()
+    });
+    app.update();
+    // The machine is busy: every thread of the pool the build runs on
+    // sleeps a while first.
+    let pool = bevy::tasks::AsyncComputeTaskPool::get();
+    for _ in 0..pool.thread_num().max(1) {
+        pool.spawn(async move { std::thread::sleep(hold) }).detach();
+    }
+    let mut rng = Rng::new(11);
+    let grid = random_grid(&mut rng, 160, 160, 15, 4);
+    spawn_map(&mut app, grid.clone());
+    let units: Vec<Entity> = (0..40)
+        .map(|_| {
+            let start = random_walkable(&mut rng, &grid).unwrap();
+            let goal = random_walkable(&mut rng, &grid).unwrap();
+            spawn_unit(&mut app, start, PathRequest::new(goal))
+        })
+        .collect();
+    (0..120)
+        .map(|_| {
+            app.update();
+            units
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &u)| {
+                    let r = app.world().get::<PathResult>(u)?;
+                    Some((i as u32, r.status, r.cells.clone(), r.expansions))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A coarse graph is taken up on the frame its work decides, however late
+/// its build runs: on a busy machine the frame waits for it rather than
+/// letting quick routes start in other frames (the default,
+/// `GraphTakeUp::OnSchedule`; with `GraphTakeUp::WhenReady` this test
+/// fails). With the `multi_threaded` feature the build runs on a real
+/// worker, held back here for a random while; without it, in slices on
+/// the frame's thread.
+#[test]
+fn a_graph_built_late_is_still_taken_up_on_its_frame() {
+    let on_time = quick_routes_with_the_build_held_back(std::time::Duration::ZERO);
+    let provisional = on_time
+        .iter()
+        .flatten()
+        .filter(|(_, status, ..)| *status == PathStatus::Provisional)
+        .count();
+    assert!(provisional > 0, "no quick route was sent");
+    let mut rng = Rng::new(5);
+    for _ in 0..3 {
+        let hold = std::time::Duration::from_millis(10 + rng.below(80) as u64);
+        let late = quick_routes_with_the_build_held_back(hold);
+        for (frame, (a, b)) in on_time.iter().zip(&late).enumerate() {
+            assert_eq!(
+                a, b,
+                "frame {frame} differs with the build held back {hold:?}"
+            );
+        }
+    }
+}

@@ -236,6 +236,7 @@ fn settings_at_their_limits_still_answer_every_request() {
         refine: true,
         search_lanes: usize::MAX,
         threads: usize::MAX,
+        graph_take_up: bevy_frontier::schedule::GraphTakeUp::WhenReady,
     };
     let tiny = PathfindingSettings {
         nodes_per_frame: 1,
@@ -250,6 +251,7 @@ fn settings_at_their_limits_still_answer_every_request() {
         refine: true,
         search_lanes: 1,
         threads: 1,
+        graph_take_up: bevy_frontier::schedule::GraphTakeUp::OnSchedule,
     };
     for (name, settings) in [("huge", huge), ("tiny", tiny)] {
         let mut app = App::new();

@@ -258,12 +258,16 @@ pub(crate) fn run_searches(
 ) {
     let began = clock::now();
     let queue = &mut *queue;
-    // Builds move on (never waited for): done and due ones are taken up.
+    // Builds move on: due ones are taken up (finished now if need be,
+    // unless the game asked never to wait).
+    let mut graph_wait = std::time::Duration::ZERO;
     for (map, mut graphs) in &mut graphs {
         if let Some(view) = maps.get(map) {
-            graphs.poll(view.grid, queue.frame, settings.refine);
+            let take_up = settings.graph_take_up;
+            graph_wait += graphs.poll(view.grid, queue.frame, settings.refine, take_up);
         }
     }
+    delivery.stats.graph_wait = graph_wait;
 
     queue.flights.pool.set_limit(pooled(&settings));
     let owed = queue.flights.reading_debt;
