@@ -2,7 +2,7 @@
 //! with local avoidance on, until all arrive or 3,000 frames pass.
 //!
 //! ```text
-//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages] [--seed S]
+//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages] [--seed S] [--checksum]
 //! ```
 //!
 //! The map defaults to `bg512/AR0011SR` (a 512×512 Baldur's Gate map of
@@ -34,7 +34,11 @@
 //! stage of the step (`CrowdSystems`) over those frames (three timing
 //! systems more, which cost the frame a little themselves); last,
 //! `crowd_digest=`, a hash of every mover's final position, state and
-//! arrival frame, the same for any `--threads`. `--no-avoidance` runs the same scenario with bodies passing
+//! arrival frame, the same for any `--threads`. With `--checksum` the
+//! plugin keeps its `FrontierChecksum` (every frame's results and every
+//! mover's position, velocity and state hashed) and a last line gives
+//! `checksum=`, its total over the run: what it costs is the difference
+//! between a run with it and one without. `--no-avoidance` runs the same scenario with bodies passing
 //! through each other (`AvoidanceSettings::enabled` off): how well the
 //! crowd would flow if bodies cost nothing. `--threads T` gives the
 //! compute task pool (and avoidance planning) T threads; the results are
@@ -64,6 +68,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::Cell;
 use bevy_frontier::movement::{
     Arrived, Avoidance, AvoidanceSettings, CrowdSystems, Motion, Steering,
@@ -92,6 +97,8 @@ struct Options {
     threads: Option<usize>,
     /// Time each stage of the crowd step alone.
     stages: bool,
+    /// Keep the plugin's `FrontierChecksum` and print it.
+    checksum: bool,
     /// Moves each start a little within its cell (0: none), so that
     /// several runs of one scenario give several crowds to average over.
     seed: u64,
@@ -120,6 +127,7 @@ fn parse_options() -> Result<Options, String> {
         no_avoidance: false,
         threads: None,
         stages: false,
+        checksum: false,
         seed: 0,
     };
     let mut args = std::env::args().skip(1);
@@ -133,6 +141,7 @@ fn parse_options() -> Result<Options, String> {
             "--open" => options.open = true,
             "--no-avoidance" => options.no_avoidance = true,
             "--stages" => options.stages = true,
+            "--checksum" => options.checksum = true,
             "--seed" => {
                 let v = value()?;
                 options.seed = v
@@ -507,8 +516,11 @@ fn main() -> ExitCode {
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
         FRAME,
     )))
-    .init_resource::<Stopwatch>()
-    .add_systems(
+    .init_resource::<Stopwatch>();
+    if options.checksum {
+        app.init_resource::<FrontierChecksum>();
+    }
+    app.add_systems(
         Update,
         (
             start_clock
@@ -742,6 +754,9 @@ fn main() -> ExitCode {
         step_all,
         crowd_digest(&app, &units, &arrivals),
     );
+    if let Some(checksum) = app.world().get_resource::<FrontierChecksum>() {
+        println!("checksum={:016x}", checksum.total());
+    }
     ExitCode::SUCCESS
 }
 

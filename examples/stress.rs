@@ -2,7 +2,7 @@
 //! answers them all without a frame spending more than its node budget.
 //!
 //! ```text
-//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--classes K] [--threads T] [--lanes L] [--fps F]
+//! cargo run --release --example stress -- [--map PATH] [--units N] [--budget B] [--groups G] [--goals G] [--edits N] [--terrain] [--swamp C] [--refine on|off] [--weight W] [--classes K] [--threads T] [--lanes L] [--fps F] [--clutter N]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -62,6 +62,16 @@
 //! its build is done, with frames and paths that depend on the machine).
 //! The frame times reported are the plugin's own systems', never the wait.
 //!
+//! Every run prints `checksum=`, the plugin's own hash of every frame
+//! (`FrontierChecksum::total`, the frame a lockstep game compares across
+//! clients), and `graph_wait_ms=` beside `graph_frame=`: how long frames
+//! waited, in all, for a coarse graph's build not done on its due frame
+//! (`PathfindingStats::graph_wait`; zero on a machine fast enough). With
+//! `--clutter N`, N other entities are spawned and despawned in a
+//! shuffled order, and one more resource registered, before the map: every
+//! unit then has another entity id, and the frames, digest and checksum
+//! must not change.
+//!
 //! With `--weight W` (at least 1), searches use a heuristic weight of W
 //! (`PathfindingSettings::heuristic_weight`): every final path costs at
 //! most W times the best. The last line then adds `final_cost_ratio_mean=`
@@ -115,6 +125,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::prelude::*;
+use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::{Cell, CoarseGraph, SearchConfig, UnitKind, find_path};
 use bevy_frontier::movement::{Arrived, Steering};
 use bevy_frontier::pathfinding::{CoarseGraphs, PathfindingStats};
@@ -139,6 +150,7 @@ struct Options {
     refine: Option<bool>,
     fps: u32,
     classes: Option<usize>,
+    clutter: usize,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -157,6 +169,7 @@ fn parse_options() -> Result<Options, String> {
         refine: None,
         fps: 60,
         classes: None,
+        clutter: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -196,6 +209,12 @@ fn parse_options() -> Result<Options, String> {
                 options.fps = v
                     .parse()
                     .map_err(|_| format!("--fps {v:?} is not a number"))?;
+            }
+            "--clutter" => {
+                let v = value()?;
+                options.clutter = v
+                    .parse()
+                    .map_err(|_| format!("--clutter {v:?} is not a number"))?;
             }
             "--edits" => {
                 let v = value()?;
@@ -280,6 +299,7 @@ fn main() -> ExitCode {
         refine,
         weight: options.weight,
         fps: options.fps,
+        clutter: options.clutter,
     };
     let run = match run_orders(
         &grid,
@@ -307,8 +327,8 @@ fn main() -> ExitCode {
         run.last_path
     );
     last += &format!(
-        " expansions={} results_digest={:016x}",
-        run.expansions, run.digest
+        " expansions={} results_digest={:016x} checksum={:016x}",
+        run.expansions, run.digest, run.checksum
     );
     let slowest: Vec<String> = run
         .slowest
@@ -372,11 +392,12 @@ fn main() -> ExitCode {
             .unwrap_or_else(|| CoarseGraph::build(&grid.size_class(1)).memory_bytes())
             as f64;
         last += &format!(
-            " grid_bytes_per_cell={:.3} coarse_bytes_per_cell={:.3} graph_frame={}",
+            " grid_bytes_per_cell={:.3} coarse_bytes_per_cell={:.3} graph_frame={} graph_wait_ms={:.3}",
             grid.memory_bytes() as f64 / cells,
             coarse / cells,
             run.graph_frame
-                .map_or("none".to_string(), |f| f.to_string())
+                .map_or("none".to_string(), |f| f.to_string()),
+            run.graph_wait.as_secs_f64() * 1e3
         );
         let mean = |frames: &[u32]| {
             frames.iter().map(|&f| f as f64).sum::<f64>() / frames.len().max(1) as f64
@@ -600,6 +621,10 @@ struct Run {
     /// The frame (after the orders) the map's coarse graph for units of a
     /// cell was there, if it was, and its bytes then.
     graph_frame: Option<u32>,
+    /// `FrontierChecksum::total` after the last frame.
+    checksum: u64,
+    /// How long frames waited for the coarse graph's build, in all.
+    graph_wait: std::time::Duration,
     graph_bytes: Option<usize>,
     /// The bytes of every coarse graph of the map at the end, one per
     /// movement class and size that wanted quick routes.
@@ -617,6 +642,9 @@ struct Setup {
     /// Frames a second the run is held to while a coarse graph is being
     /// built (0: as fast as it can).
     fps: u32,
+    /// Other entities spawned and despawned before the map (and one more
+    /// resource registered).
+    clutter: usize,
 }
 
 fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
@@ -625,6 +653,7 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
         lanes,
         refine,
         weight,
+        clutter,
         ..
     } = setup;
     let mut app = App::new();
@@ -655,8 +684,31 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
         heuristic_weight: weight,
         ..default()
     });
+    app.init_resource::<FrontierChecksum>();
+    if clutter > 0 {
+        spawn_clutter(&mut app, clutter);
+    }
     app.world_mut().spawn((grid.clone(), Transform::default()));
     app
+}
+
+/// What a game may do before its level (a menu, an overlay): one more
+/// resource, and `count` entities spawned and despawned in a shuffled
+/// order, so that every unit gets another entity id than it would have.
+fn spawn_clutter(app: &mut App, count: usize) {
+    #[derive(Resource)]
+    struct Menu;
+    #[derive(Component)]
+    struct Button;
+    app.insert_resource(Menu);
+    let mut spawned: Vec<Entity> = (0..count)
+        .map(|_| app.world_mut().spawn((Button, Transform::default())).id())
+        .collect();
+    let mut rng = Lcg(count as u64);
+    while !spawned.is_empty() {
+        let i = rng.below(spawned.len());
+        app.world_mut().despawn(spawned.swap_remove(i));
+    }
 }
 
 fn spawn_units(app: &mut App, orders: &Orders) -> Vec<Entity> {
@@ -749,6 +801,8 @@ fn run_orders(
         final_costs: Default::default(),
         quick_illegal: 0,
         digest: support::FNV_START,
+        checksum: 0,
+        graph_wait: std::time::Duration::ZERO,
         graph_frame: None,
         graph_bytes: None,
         class_graph_bytes: 0,
@@ -770,7 +824,9 @@ fn run_orders(
             run.graph_bytes = Some(bytes);
         }
         pace(&mut app, setup, began);
+        run.checksum = app.world().resource::<FrontierChecksum>().total();
         let stats = app.world().resource::<PathfindingStats>();
+        run.graph_wait += stats.graph_wait;
         run.frame_ms.push(stats.frame_time.as_secs_f64() * 1e3);
         run.slowest
             .push((stats.frame_time.as_secs_f64() * 1e3, run.frames));

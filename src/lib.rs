@@ -35,6 +35,7 @@
 //! | module | Bevy ECS? | holds |
 //! |---|---|---|
 //! | [`core`] | no | grid, clearance and size classes, moves and costs, heap, search, jump points, flood, MovingAI reader |
+//! | [`checksum`] | yes | [`FrontierChecksum`](checksum::FrontierChecksum): each frame's hash, for lockstep games |
 //! | [`order`] | yes | [`Ordinal`](order::Ordinal): the order the game gave units and requests in, which every tie follows |
 //! | [`schedule`] | yes | [`FrontierSystems`](schedule::FrontierSystems), settings, the frame budget |
 //! | [`maps`] | yes | layout, world ↔ cell, line of sight, the [`Maps`](maps::Maps) system param |
@@ -54,6 +55,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod checksum;
 mod clock;
 pub mod core;
 pub mod order;

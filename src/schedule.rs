@@ -556,7 +556,13 @@ impl Plugin for FrontierSchedulePlugin {
                 )
                     .chain(),
             )
-            .add_systems(self.schedule, refill_budget.in_set(FrontierSystems::Orders));
+            .add_systems(self.schedule, refill_budget.in_set(FrontierSystems::Orders))
+            .add_systems(
+                self.schedule,
+                crate::checksum::close_frame
+                    .run_if(resource_exists::<crate::checksum::FrontierChecksum>)
+                    .in_set(FrontierSystems::Last),
+            );
     }
 }
 

@@ -76,6 +76,7 @@ pub use route::{Route, SharedWaypoints};
 
 use bevy::ecs::entity::EntityHashMap;
 
+use crate::checksum::{FrontierChecksum, pair};
 use crate::core::UnitKind;
 use crate::maps::{AllViews, MapView, Maps};
 use crate::order::{Ordinal, stamp_joined};
@@ -394,6 +395,10 @@ impl Plugin for MovementPlugin {
                         .run_if(not(resource_exists::<avoidance::Crowd>))
                         .in_set(CrowdSystems::Avoid),
                     move_units.in_set(CrowdSystems::Walk),
+                    fold_movers
+                        .run_if(resource_exists::<FrontierChecksum>)
+                        .in_set(FrontierSystems::Last)
+                        .before(crate::checksum::close_frame),
                 ),
             )
             .add_observer(stop_on_cancel);
@@ -472,6 +477,28 @@ fn walk_as_preferred(mut units: Query<&mut Motion, With<Mover>>) {
     each_mover!(units, PARALLEL_MOVERS, |mut motion| {
         motion.velocity = motion.preferred;
     });
+}
+
+/// `FrontierSystems::Last`, with a [`FrontierChecksum`]: every mover's
+/// position, velocity and crowd state, in the order the movers joined.
+#[inline(never)] // named in profiles
+fn fold_movers(
+    units: Query<(&Ordinal, &Transform, &Motion, &Steering), With<Mover>>,
+    mut checksum: ResMut<FrontierChecksum>,
+    mut movers: Local<Vec<(u64, [u64; 3])>>,
+) {
+    movers.clear();
+    movers.extend(units.iter().map(|(ordinal, transform, motion, steering)| {
+        let at = transform.translation;
+        let words = [
+            pair(at.x, at.y),
+            pair(motion.velocity.x, motion.velocity.y),
+            motion.state(steering) as u64,
+        ];
+        (ordinal.joined(), words)
+    }));
+    movers.sort_unstable_by_key(|&(joined, _)| joined);
+    checksum.fold(movers.iter().flat_map(|(_, words)| *words));
 }
 
 /// The world position a request points at.

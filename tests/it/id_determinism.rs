@@ -11,6 +11,7 @@
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::Cell;
 use bevy_frontier::prelude::*;
 
@@ -22,9 +23,14 @@ const WOODS: u8 = 2;
 const SHALLOW: u8 = 3;
 const DEEP: u8 = 4;
 
-/// Per frame: every unit's result so far (status, cells, cost bits) and
-/// every unit's position bits, in the order the game made them.
-type Frame = (Vec<Option<(PathStatus, Vec<Cell>, u32)>>, Vec<(u32, u32)>);
+/// Per frame: every unit's result so far (status, cells, cost bits),
+/// every unit's position bits, in the order the game made them, and the
+/// frame's `FrontierChecksum`.
+type Frame = (
+    Vec<Option<(PathStatus, Vec<Cell>, u32)>>,
+    Vec<(u32, u32)>,
+    u64,
+);
 
 /// Entities and resources a game might have made before its level: spawned
 /// and despawned in a shuffled order, so that the ids Bevy hands out next
@@ -65,7 +71,15 @@ fn terrain_at(rng: &mut Rng, x: u32, y: u32) -> u8 {
     }
 }
 
-fn play(clutter_first: bool, threads: usize) -> Vec<Frame> {
+/// What the game does differently: nothing, or one unit's order.
+#[derive(Clone, Copy, PartialEq)]
+enum Change {
+    None,
+    /// The first unit ordered on frame 30 is sent elsewhere.
+    OneOrder,
+}
+
+fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
     let mut app = App::new();
     let mut pools = TaskPoolOptions::default();
     pools.compute.min_threads = threads;
@@ -89,7 +103,8 @@ fn play(clutter_first: bool, threads: usize) -> Vec<Frame> {
     .insert_resource(AvoidanceSettings {
         threads,
         ..default()
-    });
+    })
+    .init_resource::<FrontierChecksum>();
     if clutter_first {
         clutter(&mut app, &mut Rng::new(99));
     }
@@ -131,7 +146,10 @@ fn play(clutter_first: bool, threads: usize) -> Vec<Frame> {
             // Solo orders of every class, some walking in the crowd.
             for k in 0..5u8 {
                 let class = k % 3;
-                let (start, goal) = (pick(&mut rng, class), pick(&mut rng, class));
+                let (start, mut goal) = (pick(&mut rng, class), pick(&mut rng, class));
+                if change == Change::OneOrder && frame == 30 && k == 0 {
+                    goal = start;
+                }
                 let at = Vec3::new(start.x as f32, start.y as f32, 0.0);
                 let request = PathRequest::new(goal).with_priority(rng.below(3) as i32);
                 let mut unit = app.world_mut().spawn((
@@ -202,7 +220,11 @@ fn play(clutter_first: bool, threads: usize) -> Vec<Frame> {
                 (at.x.to_bits(), at.y.to_bits())
             })
             .collect();
-        log.push((results, standing));
+        log.push((
+            results,
+            standing,
+            world.resource::<FrontierChecksum>().frame(),
+        ));
     }
     log
 }
@@ -221,12 +243,13 @@ fn assert_same(plain: &[Frame], other: &[Frame], what: &str) {
                 "{what}: unit {unit} stands elsewhere on frame {frame}"
             );
         }
+        assert_eq!(a.2, b.2, "{what}: the checksum differs on frame {frame}");
     }
 }
 
 #[test]
 fn other_entity_ids_give_the_same_game() {
-    let plain = play(false, 1);
+    let plain = play(false, 1, Change::None);
     let last = plain.last().unwrap();
     let answered = last.0.iter().filter(|r| r.is_some()).count();
     assert!(answered > 100, "only {answered} results to compare");
@@ -241,13 +264,28 @@ fn other_entity_ids_give_the_same_game() {
         "only {walked} of {} units walked",
         last.1.len()
     );
-    let cluttered = play(true, 1);
+    let cluttered = play(true, 1, Change::None);
     assert_same(&plain, &cluttered, "after other entities");
+}
+
+/// The checksum sees a game part: one order of another goal, and the
+/// frames differ from the first one that answered it.
+#[test]
+fn the_checksum_finds_the_frame_where_two_games_part() {
+    let plain = play(false, 1, Change::None);
+    let changed = play(true, 1, Change::OneOrder);
+    let parted = (0..plain.len())
+        .find(|&frame| plain[frame].2 != changed[frame].2)
+        .expect("the checksum never saw the other order");
+    // The order is given before frame 30's update: frame 30 is the first
+    // that can answer it.
+    assert_eq!(parted, 30, "the checksums part on frame {parted}");
+    assert_ne!(plain.last().unwrap().2, changed.last().unwrap().2);
 }
 
 #[test]
 fn other_entity_ids_and_threads_give_the_same_game() {
-    let plain = play(false, 1);
-    let cluttered = play(true, 3);
+    let plain = play(false, 1, Change::None);
+    let cluttered = play(true, 3, Change::None);
     assert_same(&plain, &cluttered, "after other entities, on three threads");
 }

@@ -9,8 +9,37 @@ use super::super::index::changed_since;
 use super::super::result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
 use super::super::stats::PathfindingStats;
 use super::resolve::Job;
+use crate::checksum::FrontierChecksum;
 use crate::core::{Cell, Path, Search, SearchStatus};
 use crate::maps::MapView;
+
+/// Folds a result into the frame's checksum: what it says, never whose it
+/// is (the delivery order says that, and entity ids would differ).
+fn fold_result(checksum: &mut FrontierChecksum, result: &PathResult) {
+    let status = match result.status {
+        PathStatus::Complete => 0,
+        PathStatus::Provisional => 1,
+        PathStatus::NearestReachable => 2,
+        PathStatus::Partial => 3,
+        PathStatus::Unreachable => 4,
+        PathStatus::Invalid(reason) => 1 << 8 | reason as u64,
+    };
+    checksum.fold([
+        status,
+        u64::from(result.cost.to_bits()),
+        result.grid_version,
+        u64::from(result.frames_waited),
+        result.expansions,
+        u64::from(result.invalidated) | u64::from(result.ends_short) << 1,
+        result.cells.len() as u64,
+    ]);
+    checksum.fold(
+        result
+            .cells
+            .iter()
+            .map(|c| u64::from(c.x) << 32 | u64::from(c.y)),
+    );
+}
 
 /// Hands results to their units: component, event and message.
 #[derive(SystemParam)]
@@ -19,11 +48,15 @@ pub(crate) struct Delivery<'w, 's> {
     messages: MessageWriter<'w, PathReady>,
     invalidated: MessageWriter<'w, PathInvalidated>,
     pub(super) stats: ResMut<'w, PathfindingStats>,
+    checksum: Option<ResMut<'w, FrontierChecksum>>,
 }
 
 impl Delivery<'_, '_> {
     /// Sends `result` to `entity` three ways at once.
     pub(super) fn send(&mut self, entity: Entity, result: PathResult) {
+        if let Some(checksum) = &mut self.checksum {
+            fold_result(checksum, &result);
+        }
         self.stats.delivered += 1;
         self.stats.delivered_total += 1;
         self.stats.frames_waited_sum += result.frames_waited as u64;
