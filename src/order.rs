@@ -18,7 +18,20 @@ use bevy::prelude::*;
 
 /// The world's counter the stamps are taken from.
 #[derive(Resource, Default)]
-pub(crate) struct OrdinalCounter(u64);
+pub(crate) struct OrdinalCounter {
+    count: u64,
+    /// Deals the places units join in out in another order (0: none).
+    shuffle: u64,
+}
+
+/// Deals the crowd's places ([`Ordinal::joined`]) out in another order, a
+/// fixed shuffle of the order the units joined (`salt` 0: none), for units
+/// that join from now on. For tests that the crowd's rules hold whatever
+/// order it visits its units in; a game has no use for it.
+#[doc(hidden)]
+pub fn shuffle_crowd_order(world: &mut World, salt: u64) {
+    world.get_resource_or_init::<OrdinalCounter>().shuffle = salt;
+}
 
 /// Where a unit stands in the order the game gave its units and orders in
 /// (see the [module](self)). The plugin adds it with a `PathRequest` or a
@@ -53,34 +66,44 @@ impl Ordinal {
     }
 }
 
-/// The next stamp of `world`'s counter (0 without the plugin's counter).
-fn next(world: &mut DeferredWorld) -> u64 {
+/// The next stamp of `world`'s counter, and the place it gives a unit
+/// joining now (the same unless shuffled); 0 without the plugin's counter.
+fn next(world: &mut DeferredWorld) -> (u64, u64) {
     world
         .get_resource_mut::<OrdinalCounter>()
-        .map_or(0, |mut counter| {
-            counter.0 += 1;
-            counter.0
+        .map_or((0, 0), |mut counter| {
+            counter.count += 1;
+            let place = match counter.shuffle {
+                0 => counter.count,
+                // An odd multiplier: one place per stamp, 0 for none a
+                // game reaches.
+                salt => counter
+                    .count
+                    .wrapping_add(salt)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            };
+            (counter.count, place)
         })
 }
 
 /// A unit joined (its request or its mover was added): stamped once.
 pub(crate) fn stamp_joined(mut world: DeferredWorld, context: HookContext) {
-    let stamp = next(&mut world);
+    let (_, place) = next(&mut world);
     if let Some(mut ordinal) = world.get_mut::<Ordinal>(context.entity)
         && ordinal.joined == 0
     {
-        ordinal.joined = stamp;
+        ordinal.joined = place;
     }
 }
 
 /// A request was inserted: stamped each time (and the unit joins if it
 /// had not).
 pub(crate) fn stamp_asked(mut world: DeferredWorld, context: HookContext) {
-    let stamp = next(&mut world);
+    let (stamp, place) = next(&mut world);
     if let Some(mut ordinal) = world.get_mut::<Ordinal>(context.entity) {
         ordinal.asked = stamp;
         if ordinal.joined == 0 {
-            ordinal.joined = stamp;
+            ordinal.joined = place;
         }
     }
 }

@@ -995,7 +995,13 @@ fn prepare_routes(group: &mut SharedRoute, splice: &Splice, view: &MapView) -> H
     Handout {
         pairs,
         next: 0,
-        version: grid.version(),
+        // The older of the two floods' grids: a flood that ended frames
+        // before the other (with several lanes an ended flood is not run
+        // again) found its paths on the grid of then, and the edits since
+        // must be checked against them when they are handed out (model
+        // seed 1034, its crowd's order shuffled: a member handed a head
+        // route a wall had cut, stamped as planned on the grid of now).
+        version: head.grid_version().min(tail.grid_version()),
     }
 }
 
@@ -1015,7 +1021,7 @@ struct Pair {
 struct Handout {
     pairs: Vec<Pair>,
     next: usize,
-    /// The grid version the paths were read out on.
+    /// The grid version the paths were found on (the older flood's).
     version: u64,
 }
 

@@ -350,3 +350,29 @@ pub fn seeds_from_env(many: &str, one: &str, default: u64) -> std::ops::Range<u6
         })
         .unwrap_or(0..default)
 }
+
+/// Entities and resources a game might have made before its level: spawned
+/// and despawned in a shuffled order, so that the ids Bevy hands out next
+/// come back in another order.
+pub fn clutter(app: &mut App, rng: &mut Rng) {
+    #[derive(Resource)]
+    struct Menu;
+    #[derive(Resource)]
+    struct Overlay(#[allow(dead_code)] u32);
+    #[derive(Component)]
+    struct Button;
+    app.insert_resource(Menu).insert_resource(Overlay(3));
+    let mut spawned: Vec<Entity> = (0..300)
+        .map(|i| {
+            if i % 3 == 0 {
+                app.world_mut().spawn((Button, Transform::default())).id()
+            } else {
+                app.world_mut().spawn(Button).id()
+            }
+        })
+        .collect();
+    while !spawned.is_empty() {
+        let i = rng.below(spawned.len() as u32) as usize;
+        app.world_mut().despawn(spawned.swap_remove(i));
+    }
+}

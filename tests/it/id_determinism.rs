@@ -15,7 +15,7 @@ use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::Cell;
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, spawn_map};
+use crate::common::{Rng, clutter, spawn_map};
 
 const SIZE: u32 = 48;
 const OPEN: u8 = 1;
@@ -31,32 +31,6 @@ type Frame = (
     Vec<(u32, u32)>,
     u64,
 );
-
-/// Entities and resources a game might have made before its level: spawned
-/// and despawned in a shuffled order, so that the ids Bevy hands out next
-/// come back in another order.
-fn clutter(app: &mut App, rng: &mut Rng) {
-    #[derive(Resource)]
-    struct Menu;
-    #[derive(Resource)]
-    struct Overlay(#[allow(dead_code)] u32);
-    #[derive(Component)]
-    struct Button;
-    app.insert_resource(Menu).insert_resource(Overlay(3));
-    let mut spawned: Vec<Entity> = (0..300)
-        .map(|i| {
-            if i % 3 == 0 {
-                app.world_mut().spawn((Button, Transform::default())).id()
-            } else {
-                app.world_mut().spawn(Button).id()
-            }
-        })
-        .collect();
-    while !spawned.is_empty() {
-        let i = rng.below(spawned.len() as u32) as usize;
-        app.world_mut().despawn(spawned.swap_remove(i));
-    }
-}
 
 fn terrain_at(rng: &mut Rng, x: u32, y: u32) -> u8 {
     // A river down the middle with banks, woods in patches, walls here and
