@@ -405,13 +405,30 @@ impl Planner<'_> {
             if distance < 1e-4 {
                 // Two units on one spot: ORCA cannot tell which way to
                 // part them (dodgy_2d would pick a random direction).
-                // Part them along a direction fixed by their entities, so
-                // the same inputs give the same positions.
+                // Part them along a direction fixed by their places in the
+                // crowd, so the same inputs give the same positions.
                 position = me.position + parting_direction(me.order, other.order) * 1e-3;
+            }
+            let mut velocity = seen(other);
+            // Bodies already touching whose relative velocity is exactly
+            // the one that closes the gap within the frame leave ORCA's
+            // cut-off circle without a normal, and dodgy_2d would pick a
+            // random one (from the thread's random generator: another run
+            // of the same game parts there). The same test as dodgy_2d's,
+            // on the same numbers: such a neighbour's velocity is nudged
+            // along the pair's parting direction instead.
+            let offset = position - me.position;
+            let reach = me.radius + other.radius;
+            if offset.length_squared() <= reach * reach {
+                let from_centre = (me.velocity - velocity) - offset / self.seconds;
+                let recip = from_centre.length_recip();
+                if !(recip.is_finite() && recip > 0.0) {
+                    velocity += parting_direction(me.order, other.order) * 1e-3;
+                }
             }
             scratch.neighbours.push(Cow::Owned(dodgy_2d::Agent {
                 position: to_dodgy(position),
-                velocity: to_dodgy(seen(other)),
+                velocity: to_dodgy(velocity),
                 radius: other.radius,
                 avoidance_responsibility: priority(other, &me).avoids,
             }));
