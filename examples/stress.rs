@@ -67,10 +67,10 @@
 //! clients), and `graph_wait_ms=` beside `graph_frame=`: how long frames
 //! waited, in all, for a coarse graph's build not done on its due frame
 //! (`PathfindingStats::graph_wait`; zero on a machine fast enough). With
-//! `--clutter N`, N other entities are spawned and despawned in a
-//! shuffled order, and one more resource registered, before the map: every
-//! unit then has another entity id, and the frames, digest and checksum
-//! must not change.
+//! `--clutter N`, one more resource is registered and N other entities
+//! spawned and despawned in a shuffled order before the map (`--clutter 0`:
+//! the resource alone): every unit then has another entity id, and the
+//! frames, digest and checksum must not change.
 //!
 //! With `--weight W` (at least 1), searches use a heuristic weight of W
 //! (`PathfindingSettings::heuristic_weight`): every final path costs at
@@ -150,7 +150,7 @@ struct Options {
     refine: Option<bool>,
     fps: u32,
     classes: Option<usize>,
-    clutter: usize,
+    clutter: Option<usize>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -169,7 +169,7 @@ fn parse_options() -> Result<Options, String> {
         refine: None,
         fps: 60,
         classes: None,
-        clutter: 0,
+        clutter: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -212,9 +212,10 @@ fn parse_options() -> Result<Options, String> {
             }
             "--clutter" => {
                 let v = value()?;
-                options.clutter = v
-                    .parse()
-                    .map_err(|_| format!("--clutter {v:?} is not a number"))?;
+                options.clutter = Some(
+                    v.parse()
+                        .map_err(|_| format!("--clutter {v:?} is not a number"))?,
+                );
             }
             "--edits" => {
                 let v = value()?;
@@ -642,9 +643,9 @@ struct Setup {
     /// Frames a second the run is held to while a coarse graph is being
     /// built (0: as fast as it can).
     fps: u32,
-    /// Other entities spawned and despawned before the map (and one more
-    /// resource registered).
-    clutter: usize,
+    /// One more resource registered before the map, and this many other
+    /// entities spawned and despawned.
+    clutter: Option<usize>,
 }
 
 fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
@@ -685,8 +686,8 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
         ..default()
     });
     app.init_resource::<FrontierChecksum>();
-    if clutter > 0 {
-        spawn_clutter(&mut app, clutter);
+    if let Some(count) = clutter {
+        spawn_clutter(&mut app, count);
     }
     app.world_mut().spawn((grid.clone(), Transform::default()));
     app

@@ -1,11 +1,11 @@
 //! The one place the plugin reads the wall clock (to report how long its
 //! systems took, and for `PathfindingSettings::max_frame_time`): Bevy's
 //! `Instant`, which in a browser (`wasm32-unknown-unknown`) reads the
-//! page's clock where `std::time::Instant::now` panics. On other targets
-//! the two are one type, so `clippy.toml` forbids the method everywhere
-//! and these two functions alone are let through: a call of
-//! `std::time::Instant::now` or `elapsed` written anywhere else in the
-//! crate fails CI's clippy.
+//! page's clock where the standard library's `Instant::now` panics. On
+//! other targets the two are one type, so `clippy.toml` forbids its clock
+//! methods everywhere and these two functions alone are let through: a
+//! call of the standard library's `Instant::now` or `elapsed` written
+//! anywhere else in the crate fails CI's clippy.
 
 use std::time::Duration;
 

@@ -10,12 +10,7 @@
 # Instructions per mover-frame: step / (movers x frames).
 set -e
 BIN=$1; OUT=$2; shift 2; mkdir -p "$OUT"
-P='bevy_frontier::movement::'
-SYS=()
-for f in begin_orders adopt_paths replan_cut_paths replan_cut_routes prefer \
-    passage::take_turns avoidance::avoid move_units avoidance::separate; do
-    SYS+=("--toggle-collect=$P$f")
-done
+source "$(dirname "$0")/crowd_step.sh"
 PAR=()
 for f in 'avoidance::Planner::plan_all::{{closure}}' avoidance::solver::Separation::round \
     avoidance::solver::gap_pass stride passage::look; do

@@ -15,6 +15,7 @@ use crate::maps::MapView;
 
 /// Folds a result into the frame's checksum: what it says, never whose it
 /// is (the delivery order says that, and entity ids would differ).
+#[inline(never)] // named in profiles: what the checksum costs
 fn fold_result(checksum: &mut FrontierChecksum, result: &PathResult) {
     let status = match result.status {
         PathStatus::Complete => 0,
