@@ -60,7 +60,9 @@ impl Ordinal {
     }
 
     /// When its request was last inserted: its place among the requests
-    /// that arrive in one frame.
+    /// that arrive in one frame. A request changed in place (through
+    /// `Mut<PathRequest>`) keeps the stamp of its insertion: the order
+    /// the game's queries visit entities in is not one the game controls.
     pub fn asked(&self) -> u64 {
         self.asked
     }
