@@ -51,6 +51,10 @@
 //! - `tilemap` (default): `tilemap::TilemapNavPlugin` keeps a `NavGrid` on
 //!   every square bevy_ecs_tilemap map.
 //! - `debug_draw`: `debug::DebugDrawPlugin`, a gizmo overlay.
+//! - `multi_threaded`: Bevy's multi-threaded task pools and executor (on in
+//!   any game with Bevy's default features): search lanes, the crowd's
+//!   parallel stages and coarse graph builds run on the task pools'
+//!   threads, with the same results as without.
 //! - `demo`: what the rendered examples need; nothing of the library.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
