@@ -153,24 +153,29 @@ impl PluginGroup for FrontierPlugins {
 /// What a game touches every day: the plugins, the map (`NavGrid`, `Cell`,
 /// `GridLayout`, `MovementClasses`), a unit's request, size, movement class
 /// (`Footprint`, `MovementClass`, `UnitKind`) and answer, its arrival, its body
-/// in a crowd (`Avoidance`, `AvoidanceSettings`), group orders, the
-/// settings and the figures of the last frame (`PathfindingStats`). Names
+/// in a crowd (`Avoidance`, `AvoidanceSettings`), group orders and who is in
+/// a group (`GroupMember`, `GroupMembers`), a map's coarse graphs
+/// (`CoarseGraphs`, to bake while a level loads), the settings, the figures
+/// of the last frame (`PathfindingStats`) and the lockstep checksum
+/// (`FrontierChecksum`). Names
 /// a game is likelier to have its own of (`Path`, `Route`, `Steering`, …)
 /// stay in their modules; a game's own `Cell`, imported by name, wins over
 /// this one.
 pub mod prelude {
     pub use crate::FrontierPlugins;
+    pub use crate::checksum::FrontierChecksum;
     pub use crate::core::{Cell, MovementClasses, NavGrid, UnitKind};
     #[cfg(feature = "debug_draw")]
     pub use crate::debug::{DebugDrawPlugin, FrontierGizmos};
-    pub use crate::groups::{GroupMove, GroupsPlugin};
+    pub use crate::groups::{GroupMember, GroupMembers, GroupMove, GroupsPlugin};
     pub use crate::maps::GridLayout;
     pub use crate::movement::{
         Arrived, Avoidance, AvoidanceSettings, MovementPlugin, Mover, UnitArrived,
     };
     pub use crate::pathfinding::{
-        Footprint, InvalidReason, MovementClass, PathInvalidated, PathReady, PathRequest,
-        PathResult, PathStatus, PathTarget, PathfindingPlugin, PathfindingStats, Unreachable,
+        CoarseGraphs, Footprint, InvalidReason, MovementClass, PathInvalidated, PathReady,
+        PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin, PathfindingStats,
+        Unreachable,
     };
     pub use crate::schedule::{FrontierSystems, PathfindingSettings};
     #[cfg(feature = "tilemap")]
