@@ -1116,6 +1116,8 @@ fn move_units(
     mut units: Query<WalkQuery>,
     mut places: ResMut<RestingPlaces>,
     mut arrivals: MessageWriter<UnitArrived>,
+    // The walked units in crowd rank, kept so no frame allocates it anew.
+    mut walked: Local<Vec<(u64, Entity)>>,
 ) {
     let Ground {
         time,
@@ -1136,13 +1138,15 @@ fn move_units(
     each_mover!(units, PARALLEL_WALKS, |unit| stride(
         &all_views, &passages, seconds, unit
     ),);
-    let mut walked: Vec<(u64, Entity)> = units
-        .iter()
-        .filter(|unit| unit.motion.stride.is_some())
-        .map(|unit| (unit.ordinal.crowd_rank(), unit.entity))
-        .collect();
+    walked.clear();
+    walked.extend(
+        units
+            .iter()
+            .filter(|unit| unit.motion.stride.is_some())
+            .map(|unit| (unit.ordinal.crowd_rank(), unit.entity)),
+    );
     walked.sort_unstable();
-    for (_, unit) in walked {
+    for &(_, unit) in walked.iter() {
         let Ok(WalkQueryItem {
             mover,
             mut request,

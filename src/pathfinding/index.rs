@@ -240,11 +240,10 @@ pub(crate) fn invalidate_paths(
     }
     // In the order the units joined (not the hash map's or the query's),
     // each once: the game reads the messages in this order.
-    let order = |unit: Entity| {
+    hits.sort_by_cached_key(|&unit| {
         let ordinal = results.get(unit).ok().and_then(|(.., ordinal)| ordinal);
         (ordinal.map_or(u64::MAX, Ordinal::joined), unit)
-    };
-    hits.sort_unstable_by_key(|&unit| order(unit));
+    });
     hits.dedup();
     for unit in hits {
         index.remove(unit);
