@@ -468,7 +468,7 @@ struct Orders {
     units: Vec<(Cell, usize)>,
     goals: Vec<Cell>,
     /// Each unit's movement class (none: the grid's own).
-    classes: Vec<u8>,
+    classes: Vec<ClassId>,
 }
 
 /// Random starts and goals, one per unit, unit `i` of class `i % count`,
@@ -478,7 +478,7 @@ fn class_orders(grid: &NavGrid, units: usize, count: usize) -> Orders {
     let regions: Vec<Vec<Cell>> = (0..count as u8)
         .map(|class| {
             let view = grid
-                .view(UnitKind::new(class, 1))
+                .view(UnitKind::new(ClassId::from_index(class), 1))
                 .expect("a registered class");
             support::main_region_of(view)
         })
@@ -494,7 +494,7 @@ fn class_orders(grid: &NavGrid, units: usize, count: usize) -> Orders {
         let start = cells[rng.below(cells.len())];
         orders.goals.push(cells[rng.below(cells.len())]);
         orders.units.push((start, i));
-        orders.classes.push(class as u8);
+        orders.classes.push(ClassId::from_index(class as u8));
     }
     orders
 }
@@ -507,7 +507,7 @@ fn class_orders(grid: &NavGrid, units: usize, count: usize) -> Orders {
 fn class_memory(grid: &NavGrid, count: usize, run: &Run) -> String {
     let cells = grid.cell_count() as f64;
     for class in 0..count as u8 {
-        grid.view(UnitKind::new(class, 1))
+        grid.view(UnitKind::new(ClassId::from_index(class), 1))
             .expect("a registered class")
             .label_regions_now();
     }

@@ -44,6 +44,7 @@
 //! | [`groups`] | yes | group orders, shared routes, membership |
 //! | `tilemap`, `debug` | yes | bevy_ecs_tilemap sync (feature `tilemap`); the gizmo overlay (feature `debug_draw`) |
 //!
+//! [`guide`] has a recipe for each task a game does with the plugin.
 //! `docs/architecture.md` in the repository follows one request and one
 //! group order through these systems, frame by frame.
 //!
@@ -151,8 +152,9 @@ impl PluginGroup for FrontierPlugins {
 }
 
 /// What a game touches every day: the plugins, the map (`NavGrid`, `Cell`,
-/// `GridLayout`, `MovementClasses`), a unit's request, size, movement class
-/// (`Footprint`, `MovementClass`, `UnitKind`) and answer, its arrival, its body
+/// `GridLayout`, `MovementClasses`, `Terrain`, `ClassId`), a unit's request,
+/// size, movement class (`Footprint`, `MovementClass`, `UnitKind`) and
+/// answer, how its order ended (`Arrived`, `Arrival`, `PathFailed`), its body
 /// in a crowd (`Avoidance`, `AvoidanceSettings`), group orders and who is in
 /// a group (`GroupMember`, `GroupMembers`), a map's coarse graphs
 /// (`CoarseGraphs`, to bake while a level loads), the settings, the figures
@@ -164,23 +166,26 @@ impl PluginGroup for FrontierPlugins {
 pub mod prelude {
     pub use crate::FrontierPlugins;
     pub use crate::checksum::FrontierChecksum;
-    pub use crate::core::{Cell, MovementClasses, NavGrid, UnitKind};
+    pub use crate::core::{Cell, ClassId, MovementClasses, NavGrid, Terrain, UnitKind};
     #[cfg(feature = "debug_draw")]
     pub use crate::debug::{DebugDrawPlugin, FrontierGizmos};
     pub use crate::groups::{GroupMember, GroupMembers, GroupMove, GroupsPlugin};
     pub use crate::maps::GridLayout;
     pub use crate::movement::{
-        Arrived, Avoidance, AvoidanceSettings, MovementPlugin, Mover, UnitArrived,
+        Arrival, Arrived, Avoidance, AvoidanceSettings, MovementPlugin, Mover, UnitArrived,
     };
     pub use crate::pathfinding::{
-        CoarseGraphs, Footprint, InvalidReason, MovementClass, PathInvalidated, PathReady,
-        PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin, PathfindingStats,
-        Unreachable,
+        CoarseGraphs, Footprint, InvalidReason, MovementClass, PathFailed, PathInvalidated,
+        PathReady, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
+        PathfindingStats, Unreachable,
     };
     pub use crate::schedule::{FrontierSystems, PathfindingSettings};
     #[cfg(feature = "tilemap")]
     pub use crate::tilemap::{TileCost, TileTerrain, TilemapNavPlugin};
 }
+
+#[doc = include_str!("../docs/guide.md")]
+pub mod guide {}
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

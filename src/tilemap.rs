@@ -27,7 +27,7 @@ use bevy_ecs_tilemap::map::{
 };
 use bevy_ecs_tilemap::tiles::{TilePos, TileStorage};
 
-use crate::core::{Cell, MovementClasses, NavGrid};
+use crate::core::{Cell, MovementClasses, NavGrid, Terrain};
 use crate::maps::GridLayout;
 use crate::schedule::{FrontierSchedulePlugin, FrontierSystems};
 
@@ -51,14 +51,14 @@ impl Default for TileCost {
 }
 
 /// The terrain type of a tile, on maps whose grids have movement classes
-/// ([`TilemapNavPlugin::with_classes`]): the byte its cell holds, which
-/// each class reads its cost from ([`MovementClasses`]); 0 is a wall for
-/// every class. Where a tile has both, it stands in for [`TileCost`].
+/// ([`TilemapNavPlugin::with_classes`]): what its cell holds, which each
+/// class reads its cost from ([`MovementClasses`]); [`Terrain::WALL`] is
+/// a wall for every class. Where a tile has both, it stands in for [`TileCost`].
 /// A game keeps it the way it keeps `TileCost`: a function of its tile
 /// (what the tile shows, what stands on it), written when that changes.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
-pub struct TileTerrain(pub u8);
+pub struct TileTerrain(pub Terrain);
 
 /// Marks a tilemap the plugin cannot navigate (not `TilemapType::Square`);
 /// it was warned about once and is left alone.
@@ -106,8 +106,8 @@ impl TilemapNavPlugin {
     /// use bevy_frontier::prelude::*;
     /// use bevy_frontier::tilemap::TilemapNavPlugin;
     ///
-    /// const OPEN: u8 = 1;
-    /// const WATER: u8 = 2;
+    /// const OPEN: Terrain = Terrain(1);
+    /// const WATER: Terrain = Terrain(2);
     /// let classes = MovementClasses::new()
     ///     .class("foot", [(OPEN, 1)])
     ///     .class("boat", [(WATER, 1)]);
@@ -242,7 +242,7 @@ type TileByte = (Option<&'static TileCost>, Option<&'static TileTerrain>);
 /// The byte of a tile with these components: its [`TileTerrain`], else its
 /// [`TileCost`], else ground (1).
 fn byte_of((cost, terrain): (Option<&TileCost>, Option<&TileTerrain>)) -> u8 {
-    terrain.map_or(cost.copied().unwrap_or_default().0, |t| t.0)
+    terrain.map_or(cost.copied().unwrap_or_default().0, |t| t.0.0)
 }
 
 /// The byte at `pos` (its cost, or its terrain type on a map with
@@ -319,8 +319,8 @@ fn sync_storage(
             for x in 0..width {
                 let cost = tile_cost(storage, &tiles, &TilePos::new(x, y));
                 let cell = Cell::new(x, y);
-                if grid.terrain(cell) != Some(cost) {
-                    let _ = grid.set_cost(cell, cost);
+                if grid.byte(cell) != Some(cost) {
+                    let _ = grid.set_byte(cell, cost);
                 }
             }
         }
@@ -341,7 +341,7 @@ fn wall_despawned_tile(
     if let Ok((storage, mut grid)) = maps.get_mut(map.0)
         && storage.checked_get(pos) == Some(tile)
     {
-        let _ = grid.set_cost(Cell::new(pos.x, pos.y), NavGrid::BLOCKED);
+        let _ = grid.set_byte(Cell::new(pos.x, pos.y), NavGrid::BLOCKED);
     }
 }
 
@@ -365,8 +365,8 @@ fn sync_tile_costs(
         if let Ok((storage, mut grid)) = maps.get_mut(map.0) {
             // Only the tile the storage holds at this position counts.
             let cell = Cell::new(pos.x, pos.y);
-            if storage.checked_get(pos) == Some(tile) && grid.terrain(cell) != Some(cost) {
-                let _ = grid.set_cost(cell, cost);
+            if storage.checked_get(pos) == Some(tile) && grid.byte(cell) != Some(cost) {
+                let _ = grid.set_byte(cell, cost);
             }
         }
     };

@@ -168,10 +168,10 @@ fn edit_tiles(
         return;
     };
     let (new_terrain, new_image) = if wall {
-        if terrain.0 == NavGrid::BLOCKED {
+        if terrain.0 == Terrain::WALL {
             (OPEN, GROUND)
         } else {
-            (NavGrid::BLOCKED, ROCK)
+            (Terrain::WALL, ROCK)
         }
     } else {
         let at = TERRAIN.iter().position(|&(t, _)| t == terrain.0);

@@ -54,7 +54,7 @@ mod map;
 mod units;
 
 use hud::OrderTimes;
-use map::{TILE, Terrain};
+use map::{Battlefield, TILE};
 use units::{BLUE, Kind, NAVY, RED, Unit, YELLOW};
 
 /// The scene's own systems, after pathfinding and steering each frame.
@@ -153,7 +153,7 @@ fn main() -> AppExit {
     .add_systems(Startup, spawn_camera);
     // The whole map in the 1280×800 window to begin with.
     let fit = (map.width() as f32 * TILE / 1280.0).max(map.height() as f32 * TILE / 800.0);
-    app.insert_resource(Terrain(map))
+    app.insert_resource(Battlefield(map))
         .insert_resource(CameraFit(fit));
     if options.screenshot.is_some() {
         // The same frames on every machine, however slow it renders.

@@ -22,39 +22,42 @@ const TREES: u32 = 3;
 const WATER: u32 = 4;
 const MUD: u32 = 5;
 
-// Terrain types (0 is rock and trees, a wall for every class).
-pub const OPEN: u8 = 1;
-const SWAMP_GROUND: u8 = 2;
-const MUD_GROUND: u8 = 3;
-const RIVER: u8 = 4;
+// Terrain types (rock and trees are `Terrain::WALL`, a wall for every
+// class).
+pub const OPEN: Terrain = Terrain(1);
+const SWAMP_GROUND: Terrain = Terrain(2);
+const MUD_GROUND: Terrain = Terrain(3);
+const RIVER: Terrain = Terrain(4);
 
 /// Terrain types a T-click cycles through, with their tile images.
-pub const TERRAIN: [(u8, u32); 3] = [(OPEN, GROUND), (SWAMP_GROUND, SWAMP), (MUD_GROUND, MUD)];
+pub const TERRAIN: [(Terrain, u32); 3] = [(OPEN, GROUND), (SWAMP_GROUND, SWAMP), (MUD_GROUND, MUD)];
 
-// Movement classes, in id order.
+// Movement classes, in the order `classes` registers them.
 /// Infantry and vehicles: ground at 1, swamp 4, mud 8; no water.
-pub const LAND: u8 = 0;
+pub const LAND: ClassId = ClassId::from_index(0);
 /// Boats: the river only.
-pub const BOAT: u8 = 1;
+pub const BOAT: ClassId = ClassId::from_index(1);
 /// Hovercraft: ground, swamp, mud and water alike.
-pub const HOVER: u8 = 2;
+pub const HOVER: ClassId = ClassId::from_index(2);
 
-/// The scene's movement classes (ids [`LAND`], [`BOAT`], [`HOVER`]).
+/// The scene's movement classes ([`LAND`], [`BOAT`], [`HOVER`]).
 pub fn classes() -> MovementClasses {
-    MovementClasses::new()
-        .class("land", [(OPEN, 1), (SWAMP_GROUND, 4), (MUD_GROUND, 8)])
-        .class("boat", [(RIVER, 1)])
-        .class(
-            "hover",
-            [(OPEN, 1), (SWAMP_GROUND, 1), (MUD_GROUND, 1), (RIVER, 1)],
-        )
+    let mut classes = MovementClasses::new();
+    let land = classes.add("land", [(OPEN, 1), (SWAMP_GROUND, 4), (MUD_GROUND, 8)]);
+    let boat = classes.add("boat", [(RIVER, 1)]);
+    let hover = classes.add(
+        "hover",
+        [(OPEN, 1), (SWAMP_GROUND, 1), (MUD_GROUND, 1), (RIVER, 1)],
+    );
+    assert_eq!((land, boat, hover), (LAND, BOAT, HOVER));
+    classes
 }
 
 /// The map file the scene was built from.
 #[derive(Resource)]
-pub struct Terrain(pub MovingAiMap);
+pub struct Battlefield(pub MovingAiMap);
 
-impl Terrain {
+impl Battlefield {
     /// The tilemap's size; the file's first row is the top of the map.
     pub fn size(&self) -> TilemapSize {
         TilemapSize {
@@ -64,7 +67,7 @@ impl Terrain {
     }
 
     /// Terrain type and tile image of the tile at `position`.
-    pub fn tile(&self, position: TilePos) -> (u8, u32) {
+    pub fn tile(&self, position: TilePos) -> (Terrain, u32) {
         let row = self.0.height() - 1 - position.y;
         terrain_of(
             self.0
@@ -86,12 +89,12 @@ impl Terrain {
 }
 
 /// Terrain type and tile image of a map character.
-fn terrain_of(c: u8) -> (u8, u32) {
+fn terrain_of(c: u8) -> (Terrain, u32) {
     match c {
         b'S' => (SWAMP_GROUND, SWAMP),
-        b'T' => (NavGrid::BLOCKED, TREES),
+        b'T' => (Terrain::WALL, TREES),
         b'W' => (RIVER, WATER),
-        c if benchmark_cost(c) == NavGrid::BLOCKED => (NavGrid::BLOCKED, ROCK),
+        c if benchmark_cost(c) == NavGrid::BLOCKED => (Terrain::WALL, ROCK),
         _ => (OPEN, GROUND),
     }
 }
@@ -105,7 +108,7 @@ impl Plugin for MapPlugin {
     }
 }
 
-fn spawn_tilemap(mut commands: Commands, terrain: Res<Terrain>, assets: Res<AssetServer>) {
+fn spawn_tilemap(mut commands: Commands, terrain: Res<Battlefield>, assets: Res<AssetServer>) {
     let size = terrain.size();
     let tile_size = TilemapTileSize { x: TILE, y: TILE };
     let tilemap = commands.spawn_empty().id();

@@ -13,7 +13,7 @@ use bevy_frontier::movement::Motion;
 use bevy_frontier::prelude::*;
 
 use crate::SceneSystems;
-use crate::map::{BOAT, HOVER, LAND, TILE, Terrain, classes};
+use crate::map::{BOAT, Battlefield, HOVER, LAND, TILE, classes};
 
 /// Units per team.
 const PER_TEAM: usize = 80;
@@ -60,7 +60,7 @@ impl Kind {
     }
 
     /// Its movement class.
-    pub fn class(self) -> u8 {
+    pub fn class(self) -> ClassId {
         match self {
             Kind::Infantry | Kind::Vehicle => LAND,
             Kind::Boat => BOAT,
@@ -113,7 +113,7 @@ pub const TEAMS: [(Vec2, Color); 3] = [
 /// Three armies in packed squares on open ground, vehicles first (nearest
 /// the centre), then the flotilla, each unit on tiles no other unit stands
 /// on and its class may enter.
-fn spawn_armies(mut commands: Commands, terrain: Res<Terrain>, assets: Res<AssetServer>) {
+fn spawn_armies(mut commands: Commands, terrain: Res<Battlefield>, assets: Res<AssetServer>) {
     let size = terrain.size();
     let layout = terrain.layout();
     let classes = classes();

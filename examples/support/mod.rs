@@ -172,14 +172,16 @@ pub fn main_region_of(view: SizeClass) -> Vec<Cell> {
 /// Terrain types of the examples' maps with movement classes.
 #[allow(dead_code)] // `stress` uses them.
 pub mod terrain {
+    use bevy_frontier::core::Terrain;
+
     /// Open ground.
-    pub const OPEN: u8 = 1;
+    pub const OPEN: Terrain = Terrain(1);
     /// Woods: infantry walk through, wheels go round.
-    pub const WOODS: u8 = 2;
+    pub const WOODS: Terrain = Terrain(2);
     /// Shallow water: a ford for infantry, sea for boats.
-    pub const SHALLOW: u8 = 3;
+    pub const SHALLOW: Terrain = Terrain(3);
     /// Deep water: boats and hovercraft only.
-    pub const DEEP: u8 = 4;
+    pub const DEEP: Terrain = Terrain(4);
 }
 
 /// The examples' movement classes, the first `count` of foot, boat, hover
@@ -187,7 +189,7 @@ pub mod terrain {
 #[allow(dead_code)] // `stress` uses it.
 pub fn movement_classes(count: usize) -> MovementClasses {
     use terrain::*;
-    let all: [(&str, &[(u8, u8)]); 4] = [
+    let all: [(&str, &[(Terrain, u8)]); 4] = [
         ("foot", &[(OPEN, 1), (WOODS, 2), (SHALLOW, 3)]),
         ("boat", &[(SHALLOW, 2), (DEEP, 1)]),
         ("hover", &[(OPEN, 1), (SHALLOW, 1), (DEEP, 1)]),
@@ -212,10 +214,10 @@ pub fn land_and_water(grid: &NavGrid, classes: MovementClasses, seed: u64) -> Na
         .map(|i| {
             let (x, y) = (i % w, i / w);
             if !grid.is_walkable(Cell::new(x, y)) {
-                return 0;
+                return Terrain::WALL.0;
             }
             let water = value_noise(x, y, 40, seed);
-            if water < 0.22 {
+            let terrain = if water < 0.22 {
                 DEEP
             } else if water < 0.3 {
                 SHALLOW
@@ -223,7 +225,8 @@ pub fn land_and_water(grid: &NavGrid, classes: MovementClasses, seed: u64) -> Na
                 WOODS
             } else {
                 OPEN
-            }
+            };
+            terrain.0
         })
         .collect();
     NavGrid::from_costs(w, h, terrain)

@@ -18,30 +18,40 @@
 //! nothing.
 //!
 //! ```
-//! use bevy_frontier::core::{Cell, MovementClasses, NavGrid, UnitKind};
+//! use bevy_frontier::core::{Cell, MovementClasses, NavGrid, Terrain, UnitKind};
 //!
 //! // Terrain types the game names.
-//! const OPEN: u8 = 1;
-//! const WATER: u8 = 2;
-//! let classes = MovementClasses::new()
-//!     .class("foot", [(OPEN, 1)])
-//!     .class("boat", [(WATER, 1)])
-//!     .class("hover", [(OPEN, 1), (WATER, 1)]);
-//! let boat = classes.id("boat").unwrap();
+//! const OPEN: Terrain = Terrain(1);
+//! const WATER: Terrain = Terrain(2);
+//! // Registering a class gives back its typed id.
+//! let mut classes = MovementClasses::new();
+//! let _foot = classes.add("foot", [(OPEN, 1)]);
+//! let boat = classes.add("boat", [(WATER, 1)]);
+//! let hover = classes.add("hover", [(OPEN, 1), (WATER, 1)]);
 //!
 //! // A river down the middle of open ground.
 //! let mut grid = NavGrid::new(9, 9).unwrap();
 //! grid.set_classes(classes).unwrap();
-//! grid.fill_rect(Cell::new(0, 0), Cell::new(8, 8), OPEN).unwrap();
-//! grid.fill_rect(Cell::new(4, 0), Cell::new(4, 8), WATER).unwrap();
+//! grid.fill_terrain(Cell::new(0, 0), Cell::new(8, 8), OPEN).unwrap();
+//! grid.fill_terrain(Cell::new(4, 0), Cell::new(4, 8), WATER).unwrap();
 //!
 //! // Infantry cannot cross; a boat sails it; a hovercraft goes anywhere.
 //! assert!(!grid.connected(Cell::new(0, 0), Cell::new(8, 0)));
 //! let river = grid.view(UnitKind::new(boat, 1)).unwrap();
 //! assert!(river.connected(Cell::new(4, 0), Cell::new(4, 8)));
 //! assert!(!river.is_walkable(Cell::new(0, 0)));
-//! let hover = grid.view(UnitKind::new(2, 1)).unwrap();
+//! let hover = grid.view(UnitKind::new(hover, 1)).unwrap();
 //! assert!(hover.connected(Cell::new(0, 0), Cell::new(8, 8)));
+//! ```
+//!
+//! A terrain type is not a class: where a class is meant, a terrain
+//! constant (or a bare number) does not compile.
+//!
+//! ```compile_fail
+//! use bevy_frontier::core::{Terrain, UnitKind};
+//!
+//! const WATER: Terrain = Terrain(2);
+//! let boat = UnitKind::new(WATER, 1);
 //! ```
 
 use std::fmt;
@@ -52,13 +62,69 @@ use super::layer::{Layer, MAX_UNIT_SIZE, anchors_over};
 /// The most classes a grid holds.
 pub const MAX_CLASSES: usize = 32;
 
-/// What a unit is, for the grid: its movement class (an index into the
-/// grid's [`MovementClasses`]; 0, the default, on a grid without any) and
+/// A terrain type: what each cell of a grid with [`MovementClasses`]
+/// holds, and what each class reads its cost from (a small index the game
+/// names: `const SWAMP: Terrain = Terrain(3);`). [`Terrain::WALL`] is a
+/// wall for every class; every cell of a new grid is [`Terrain::PLAIN`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Terrain(pub u8);
+
+impl Terrain {
+    /// Impassable for every class.
+    pub const WALL: Terrain = Terrain(0);
+    /// What every cell of a new grid holds (cost 1 before classes are
+    /// registered).
+    pub const PLAIN: Terrain = Terrain(1);
+}
+
+impl fmt::Display for Terrain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "terrain {}", self.0)
+    }
+}
+
+/// A movement class of a grid's [`MovementClasses`], as
+/// [`MovementClasses::add`] returns it: not a number a terrain type could
+/// be mistaken for. [`ClassId::DEFAULT`] (the first class registered) is
+/// the grid's own, and the only class of a grid without any.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClassId(u8);
+
+impl ClassId {
+    /// The first class registered: the grid's own.
+    pub const DEFAULT: ClassId = ClassId(0);
+
+    /// The class registered `index`th (from 0), for a game that stores or
+    /// sends classes as numbers (a save file, a lockstep order). A class
+    /// the grid does not have is answered
+    /// [`UnknownClass`](crate::pathfinding::InvalidReason::UnknownClass).
+    pub const fn from_index(index: u8) -> Self {
+        Self(index)
+    }
+
+    /// Its index among the classes, in the order of registration.
+    pub const fn index(self) -> u8 {
+        self.0
+    }
+
+    pub(crate) const fn slot(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for ClassId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "class {}", self.0)
+    }
+}
+
+/// What a unit is, for the grid: its movement class (one of the grid's
+/// [`MovementClasses`]; [`ClassId::DEFAULT`] on a grid without any) and
 /// its size (the side of its square footprint, in cells).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct UnitKind {
     /// The movement class.
-    pub class: u8,
+    pub class: ClassId,
     /// The footprint's side, in cells (1 to
     /// [`MAX_UNIT_SIZE`]).
     pub size: u8,
@@ -66,13 +132,16 @@ pub struct UnitKind {
 
 impl UnitKind {
     /// A unit of `class` and `size`.
-    pub const fn new(class: u8, size: u8) -> Self {
+    pub const fn new(class: ClassId, size: u8) -> Self {
         Self { class, size }
     }
 
     /// A unit of the default class and `size`.
     pub const fn sized(size: u8) -> Self {
-        Self { class: 0, size }
+        Self {
+            class: ClassId::DEFAULT,
+            size,
+        }
     }
 }
 
@@ -84,7 +153,7 @@ impl Default for UnitKind {
 
 impl fmt::Display for UnitKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "class {} size {}", self.class, self.size)
+        write!(f, "class {} size {}", self.class.0, self.size)
     }
 }
 
@@ -92,9 +161,10 @@ impl fmt::Display for UnitKind {
 pub(super) type CostTable = [u8; 256];
 
 /// The movement classes a game registers on a grid: each a name and a
-/// table from terrain type to cost (1 plain, 2..=255 that many times
-/// slower, absent impassable). Class ids are the order of registration,
-/// from 0; class 0 is the grid's default.
+/// table from [`Terrain`] type to cost (1 plain, 2..=255 that many times
+/// slower, absent impassable). [`MovementClasses::add`] returns each
+/// class's [`ClassId`], in the order of registration; the first is the
+/// grid's default ([`ClassId::DEFAULT`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MovementClasses {
     names: Vec<String>,
@@ -138,19 +208,28 @@ impl MovementClasses {
         }
     }
 
-    /// These classes and one more, `name`, which may enter the terrain
-    /// types listed at the costs given (a cost of 0, and every type not
-    /// listed, is impassable; type 0 is a wall whatever it says). Its id is
-    /// the number of classes before it.
-    pub fn class(mut self, name: &str, costs: impl IntoIterator<Item = (u8, u8)>) -> Self {
+    /// These classes and one more, as [`MovementClasses::add`] registers
+    /// it: a chain of registrations, whose ids [`MovementClasses::id`]
+    /// finds by name.
+    pub fn class(mut self, name: &str, costs: impl IntoIterator<Item = (Terrain, u8)>) -> Self {
+        self.add(name, costs);
+        self
+    }
+
+    /// Registers one more class, `name`, which may enter the terrain types
+    /// listed at the costs given (a cost of 0, and every type not listed,
+    /// is impassable; [`Terrain::WALL`] is a wall whatever it says), and
+    /// returns its id: what a unit's
+    /// [`MovementClass`](crate::pathfinding::MovementClass) holds.
+    pub fn add(&mut self, name: &str, costs: impl IntoIterator<Item = (Terrain, u8)>) -> ClassId {
         let mut table = [0u8; 256];
         for (terrain, cost) in costs {
-            table[terrain as usize] = cost;
+            table[terrain.0 as usize] = cost;
         }
         table[0] = 0;
         self.names.push(name.to_owned());
         self.tables.push(table);
-        self
+        ClassId((self.names.len() - 1).min(u8::MAX as usize) as u8)
     }
 
     /// How many classes there are.
@@ -164,19 +243,27 @@ impl MovementClasses {
     }
 
     /// The id of the class called `name`.
-    pub fn id(&self, name: &str) -> Option<u8> {
-        self.names.iter().position(|n| n == name).map(|i| i as u8)
+    pub fn id(&self, name: &str) -> Option<ClassId> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| ClassId(i as u8))
     }
 
     /// The name of class `id`.
-    pub fn name(&self, id: u8) -> Option<&str> {
-        self.names.get(id as usize).map(String::as_str)
+    pub fn name(&self, id: ClassId) -> Option<&str> {
+        self.names.get(id.slot()).map(String::as_str)
+    }
+
+    /// The ids of the classes, in the order of registration.
+    pub fn ids(&self) -> impl Iterator<Item = ClassId> + '_ {
+        (0..self.names.len()).map(|i| ClassId(i as u8))
     }
 
     /// What terrain type `terrain` costs class `class` (0: impassable),
     /// `None` for a class not registered.
-    pub fn cost(&self, class: u8, terrain: u8) -> Option<u8> {
-        self.tables.get(class as usize).map(|t| t[terrain as usize])
+    pub fn cost(&self, class: ClassId, terrain: Terrain) -> Option<u8> {
+        self.tables.get(class.slot()).map(|t| t[terrain.0 as usize])
     }
 
     pub(super) fn checked(self) -> Result<Arc<Self>, ClassError> {

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
-use super::classes::{ClassError, Classes, MovementClasses, UnitKind};
+use super::classes::{ClassError, ClassId, Classes, MovementClasses, Terrain, UnitKind};
 use super::layer::{
     Layer, MAX_UNIT_SIZE, anchors_over, build_layer, clearance_of, footprint_cost, repair_clearance,
 };
@@ -82,6 +82,12 @@ pub enum GridError {
     },
     /// A cell lies outside the grid.
     OutOfBounds(Cell),
+    /// A cost was written to a grid with movement classes, whose cells
+    /// hold terrain types ([`NavGrid::set_terrain`]).
+    HoldsTerrain,
+    /// A terrain type was written to a grid without movement classes,
+    /// whose cells hold costs ([`NavGrid::set_cost`]).
+    HoldsCosts,
 }
 
 impl fmt::Display for GridError {
@@ -94,6 +100,14 @@ impl fmt::Display for GridError {
                 write!(f, "expected {expected} cell costs, got {got}")
             }
             GridError::OutOfBounds(cell) => write!(f, "cell {cell} is outside the grid"),
+            GridError::HoldsTerrain => write!(
+                f,
+                "the grid has movement classes: its cells hold terrain types (set_terrain), not costs"
+            ),
+            GridError::HoldsCosts => write!(
+                f,
+                "the grid has no movement classes: its cells hold costs (set_cost), not terrain types"
+            ),
         }
     }
 }
@@ -389,20 +403,21 @@ impl NavGrid {
     /// [`NavGrid::layer`] for class 0, a class's own built at its first use.
     pub(super) fn layer_of(&self, kind: UnitKind) -> &Layer {
         match &self.classes {
-            Some(classes) if kind.class > 0 => {
-                classes.layer(self.width, self.height, kind.class, kind.size)
+            Some(classes) if kind.class != ClassId::DEFAULT => {
+                classes.layer(self.width, self.height, kind.class.index(), kind.size)
             }
             _ => self.layer(kind.size),
         }
     }
 
-    /// Registers the game's movement classes: from now on the byte each
-    /// cell holds (what [`NavGrid::set_cost`], [`NavGrid::fill_rect`] and
-    /// [`NavGrid::from_costs`] wrote) is its terrain type, class 0 reads
-    /// its costs from its table ([`NavGrid::cost`] and every query that
-    /// names no class answer for it), and the other classes from theirs
-    /// ([`NavGrid::view`]). An edit of the whole grid, as a new move set
-    /// is. See [`MovementClasses`].
+    /// Registers the game's movement classes: from now on each cell holds
+    /// a [`Terrain`] type (the cost it held becomes the type of that
+    /// number: a new grid is all [`Terrain::PLAIN`]), written with
+    /// [`NavGrid::set_terrain`] and [`NavGrid::fill_terrain`]; the first
+    /// class reads its costs from its table ([`NavGrid::cost`] and every
+    /// query that names no class answer for it), and the other classes
+    /// from theirs ([`NavGrid::view`]). An edit of the whole grid, as a
+    /// new move set is. See [`MovementClasses`].
     pub fn set_classes(&mut self, classes: MovementClasses) -> Result<(), ClassError> {
         let table = classes.checked()?;
         let terrain = match self.classes.take() {
@@ -441,9 +456,17 @@ impl NavGrid {
         self.classes.as_ref().map_or(1, |c| c.table.len())
     }
 
-    /// The byte `cell` holds: its terrain type once classes are registered,
+    /// The terrain type of `cell` on a grid with movement classes; `None`
+    /// outside the grid or on a grid without classes (whose cells hold
+    /// costs: [`NavGrid::cost`]).
+    pub fn terrain(&self, cell: Cell) -> Option<Terrain> {
+        let classes = self.classes.as_ref()?;
+        self.index(cell).map(|i| Terrain(classes.terrain[i]))
+    }
+
+    /// The byte `cell` holds: its terrain type on a grid with classes,
     /// else its cost. `None` outside the grid.
-    pub fn terrain(&self, cell: Cell) -> Option<u8> {
+    pub(crate) fn byte(&self, cell: Cell) -> Option<u8> {
         self.index(cell).map(|i| self.terrain_at(i))
     }
 
@@ -473,19 +496,65 @@ impl NavGrid {
         self.base.max_walkable_cost()
     }
 
-    /// Sets one cell's cost ([`NavGrid::BLOCKED`] makes it a wall); once
-    /// movement classes are registered, its terrain type (0 a wall for
-    /// every class). Returns whether anything changed.
+    /// Sets one cell's cost ([`NavGrid::BLOCKED`] makes it a wall).
+    /// Returns whether anything changed. On a grid with movement classes,
+    /// whose cells hold terrain types, [`GridError::HoldsTerrain`]:
+    /// [`NavGrid::set_terrain`] writes those.
     pub fn set_cost(&mut self, cell: Cell, cost: u8) -> Result<bool, GridError> {
+        if self.classes.is_some() {
+            return Err(GridError::HoldsTerrain);
+        }
+        self.set_byte(cell, cost)
+    }
+
+    /// Sets one cell's terrain type ([`Terrain::WALL`] makes it a wall for
+    /// every class) on a grid with movement classes; returns whether
+    /// anything changed. On a grid without classes
+    /// [`GridError::HoldsCosts`].
+    pub fn set_terrain(&mut self, cell: Cell, terrain: Terrain) -> Result<bool, GridError> {
+        if self.classes.is_none() {
+            return Err(GridError::HoldsCosts);
+        }
+        self.set_byte(cell, terrain.0)
+    }
+
+    /// Writes the byte a cell holds, a cost or a terrain type, whichever
+    /// the grid holds.
+    pub(crate) fn set_byte(&mut self, cell: Cell, byte: u8) -> Result<bool, GridError> {
         let index = self.index(cell).ok_or(GridError::OutOfBounds(cell))?;
-        Ok(self.write(index, cost))
+        Ok(self.write(index, byte))
     }
 
     /// Sets every cell of the rectangle from `min` to `max` (both inclusive,
-    /// in any order) to `cost` (a terrain type once movement classes are
-    /// registered). Cells outside the grid are an error and
-    /// nothing is changed. Returns how many cells changed.
+    /// in any order) to `cost`. Cells outside the grid are an error and
+    /// nothing is changed. Returns how many cells changed. On a grid with
+    /// movement classes [`GridError::HoldsTerrain`]:
+    /// [`NavGrid::fill_terrain`] writes terrain types.
     pub fn fill_rect(&mut self, min: Cell, max: Cell, cost: u8) -> Result<usize, GridError> {
+        if self.classes.is_some() {
+            return Err(GridError::HoldsTerrain);
+        }
+        self.fill_bytes(min, max, cost)
+    }
+
+    /// Sets every cell of the rectangle from `min` to `max` (both
+    /// inclusive, in any order) to `terrain` on a grid with movement
+    /// classes. Cells outside the grid are an error and nothing is
+    /// changed. Returns how many cells changed. On a grid without classes
+    /// [`GridError::HoldsCosts`].
+    pub fn fill_terrain(
+        &mut self,
+        min: Cell,
+        max: Cell,
+        terrain: Terrain,
+    ) -> Result<usize, GridError> {
+        if self.classes.is_none() {
+            return Err(GridError::HoldsCosts);
+        }
+        self.fill_bytes(min, max, terrain.0)
+    }
+
+    fn fill_bytes(&mut self, min: Cell, max: Cell, cost: u8) -> Result<usize, GridError> {
         for corner in [min, max] {
             if !self.in_bounds(corner) {
                 return Err(GridError::OutOfBounds(corner));
@@ -569,15 +638,18 @@ impl NavGrid {
     /// changed and changed back, is not listed. [`GridChanges::Everything`]
     /// as for [`NavGrid::changes_since`].
     pub fn dearer_since(&self, version: u64) -> GridChanges {
-        self.dearer_for(0, version)
+        self.dearer_for(ClassId::DEFAULT, version)
     }
 
     /// [`NavGrid::dearer_since`] as movement class `class` reads the cells.
-    pub(super) fn dearer_for(&self, class: u8, version: u64) -> GridChanges {
+    pub(super) fn dearer_for(&self, class: ClassId, version: u64) -> GridChanges {
         let Some(entries) = self.journal_since(version) else {
             return GridChanges::Everything;
         };
-        let table = self.classes.as_ref().and_then(|c| c.table.table(class));
+        let table = self
+            .classes
+            .as_ref()
+            .and_then(|c| c.table.table(class.index()));
         let cost = |terrain: u8| table.map_or(terrain, |t| t[terrain as usize]);
         // Each cell's cost at `version`: the cost before its first change.
         let mut seen = std::collections::HashSet::new();

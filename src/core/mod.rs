@@ -50,7 +50,7 @@ pub mod search;
 pub mod size_class;
 mod walk_bits;
 
-pub use classes::{ClassError, MAX_CLASSES, MovementClasses, UnitKind};
+pub use classes::{ClassError, ClassId, MAX_CLASSES, MovementClasses, Terrain, UnitKind};
 pub use coarse::{BuiltPart, CoarseGraph, CoarseRoute, GraphBuild, RouteStatus, RouteWork};
 pub use flood::{Flood, FloodDirection};
 pub use grid::{Cell, GridChanges, GridError, NavGrid, Neighborhood};

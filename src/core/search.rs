@@ -21,7 +21,7 @@
 
 use std::fmt;
 
-use super::classes::UnitKind;
+use super::classes::{ClassId, UnitKind};
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::heap::OpenList;
 use super::jump::{JumpGrid, cover};
@@ -64,10 +64,10 @@ pub struct SearchConfig {
     /// whole footprint fits, paying the dearest cell under it (see
     /// [`NavGrid::size_class`]).
     pub size: u8,
-    /// The unit's movement class (default 0: the grid's own costs; see
+    /// The unit's movement class (default [`ClassId::DEFAULT`]: the grid's own costs; see
     /// [`NavGrid::set_classes`]): the search reads that class's costs and
     /// goes only where it may.
-    pub class: u8,
+    pub class: ClassId,
     /// Search as if every walkable anchor cost the cheapest cost on the
     /// grid: a quick path that takes no account of terrain (with the move
     /// rules unchanged, so it is legal), for a unit to start on while the
@@ -91,7 +91,7 @@ impl Default for SearchConfig {
             max_expansions: None,
             jump_points: true,
             size: 1,
-            class: 0,
+            class: ClassId::DEFAULT,
             ignore_costs: false,
         }
     }
@@ -139,7 +139,7 @@ pub enum SearchError {
     BadSize(u8),
     /// The grid has no movement class of this id (see
     /// [`NavGrid::set_classes`]).
-    UnknownClass(u8),
+    UnknownClass(ClassId),
 }
 
 impl fmt::Display for SearchError {
@@ -156,7 +156,7 @@ impl fmt::Display for SearchError {
                 write!(f, "unit size {size} is not between 1 and {MAX_UNIT_SIZE}")
             }
             SearchError::UnknownClass(class) => {
-                write!(f, "the grid has no movement class {class}")
+                write!(f, "the grid has no movement class {}", class.index())
             }
         }
     }

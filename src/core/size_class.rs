@@ -20,7 +20,7 @@
 //! something asks for them and then kept up to date edit by edit: an edit
 //! of one cell touches only the anchors whose footprint covers it.
 
-use super::classes::UnitKind;
+use super::classes::{ClassId, UnitKind};
 use super::grid::{Cell, GridChanges, NavGrid, Neighborhood};
 use super::layer::Layer;
 pub use super::layer::MAX_UNIT_SIZE;
@@ -55,7 +55,7 @@ pub struct SizeClass<'a> {
     grid: &'a NavGrid,
     layer: &'a Layer,
     size: u8,
-    class: u8,
+    class: ClassId,
 }
 
 impl<'a> SizeClass<'a> {
@@ -73,8 +73,8 @@ impl<'a> SizeClass<'a> {
         self.size
     }
 
-    /// The movement class (0 on a grid without classes).
-    pub fn class(&self) -> u8 {
+    /// The movement class ([`ClassId::DEFAULT`] on a grid without classes).
+    pub fn class(&self) -> ClassId {
         self.class
     }
 
@@ -445,17 +445,17 @@ impl NavGrid {
     /// A class's layer for a size is built the first time it is asked for
     /// and repaired on every edit after that.
     pub fn view(&self, kind: UnitKind) -> Option<SizeClass<'_>> {
-        ((kind.class as usize) < self.class_count()).then(|| self.kind_view(kind))
+        (kind.class.slot() < self.class_count()).then(|| self.kind_view(kind))
     }
 
     /// [`NavGrid::view`], the default class's for a class the grid does
     /// not have (whose requests the plugin answers as invalid).
     pub(crate) fn kind_view(&self, kind: UnitKind) -> SizeClass<'_> {
         let size = kind.size.clamp(1, MAX_UNIT_SIZE);
-        let class = if (kind.class as usize) < self.class_count() {
+        let class = if kind.class.slot() < self.class_count() {
             kind.class
         } else {
-            0
+            ClassId::DEFAULT
         };
         let kind = UnitKind::new(class, size);
         SizeClass::new(self, self.layer_of(kind), kind)

@@ -29,15 +29,15 @@ use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
 use crate::clock;
-use crate::core::{Cell, Flood, FloodDirection, ScratchPool, SizeClass, UnitKind};
+use crate::core::{Cell, ClassId, Flood, FloodDirection, ScratchPool, SizeClass, UnitKind};
 use crate::maps::{MapView, Maps};
 use crate::movement::{
-    Arrived, Edits, MovementPlugin, Mover, Route, SharedWaypoints, Steering, UnitArrived,
-    join_path, smooth,
+    Arrived, Edits, MissesGoal, MovementPlugin, Mover, Route, SharedWaypoints, Steering,
+    UnitArrived, join_path, smooth,
 };
 use crate::pathfinding::{
-    Footprint, KindData, MovementClass, PathRequest, PathResult, PathTarget, PathfindingStats,
-    locate, unit_kind,
+    Footprint, KindData, MovementClass, PathReady, PathRequest, PathResult, PathStatus, PathTarget,
+    PathfindingStats, locate, unit_kind,
 };
 use crate::schedule::{FrameBudget, FrontierSystems, PathfindingSettings, deal, run_lanes};
 
@@ -231,6 +231,18 @@ pub struct SharedRoute {
     flood_expansions: u64,
     /// Times an edit sent the shared path back to be found again.
     replans: u32,
+    /// Whether the order's goal is where its units may not stand: the
+    /// group goes to the nearest place they may.
+    off_ground: bool,
+    /// Whether the shared path leads only to the reachable place nearest
+    /// the goal (the goal cannot be reached): every member's order ends
+    /// [`Arrival::NearestReachable`](crate::movement::Arrival::NearestReachable).
+    misses_goal: bool,
+    /// How the shared search ended, which each member's [`PathReady`]
+    /// repeats.
+    status: PathStatus,
+    /// Frames since the order.
+    frames: u32,
     stage: Stage,
 }
 
@@ -273,7 +285,7 @@ impl SharedRoute {
     /// The movement class of the group's units (their [`MovementClass`]):
     /// a group order with units of several classes makes one group per
     /// class (and size).
-    pub fn class(&self) -> u8 {
+    pub fn class(&self) -> ClassId {
         self.kind.class
     }
 
@@ -459,10 +471,15 @@ impl ClassOrder<'_> {
                     .insert(order.solo_request(order.goal, Some(map)));
             }
         };
+        // A goal where the units may not stand (a wall, water for foot
+        // soldiers) is taken as the nearest place they may: every unit's
+        // order ends short of it, as a unit's ordered alone would.
+        let mut off_ground = false;
         let goal = locate(&view, order.goal, true).ok().and_then(|cell| {
             if grid.is_walkable(cell) {
                 Some(cell)
             } else {
+                off_ground = true;
                 grid.nearest_walkable((cell.x as i64, cell.y as i64), None)
             }
         });
@@ -513,9 +530,11 @@ impl ClassOrder<'_> {
             let slot = slot(members.len() + i);
             assigned.push((unit, slot));
             let target = centre_cell(slot, view.size());
-            commands
-                .entity(unit)
-                .insert(order.solo_request(target, Some(map)));
+            let mut unit = commands.entity(unit);
+            unit.insert(order.solo_request(target, Some(map)));
+            if off_ground {
+                unit.insert(MissesGoal { goal: target });
+            }
         }
         if members.is_empty() {
             return false;
@@ -525,7 +544,7 @@ impl ClassOrder<'_> {
         for &unit in &members {
             commands
                 .entity(unit)
-                .remove::<(PathRequest, PathResult, Arrived)>()
+                .remove::<(PathRequest, PathResult, Arrived, MissesGoal)>()
                 .insert((
                     GroupMember { group },
                     Steering::Instinct {
@@ -559,6 +578,10 @@ impl ClassOrder<'_> {
                 lane_waypoints: Vec::new(),
                 flood_expansions: 0,
                 replans: 0,
+                off_ground,
+                misses_goal: off_ground,
+                status: PathStatus::Complete,
+                frames: 0,
                 stage: Stage::Searching,
             },
             PathRequest {
@@ -640,6 +663,7 @@ pub(crate) fn splice_groups(
         if matches!(group.stage, Stage::Done) {
             continue;
         }
+        group.frames = group.frames.saturating_add(1);
         let Some(view) = maps.get(group.map) else {
             disband(group, members, &units, &mut commands, &mut scratch.0);
             continue;
@@ -685,6 +709,11 @@ pub(crate) fn splice_groups(
                 continue;
             }
             splicing = true;
+            group.misses_goal = group.off_ground || result.status.misses_goal();
+            group.status = match result.status {
+                PathStatus::Complete if group.off_ground => PathStatus::NearestReachable,
+                status => status,
+            };
             match begin_splice(group, members, &result.cells, &view, &units, &mut scratch.0) {
                 Some(splice) => group.stage = Stage::Splicing(Box::new(splice)),
                 None => {
@@ -867,11 +896,18 @@ fn disband(
 /// group).
 fn send_alone(group: &mut SharedRoute, unit: Entity, slot: Cell, commands: &mut Commands) {
     group.assigned.push((unit, slot));
-    commands.entity(unit).insert(
-        PathRequest::new(centre_cell(slot, group.kind.size))
-            .on_map(group.map)
-            .with_priority(group.priority),
-    );
+    let request = PathRequest::new(centre_cell(slot, group.kind.size))
+        .on_map(group.map)
+        .with_priority(group.priority);
+    let mut unit = commands.entity(unit);
+    if group.misses_goal {
+        // Its slot is reachable, its group's goal is not: its order ends
+        // as the group's does.
+        let goal = request.goal;
+        unit.insert((request, MissesGoal { goal }));
+    } else {
+        unit.insert(request).remove::<MissesGoal>();
+    }
 }
 
 /// Starts the two floods once the shared path is known: towards its head
@@ -1093,10 +1129,21 @@ fn assign_routes(
         }
         group.assigned.push((unit, slot));
         *steering = Steering::Following {
-            route: route.planned_on(view.grid.version()),
+            route: route
+                .planned_on(view.grid.version())
+                .missing_goal(group.misses_goal),
             goal: view.cell_to_world(slot),
             map: group.map,
         };
+        // The member's own news, as a unit ordered alone gets it.
+        let ready = PathReady {
+            entity: unit,
+            status: group.status,
+            expansions: 0,
+            frames_waited: group.frames,
+        };
+        commands.write_message(ready);
+        commands.trigger(ready);
     }
     let handled = end - handout.next;
     handout.next = end;

@@ -20,7 +20,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::math::{DAffine2, DVec2};
 use bevy::prelude::*;
 
-use crate::core::{Cell, MAX_UNIT_SIZE, NavGrid, SizeClass, UnitKind};
+use crate::core::{Cell, ClassId, MAX_UNIT_SIZE, NavGrid, SizeClass, Terrain, UnitKind};
 
 /// The grid lives on its map entity. The derive would have to sit on the
 /// core type, so the impl is written out here instead.
@@ -81,11 +81,23 @@ bevy::reflect::impl_reflect!(
     }
 );
 
+bevy::reflect::impl_reflect!(
+    #[reflect(Debug, Default, PartialEq, Hash, Clone)]
+    #[type_path = "bevy_frontier::core::classes"]
+    struct Terrain(u8);
+);
+
+bevy::reflect::impl_reflect_opaque!((in bevy_frontier::core::classes) ClassId(
+    Debug, Default, PartialEq, Hash, Clone
+));
+
 /// Registers the map types once for any plugin of the crate: `Cell` and
 /// `GridLayout` for reflection, and `GridLayout` as required by `NavGrid`.
 pub(crate) fn register(app: &mut App) {
     app.register_type::<GridLayout>()
         .register_type::<Cell>()
+        .register_type::<ClassId>()
+        .register_type::<Terrain>()
         .init_resource::<LastGridVersions>();
     // Fails harmlessly when another plugin registered it first.
     let _ = app.try_register_required_components::<NavGrid, GridLayout>();
@@ -285,7 +297,7 @@ impl<'a> MapView<'a> {
     /// Whether the grid has movement class `kind.class` (every grid has
     /// class 0).
     pub fn knows(&self, kind: UnitKind) -> bool {
-        (kind.class as usize) < self.grid.class_count()
+        kind.class.slot() < self.grid.class_count()
     }
 
     /// The size of the units this view is for.
@@ -408,23 +420,19 @@ impl MapView<'_> {
     /// use bevy_frontier::maps::MapView;
     /// use bevy_frontier::prelude::*;
     ///
-    /// const LAND: u8 = 1;
-    /// const WATER: u8 = 2;
-    /// let mut grid = NavGrid::new(12, 6)
-    ///     .unwrap()
-    ///     .with_classes(
-    ///         MovementClasses::new()
-    ///             .class("foot", [(LAND, 1)])
-    ///             .class("boat", [(WATER, 1)]),
-    ///     )
-    ///     .unwrap();
-    /// grid.fill_rect(Cell::new(0, 0), Cell::new(11, 5), LAND).unwrap();
-    /// grid.fill_rect(Cell::new(5, 0), Cell::new(6, 5), WATER).unwrap();
+    /// const LAND: Terrain = Terrain(1);
+    /// const WATER: Terrain = Terrain(2);
+    /// let mut classes = MovementClasses::new();
+    /// classes.add("foot", [(LAND, 1)]);
+    /// let boat = classes.add("boat", [(WATER, 1)]);
+    /// let mut grid = NavGrid::new(12, 6).unwrap().with_classes(classes).unwrap();
+    /// grid.fill_terrain(Cell::new(0, 0), Cell::new(11, 5), LAND).unwrap();
+    /// grid.fill_terrain(Cell::new(5, 0), Cell::new(6, 5), WATER).unwrap();
     /// let layout = GridLayout::default();
     /// let view = MapView::new(&grid, &layout, None);
     /// let (west, east) = (Vec2::new(1.0, 1.0), Vec2::new(10.0, 1.0));
     /// assert!(!view.can_reach(west, east));
-    /// let boats = view.for_kind(UnitKind::new(1, 1));
+    /// let boats = view.for_kind(UnitKind::new(boat, 1));
     /// assert!(boats.can_reach(Vec2::new(5.0, 0.0), Vec2::new(6.0, 5.0)));
     /// // The nearest place a boat put ashore may float: the river's bank.
     /// assert_eq!(boats.nearest_standable(west), Some(Vec2::new(5.0, 1.0)));

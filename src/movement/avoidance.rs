@@ -766,7 +766,7 @@ fn to_dodgy(v: Vec2) -> dodgy_2d::Vec2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::NavGrid;
+    use crate::core::{ClassId, NavGrid};
     use crate::maps::GridLayout;
 
     /// The turn to the right made of multiplications matches the
@@ -808,7 +808,7 @@ mod tests {
             // scenes of these tests were first drawn in.
             order: Entity::from_raw_u32(entity).unwrap().to_bits(),
             map: None,
-            class: 0,
+            class: ClassId::DEFAULT,
             position,
             velocity: Vec2::ZERO,
             preferred: Vec2::ZERO,

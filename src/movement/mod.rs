@@ -77,7 +77,7 @@ pub use route::{Route, SharedWaypoints};
 use bevy::ecs::entity::EntityHashMap;
 
 use crate::checksum::{FrontierChecksum, pair};
-use crate::core::UnitKind;
+use crate::core::{ClassId, UnitKind};
 use crate::maps::{AllViews, MapView, Maps};
 use crate::order::{Ordinal, stamp_joined};
 use crate::pathfinding::{
@@ -246,17 +246,73 @@ pub enum CrowdState {
     Moving,
 }
 
-/// On a [`Mover`] that reached the end of its path.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
-#[reflect(Component)]
-pub struct Arrived;
+/// How a [`Mover`]'s order ended, in [`Arrived`] and [`UnitArrived`]: the
+/// same for a unit ordered alone and for a member of a
+/// [`GroupMove`](crate::groups::GroupMove).
+///
+/// An order that found no path at all never arrives: its unit stands, and
+/// [`PathFailed`](crate::pathfinding::PathFailed) said so when the answer
+/// came. More ends may come (a unit that gives up in a jam far from its
+/// goal), so a `match` needs a `_` arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+#[non_exhaustive]
+pub enum Arrival {
+    /// At its goal: on the goal's cell, or on the nearest free one when
+    /// others stand there (a group's units each at their own).
+    Reached,
+    /// The goal could not be reached (walled off, on ground its class may
+    /// not enter, or beyond a search's cap): it stopped at the end of its
+    /// path, the reachable place nearest the goal
+    /// ([`PathStatus::NearestReachable`] or [`PathStatus::Partial`]).
+    NearestReachable,
+    /// Blocked by others within a few cells of its goal for
+    /// [`AvoidanceSettings::give_up_after`]: close enough, it rests where
+    /// it stands.
+    StoppedShort,
+}
 
-/// A [`Mover`] reached the end of its path. Triggered as an observer event
-/// and written as a message.
+impl Arrival {
+    /// Whether the unit got where it was sent ([`Arrival::Reached`], or
+    /// [`Arrival::StoppedShort`] a few cells from it).
+    pub fn at_goal(self) -> bool {
+        matches!(self, Arrival::Reached | Arrival::StoppedShort)
+    }
+}
+
+/// On a [`Mover`] whose order has ended ([`UnitArrived`] was sent), with
+/// how it ended. Removed when it gets a new order.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Component)]
+pub struct Arrived {
+    /// How the order ended.
+    pub outcome: Arrival,
+}
+
+/// A [`Mover`]'s order ended: it stands at the end of its path. Triggered
+/// as an observer event and written as a message, for a unit ordered alone
+/// and for each member of a group alike.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::movement::Arrival;
+/// use bevy_frontier::prelude::*;
+///
+/// fn report(mut arrivals: MessageReader<UnitArrived>) {
+///     for arrived in arrivals.read() {
+///         match arrived.outcome {
+///             Arrival::NearestReachable => warn!("{} could not get there", arrived.entity),
+///             _ => info!("{} is there", arrived.entity),
+///         }
+///     }
+/// }
+/// # bevy::ecs::system::assert_is_system(report);
+/// ```
 #[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
 pub struct UnitArrived {
     /// The unit.
     pub entity: Entity,
+    /// How its order ended.
+    pub outcome: Arrival,
 }
 
 /// The stages of the crowd step, in the order each frame runs them, each
@@ -559,6 +615,16 @@ fn stop_on_cancel(
 #[derive(Component)]
 pub(crate) struct OnProvisionalPath;
 
+/// On a unit a group sent to its end slot alone, when the group's goal
+/// cannot be reached: the path to its slot leads to the nearest reachable
+/// place, and its order ends [`Arrival::NearestReachable`] like its
+/// group's. It holds the request it came with (a later order to another
+/// goal does not miss it).
+#[derive(Component)]
+pub(crate) struct MissesGoal {
+    pub(crate) goal: PathTarget,
+}
+
 /// A mover as `adopt_paths` reads its new path.
 #[derive(QueryData)]
 #[query_data(mutable)]
@@ -569,6 +635,7 @@ struct AdoptQuery {
     result: &'static PathResult,
     steering: &'static mut Steering,
     on_provisional: Has<OnProvisionalPath>,
+    misses_goal: Option<&'static MissesGoal>,
 }
 
 /// A unit waiting for its path takes it when it comes; one walking a
@@ -587,6 +654,7 @@ fn adopt_paths(
         result,
         mut steering,
         on_provisional,
+        misses_goal,
     } in &mut units
     {
         let provisional = result.status == PathStatus::Provisional;
@@ -632,7 +700,14 @@ fn adopt_paths(
                 // found on an older copy may cross a wall put up since).
                 let route = Route::new(waypoints)
                     .planned_on(result.grid_version)
-                    .ending_short(provisional && result.ends_short);
+                    .ending_short(provisional && result.ends_short)
+                    .missing_goal(
+                        result.status.misses_goal()
+                            // A quick route says nothing of the goal: the
+                            // regions do.
+                            || provisional && !view.can_reach(here, goal)
+                            || misses_goal.is_some_and(|m| m.goal == request.goal),
+                    );
                 *steering = Steering::Following { route, goal, map };
                 if provisional {
                     commands.entity(unit).insert(OnProvisionalPath);
@@ -806,7 +881,7 @@ struct EditedMap<'a> {
     /// Per movement class, the edits since `checked` and since each
     /// later version a route was planned on that made ground dearer to
     /// that class, made when first asked for.
-    edits: Vec<(u8, u64, Edits)>,
+    edits: Vec<(ClassId, u64, Edits)>,
 }
 
 impl<'a> EditedMap<'a> {
@@ -821,7 +896,7 @@ impl<'a> EditedMap<'a> {
     /// The edits a route of movement class `class` planned on version
     /// `planned` (0: not known) has not seen and the last frame did not
     /// check; `None` when the route was planned on the grid as it is.
-    fn since(&mut self, class: u8, planned: u64) -> Option<&Edits> {
+    fn since(&mut self, class: ClassId, planned: u64) -> Option<&Edits> {
         let since = planned.max(self.checked);
         if since >= self.view.grid.version() {
             return None;
@@ -1174,6 +1249,7 @@ fn move_units(
         let budget = speed_of(mover) * seconds;
         let cell = view.layout.cell_size.abs().min_element();
         let mut arrived = false;
+        let mut outcome = Arrival::Reached;
         if matches!(*steering, Steering::Following { .. }) {
             // A wall went up on the path: walk on instinct while a new
             // path is found.
@@ -1191,7 +1267,7 @@ fn move_units(
                 && places.taken(unit, *map, &view, end)
             {
                 let place = places.settle(unit, *map, &view, end);
-                *route = Route::new(vec![place]);
+                *route = route.last_leg(vec![place]);
             }
             if let Steering::Following { route, goal, map } = &*steering
                 && route.is_empty()
@@ -1208,6 +1284,9 @@ fn move_units(
             {
                 // The end: rest here, or walk on to the nearest free
                 // cell if another unit rests here.
+                if route.misses_goal() {
+                    outcome = Arrival::NearestReachable;
+                }
                 arrived = rest_or_walk_on(
                     &mut places,
                     unit,
@@ -1282,7 +1361,12 @@ fn move_units(
             if distance > cell {
                 places.release(unit);
             }
-            *route = Route::new(Vec::new());
+            outcome = if route.misses_goal() {
+                Arrival::NearestReachable
+            } else {
+                Arrival::StoppedShort
+            };
+            *route = route.last_leg(Vec::new());
             motion.rest = Some(if distance <= 0.5 * cell {
                 place
             } else {
@@ -1308,8 +1392,14 @@ fn move_units(
         }
         if arrived {
             *steering = Steering::Idle;
-            commands.entity(unit).insert(Arrived);
-            let event = UnitArrived { entity: unit };
+            commands
+                .entity(unit)
+                .insert(Arrived { outcome })
+                .remove::<MissesGoal>();
+            let event = UnitArrived {
+                entity: unit,
+                outcome,
+            };
             arrivals.write(event);
             commands.trigger(event);
         }
@@ -1417,10 +1507,10 @@ fn rest_or_walk_on(
     let cell = view.layout.cell_size.abs().min_element();
     let place = places.settle(unit, map, view, position);
     if place.distance(position) > 0.5 * cell {
-        *route = Route::new(vec![place]);
+        *route = route.last_leg(vec![place]);
         false
     } else {
-        *route = Route::new(Vec::new());
+        *route = route.last_leg(Vec::new());
         motion.rest = Some(place);
         true
     }

@@ -52,7 +52,7 @@ use bevy::prelude::*;
 use bevy::utils::Parallel;
 
 use super::{Motion, Mover, PARALLEL_WALKS, Steering};
-use crate::core::{Cell, GridChanges, MAX_UNIT_SIZE, SizeClass};
+use crate::core::{Cell, ClassId, GridChanges, MAX_UNIT_SIZE, SizeClass};
 use crate::maps::{AllViews, MapView, Maps};
 
 use super::body::{
@@ -303,7 +303,7 @@ enum Miss {
 /// A map as one movement class sees it: the map entity and the class.
 /// Passages are found per class (a bridge is one lane to tanks, a river
 /// mouth to boats), and units take turns with units of their class.
-type Ground = (Entity, u8);
+type Ground = (Entity, ClassId);
 
 /// The ground of a unit of `view`'s class on `map`.
 fn ground(map: Entity, view: &MapView) -> Ground {

@@ -25,6 +25,9 @@ pub struct Route {
     /// route, [`PathResult::ends_short`](crate::pathfinding::PathResult::ends_short)):
     /// at its end the unit walks on by instinct rather than arrive.
     ends_short: bool,
+    /// Whether it leads to the reachable place nearest a goal that cannot
+    /// be reached: how the unit's order ends when it is walked.
+    misses_goal: bool,
 }
 
 /// A stretch of waypoints shared by a group's units.
@@ -114,6 +117,25 @@ impl Route {
     /// Whether it stops short of the goal: the rest of the way follows.
     pub fn ends_short(&self) -> bool {
         self.ends_short
+    }
+
+    /// The route marked as leading to the reachable place nearest a goal
+    /// that cannot be reached (or not).
+    pub(crate) fn missing_goal(mut self, misses_goal: bool) -> Self {
+        self.misses_goal = misses_goal;
+        self
+    }
+
+    /// Whether it leads only to the reachable place nearest its goal (the
+    /// goal cannot be reached).
+    pub fn misses_goal(&self) -> bool {
+        self.misses_goal
+    }
+
+    /// The last leg of the same order: through `waypoints` (a free place
+    /// to rest at, or none), still missing the goal if this route did.
+    pub(crate) fn last_leg(&self, waypoints: Vec<Vec2>) -> Self {
+        Self::new(waypoints).missing_goal(self.misses_goal)
     }
 
     /// Whether a new path has been asked for, and the route is walked

@@ -25,7 +25,7 @@ pub use queue::PathfindingQueue;
 pub(crate) use queue::locate;
 pub use request::{Footprint, MovementClass, PathRequest, PathTarget, Unreachable};
 pub(crate) use request::{KindData, unit_kind};
-pub use result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
+pub use result::{InvalidReason, PathFailed, PathInvalidated, PathReady, PathResult, PathStatus};
 pub use stats::PathfindingStats;
 
 use crate::schedule::{FrontierSchedulePlugin, FrontierSystems};
@@ -97,6 +97,7 @@ impl Plugin for PathfindingPlugin {
             .init_resource::<index::PathIndex>()
             .init_resource::<PathfindingStats>()
             .add_message::<PathReady>()
+            .add_message::<PathFailed>()
             .add_message::<PathInvalidated>()
             .register_type::<PathRequest>()
             .register_type::<Footprint>()

@@ -2,7 +2,7 @@
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, MAX_UNIT_SIZE, UnitKind};
+use crate::core::{Cell, ClassId, MAX_UNIT_SIZE, UnitKind};
 use crate::maps::GridLayout;
 use crate::order::{Ordinal, stamp_asked};
 
@@ -163,8 +163,10 @@ pub struct Footprint(pub u8);
 /// Which ground a unit may walk and what each terrain costs it: an id of
 /// the [movement classes](crate::core::MovementClasses) registered on its
 /// map's grid ([`NavGrid::set_classes`](crate::core::NavGrid::set_classes)).
-/// A unit without one is of class 0, the grid's default, which on a map
-/// without classes reads the cells' own costs. A class the map does not
+/// It holds the [`ClassId`] that
+/// [`MovementClasses::add`](crate::core::MovementClasses::add) returned.
+/// A unit without one is of [`ClassId::DEFAULT`], the grid's default, which
+/// on a map without classes reads the cells' own costs. A class the map does not
 /// have is answered
 /// [`InvalidReason::UnknownClass`](super::InvalidReason::UnknownClass).
 ///
@@ -179,19 +181,42 @@ pub struct Footprint(pub u8);
 /// use bevy_frontier::prelude::*;
 ///
 /// # let mut world = World::new();
-/// const BOAT: u8 = 1;
+/// let mut classes = MovementClasses::new();
+/// let _foot = classes.add("foot", [(Terrain(1), 1)]);
+/// let boat = classes.add("boat", [(Terrain(2), 1)]);
 /// // A 2×2 boat.
 /// world.spawn((
 ///     Transform::from_xyz(4.5, 4.5, 0.0),
 ///     Footprint(2),
-///     MovementClass(BOAT),
+///     MovementClass(boat),
 ///     Mover { speed: 2.0 },
 ///     PathRequest::new(Vec2::new(40.5, 10.5)),
 /// ));
 /// ```
+///
+/// A terrain type, or a bare number, is not a class:
+///
+/// ```compile_fail
+/// use bevy_frontier::prelude::*;
+///
+/// const WATER: Terrain = Terrain(2);
+/// let boat = MovementClass(WATER);
+/// ```
+///
+/// ```compile_fail
+/// use bevy_frontier::prelude::*;
+///
+/// let boat = MovementClass(1);
+/// ```
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
-pub struct MovementClass(pub u8);
+pub struct MovementClass(pub ClassId);
+
+impl From<ClassId> for MovementClass {
+    fn from(class: ClassId) -> Self {
+        Self(class)
+    }
+}
 
 /// What a query reads of a unit to know its class and size
 /// ([`unit_kind`]).

@@ -6,7 +6,7 @@ use std::fmt;
 
 use bevy::prelude::*;
 
-use crate::core::{Cell, UnitKind};
+use crate::core::{Cell, ClassId, UnitKind};
 use crate::maps::MapError;
 
 /// Why a request could not be served.
@@ -117,6 +117,13 @@ impl PathStatus {
         self != PathStatus::Provisional
     }
 
+    /// Whether the path leads only to the reachable place nearest the goal
+    /// ([`PathStatus::NearestReachable`], [`PathStatus::Partial`]): the
+    /// unit's order ends [`Arrival::NearestReachable`](crate::movement::Arrival::NearestReachable).
+    pub fn misses_goal(self) -> bool {
+        matches!(self, PathStatus::NearestReachable | PathStatus::Partial)
+    }
+
     /// Whether the result carries a path to follow.
     pub fn has_path(self) -> bool {
         matches!(
@@ -150,7 +157,7 @@ pub struct PathResult {
     pub size: u8,
     /// The movement class the path was found for (its
     /// [`MovementClass`](super::MovementClass)).
-    pub class: u8,
+    pub class: ClassId,
     /// The path's cost (an orthogonal step on plain ground costs 1).
     pub cost: f32,
     /// Nodes expanded to find it, over every frame it took. For a path
@@ -192,7 +199,7 @@ impl PathResult {
             cells: Vec::new(),
             waypoints: Vec::new(),
             size: 1,
-            class: 0,
+            class: ClassId::DEFAULT,
             cost: 0.0,
             expansions: 0,
             frames_waited,
@@ -207,6 +214,14 @@ impl PathResult {
 /// an observer event (`app.add_observer(|ready: On<PathReady>| ...)`, or on
 /// the entity) and written as a message for systems that read
 /// `MessageReader<PathReady>`.
+///
+/// A member of a [`GroupMove`](crate::groups::GroupMove) gets one too, when
+/// its part of the group's route is handed to it: `status` is that of the
+/// group's shared search, `expansions` 0 (the search's are on the group's
+/// entity, which holds its [`PathRequest`](super::PathRequest) and gets
+/// its own `PathReady`), and it has no `PathResult` of its own (its route
+/// is in its [`Steering`](crate::movement::Steering)). A member the group
+/// sends its own way gets a `PathResult` as a unit ordered alone does.
 ///
 /// On maps with terrain costs a request is usually answered twice: first
 /// with a quick [`PathStatus::Provisional`] path for the unit to set off
@@ -270,6 +285,52 @@ impl PathReady {
     pub fn is_final(&self) -> bool {
         self.status.is_final()
     }
+}
+
+/// A request's final answer has no path: the goal cannot be reached and
+/// the request asked not to go near it ([`PathStatus::Unreachable`]), or
+/// the request was bad ([`PathStatus::Invalid`], with the reason). Sent
+/// with the [`PathReady`] of that answer, both ways like it, for a unit
+/// ordered alone and for each member of a group move alike (a group whose
+/// order is bad gives each unit its own request, answered this way). A
+/// [`Mover`](crate::movement::Mover) so answered stands where it is and
+/// never arrives.
+///
+/// A goal that cannot be reached is not a failure by default: the unit
+/// goes to the nearest place it can reach, and its arrival says so
+/// ([`Arrival::NearestReachable`](crate::movement::Arrival::NearestReachable)).
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::prelude::*;
+///
+/// let mut app = App::new();
+/// app.add_plugins((MinimalPlugins, FrontierPlugins::default()))
+///     .add_observer(|failed: On<PathFailed>| {
+///         warn!("{} cannot go there: {:?}", failed.entity, failed.status);
+///     });
+/// app.world_mut().spawn((NavGrid::new(16, 16).unwrap(), Transform::default()));
+/// app.update();
+/// // A goal off the map.
+/// let unit = app
+///     .world_mut()
+///     .spawn((Transform::from_xyz(1.0, 1.0, 0.0), PathRequest::new(Vec2::new(99.0, 1.0))))
+///     .id();
+/// app.update();
+/// let failed: Vec<PathFailed> = app
+///     .world_mut()
+///     .resource_mut::<Messages<PathFailed>>()
+///     .drain()
+///     .collect();
+/// assert_eq!(failed[0].entity, unit);
+/// assert_eq!(failed[0].status, PathStatus::Invalid(InvalidReason::GoalOutOfBounds));
+/// ```
+#[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
+pub struct PathFailed {
+    /// The unit (or, for a group's shared search, the group's entity).
+    pub entity: Entity,
+    /// [`PathStatus::Unreachable`] or [`PathStatus::Invalid`].
+    pub status: PathStatus,
 }
 
 /// A unit's finished path crosses a cell that changed (its

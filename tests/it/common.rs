@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_frontier::core::{Cell, Path};
+use bevy_frontier::core::{Cell, GridError, Path};
 use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
@@ -296,7 +296,10 @@ pub fn cut_legs(world: &mut World) -> Vec<(Entity, Vec2, Vec2)> {
         let Ok((grid, layout, transform)) = maps.get(world, *map) else {
             continue;
         };
-        let kind = UnitKind::new(class.map_or(0, |c| c.0), footprint.map_or(1, |f| f.0));
+        let kind = UnitKind::new(
+            class.map_or(ClassId::DEFAULT, |c| c.0),
+            footprint.map_or(1, |f| f.0),
+        );
         let view = MapView::new(grid, layout, transform).for_kind(kind);
         let corners: Vec<Vec2> = route.remaining().collect();
         let fits = |p: Vec2| view.cell_at(p).is_some_and(|c| view.class().is_walkable(c));
@@ -374,5 +377,23 @@ pub fn clutter(app: &mut App, rng: &mut Rng) {
     while !spawned.is_empty() {
         let i = rng.below(spawned.len() as u32) as usize;
         app.world_mut().despawn(spawned.swap_remove(i));
+    }
+}
+
+/// Writes a cell of a grid with or without movement classes: a terrain
+/// type of that number where the grid has classes, else that cost. For
+/// tests whose edits run on both kinds of ground.
+pub trait PutCell {
+    /// Sets `cell` to `byte`; whether it changed.
+    fn put(&mut self, cell: Cell, byte: u8) -> Result<bool, GridError>;
+}
+
+impl PutCell for NavGrid {
+    fn put(&mut self, cell: Cell, byte: u8) -> Result<bool, GridError> {
+        if self.classes().is_some() {
+            self.set_terrain(cell, Terrain(byte))
+        } else {
+            self.set_cost(cell, byte)
+        }
     }
 }

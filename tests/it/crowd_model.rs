@@ -59,7 +59,7 @@ use bevy_frontier::core::{Cell, UnitKind};
 use bevy_frontier::movement::Arrived;
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, app, assert_cut_routes_dropped, position, seeds_from_env};
+use crate::common::{PutCell, Rng, app, assert_cut_routes_dropped, position, seeds_from_env};
 
 const WIDTH: u32 = 70;
 const HEIGHT: u32 = 44;
@@ -89,13 +89,13 @@ enum Ground {
 
 /// Terrain types of [`Ground::Waters`]: 1 (open ground, as a rock taken
 /// away leaves it), a ford and deep water.
-const OPEN: u8 = 1;
-const FORD: u8 = 2;
-const DEEP: u8 = 3;
+const OPEN: Terrain = Terrain(1);
+const FORD: Terrain = Terrain(2);
+const DEEP: Terrain = Terrain(3);
 /// Its movement classes, in id order.
-const FOOT: u8 = 0;
-const BOAT: u8 = 1;
-const HOVER: u8 = 2;
+const FOOT: ClassId = ClassId::from_index(0);
+const BOAT: ClassId = ClassId::from_index(1);
+const HOVER: ClassId = ClassId::from_index(2);
 
 fn water_classes() -> MovementClasses {
     MovementClasses::new()
@@ -114,7 +114,7 @@ struct Game {
     /// boats, which sail along the river).
     units: Vec<(Entity, u8, f32)>,
     /// Each unit's movement class.
-    classes: Vec<u8>,
+    classes: Vec<ClassId>,
     /// Rocks put up beside units ([`Game::edit_beside`]), oldest first.
     beside: std::collections::VecDeque<Cell>,
 }
@@ -128,7 +128,7 @@ impl Game {
             for y in 0..HEIGHT {
                 for x in 0..WIDTH {
                     if rng.below(12) == 0 {
-                        grid.set_cost(Cell::new(x, y), NavGrid::BLOCKED).unwrap();
+                        grid.put(Cell::new(x, y), NavGrid::BLOCKED).unwrap();
                     }
                 }
             }
@@ -136,7 +136,7 @@ impl Game {
         }
         if ground == Ground::Waters {
             grid.set_classes(water_classes()).unwrap();
-            grid.fill_rect(
+            grid.fill_terrain(
                 Cell::new(RIVER.start, 0),
                 Cell::new(RIVER.end - 1, HEIGHT - 1),
                 DEEP,
@@ -144,7 +144,7 @@ impl Game {
             .unwrap();
             // The ford, clear of the boats' ends.
             let (row, width) = (8 + rng.below(HEIGHT - 20), 2 + rng.below(3));
-            grid.fill_rect(
+            grid.fill_terrain(
                 Cell::new(RIVER.start, row),
                 Cell::new(RIVER.end - 1, row + width - 1),
                 FORD,
@@ -154,7 +154,7 @@ impl Game {
             for _ in 0..40 {
                 let cell = random_bank_cell(&mut rng);
                 if !near_a_bridge(&bridges, cell) {
-                    grid.set_cost(cell, NavGrid::BLOCKED).unwrap();
+                    grid.put(cell, NavGrid::BLOCKED).unwrap();
                 }
             }
             return Self::start(seed, ground, rng, grid, bridges);
@@ -183,7 +183,7 @@ impl Game {
         for _ in 0..40 {
             let cell = random_bank_cell(&mut rng);
             if !near_a_bridge(&bridges, cell) {
-                grid.set_cost(cell, NavGrid::BLOCKED).unwrap();
+                grid.put(cell, NavGrid::BLOCKED).unwrap();
             }
         }
         Self::start(seed, ground, rng, grid, bridges)
@@ -368,7 +368,7 @@ impl Game {
         } else {
             1
         };
-        grid.set_cost(cell, cost).unwrap();
+        grid.put(cell, cost).unwrap();
     }
 
     /// A rock put up right beside a random unit, where one step could take
@@ -380,7 +380,7 @@ impl Game {
             && let Some(old) = self.beside.pop_front()
         {
             let mut grid = app.world_mut().get_mut::<NavGrid>(self.map).unwrap();
-            grid.set_cost(old, 1).unwrap();
+            grid.put(old, 1).unwrap();
         }
         let (unit, size, _) = self.units[self.rng.below(self.units.len() as u32) as usize];
         let at = position(app, unit);
@@ -409,7 +409,7 @@ impl Game {
         if under_a_body || !grid.is_walkable(cell) {
             return;
         }
-        grid.set_cost(cell, NavGrid::BLOCKED).unwrap();
+        grid.put(cell, NavGrid::BLOCKED).unwrap();
         self.beside.push_back(cell);
     }
 

@@ -18,10 +18,10 @@ use bevy_frontier::prelude::*;
 use crate::common::{Rng, clutter, spawn_map};
 
 const SIZE: u32 = 48;
-const OPEN: u8 = 1;
-const WOODS: u8 = 2;
-const SHALLOW: u8 = 3;
-const DEEP: u8 = 4;
+const OPEN: Terrain = Terrain(1);
+const WOODS: Terrain = Terrain(2);
+const SHALLOW: Terrain = Terrain(3);
+const DEEP: Terrain = Terrain(4);
 
 /// Per frame: every unit's result so far (status, cells, cost bits),
 /// every unit's position bits, in the order the game made them, and the
@@ -32,14 +32,14 @@ type Frame = (
     u64,
 );
 
-fn terrain_at(rng: &mut Rng, x: u32, y: u32) -> u8 {
+fn terrain_at(rng: &mut Rng, x: u32, y: u32) -> Terrain {
     // A river down the middle with banks, woods in patches, walls here and
     // there.
     let river = x.abs_diff(SIZE / 2);
     match (river, rng.below(100)) {
         (0..=1, _) => DEEP,
         (2..=3, _) => SHALLOW,
-        (_, 0..=9) => NavGrid::BLOCKED,
+        (_, 0..=9) => Terrain::WALL,
         (_, r) if r < 35 || (y / 8 + x / 8).is_multiple_of(3) => WOODS,
         _ => OPEN,
     }
@@ -85,29 +85,29 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
     // A frame before the level, as a game's menu has.
     app.update();
     let mut rng = Rng::new(5);
-    let classes = MovementClasses::new()
-        .class("foot", [(OPEN, 1), (WOODS, 3), (SHALLOW, 4)])
-        .class("boat", [(SHALLOW, 2), (DEEP, 1)])
-        .class("hover", [(OPEN, 1), (WOODS, 1), (SHALLOW, 1), (DEEP, 1)]);
+    let mut classes = MovementClasses::new();
+    let foot = classes.add("foot", [(OPEN, 1), (WOODS, 3), (SHALLOW, 4)]);
+    let boat = classes.add("boat", [(SHALLOW, 2), (DEEP, 1)]);
+    let hover = classes.add("hover", [(OPEN, 1), (WOODS, 1), (SHALLOW, 1), (DEEP, 1)]);
     let mut grid = NavGrid::new(SIZE, SIZE)
         .unwrap()
         .with_classes(classes)
         .unwrap();
     for y in 0..SIZE {
         for x in 0..SIZE {
-            grid.set_cost(Cell::new(x, y), terrain_at(&mut rng, x, y))
+            grid.set_terrain(Cell::new(x, y), terrain_at(&mut rng, x, y))
                 .unwrap();
         }
     }
     let map = spawn_map(&mut app, grid.clone());
     // Where a unit of each class may stand.
-    let ground = |class: u8, cell: Cell| match grid.terrain(cell) {
-        Some(OPEN | WOODS) => class != 1,
+    let ground = |class: ClassId, cell: Cell| match grid.terrain(cell) {
+        Some(OPEN | WOODS) => class != boat,
         Some(SHALLOW) => true,
-        Some(DEEP) => class != 0,
+        Some(DEEP) => class != foot,
         _ => false,
     };
-    let pick = |rng: &mut Rng, class: u8| loop {
+    let pick = |rng: &mut Rng, class: ClassId| loop {
         let cell = Cell::new(rng.below(SIZE), rng.below(SIZE));
         if ground(class, cell) {
             return cell;
@@ -119,7 +119,7 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
         if frame % 6 == 0 && frame < 120 {
             // Solo orders of every class, some walking in the crowd.
             for k in 0..5u8 {
-                let class = k % 3;
+                let class = [foot, boat, hover][usize::from(k % 3)];
                 let (start, mut goal) = (pick(&mut rng, class), pick(&mut rng, class));
                 if change == Change::OneOrder && frame == 30 && k == 0 {
                     goal = start;
@@ -140,7 +140,7 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
         if frame % 25 == 4 && frame < 150 {
             // A rally point: foot soldiers standing together sent one by
             // one to one goal (a shared search)…
-            let (at, goal) = (pick(&mut rng, 0), pick(&mut rng, 0));
+            let (at, goal) = (pick(&mut rng, foot), pick(&mut rng, foot));
             for _ in 0..4 {
                 let position = Vec3::new(at.x as f32, at.y as f32, 0.0);
                 let unit = app
@@ -155,8 +155,8 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
             // …and a group of hovercraft and foot soldiers.
             let members: Vec<Entity> = (0..8)
                 .map(|i| {
-                    let class = if i % 2 == 0 { 0 } else { 2 };
-                    let at = pick(&mut rng, 0);
+                    let class = if i % 2 == 0 { foot } else { hover };
+                    let at = pick(&mut rng, foot);
                     let position = Vec3::new(at.x as f32, at.y as f32, 0.0);
                     app.world_mut()
                         .spawn((
@@ -168,15 +168,15 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
                 })
                 .collect();
             units.extend(&members);
-            let goal = pick(&mut rng, 0);
+            let goal = pick(&mut rng, foot);
             app.world_mut().write_message(GroupMove::new(members, goal));
         }
         if frame % 9 == 2 {
             // A wall raised or a ford dug: terrain changed under way.
             let cell = Cell::new(rng.below(SIZE), rng.below(SIZE));
-            let terrain = [NavGrid::BLOCKED, OPEN, WOODS, SHALLOW][rng.below(4) as usize];
+            let terrain = [Terrain::WALL, OPEN, WOODS, SHALLOW][rng.below(4) as usize];
             let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
-            grid.set_cost(cell, terrain).unwrap();
+            grid.set_terrain(cell, terrain).unwrap();
         }
         app.update();
         let world = app.world();

@@ -23,6 +23,7 @@ mod movement_classes;
 mod movement_units;
 mod movingai_files;
 mod movingai_scenarios;
+mod outcomes;
 mod plugin_bad_requests;
 mod plugin_budget;
 mod plugin_determinism;

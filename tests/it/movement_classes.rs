@@ -26,14 +26,14 @@ fn random_classes(rng: &mut Rng, count: usize) -> MovementClasses {
     let mut classes = MovementClasses::new();
     for c in 0..count {
         let uniform = rng.below(3) == 0;
-        let costs: Vec<(u8, u8)> = (1..TYPES as u8)
+        let costs: Vec<(Terrain, u8)> = (1..TYPES as u8)
             .map(|t| {
                 let cost = match (uniform, rng.below(3)) {
                     (_, 0) => 0,
                     (true, _) => 1,
                     (false, _) => 1 + rng.below(4) as u8,
                 };
-                (t, cost)
+                (Terrain(t), cost)
             })
             .collect();
         classes = classes.class(&format!("class {c}"), costs);
@@ -102,15 +102,15 @@ fn random_terrain_grid(rng: &mut Rng, classes: MovementClasses) -> NavGrid {
 fn random_edit(rng: &mut Rng, grid: &mut NavGrid) {
     let (w, h) = (grid.width(), grid.height());
     let cell = Cell::new(rng.below(w), rng.below(h));
-    let terrain = rng.below(TYPES) as u8;
+    let terrain = Terrain(rng.below(TYPES) as u8);
     if rng.below(5) == 0 {
         let other = Cell::new(
             (cell.x + rng.below(3)).min(w - 1),
             (cell.y + rng.below(3)).min(h - 1),
         );
-        grid.fill_rect(cell, other, terrain).unwrap();
+        grid.fill_terrain(cell, other, terrain).unwrap();
     } else {
-        grid.set_cost(cell, terrain).unwrap();
+        grid.set_terrain(cell, terrain).unwrap();
     }
 }
 
@@ -126,7 +126,7 @@ fn check_seed(seed: u64) -> usize {
     let classes = random_classes(&mut rng, count);
     let mut grid = random_terrain_grid(&mut rng, classes.clone());
     let kinds: Vec<UnitKind> = (0..count as u8)
-        .flat_map(|class| (1..=3).map(move |size| UnitKind::new(class, size)))
+        .flat_map(|class| (1..=3).map(move |size| UnitKind::new(ClassId::from_index(class), size)))
         .collect();
     // Some layers are built (and labelled) before the edits, to be
     // repaired by them; the rest are built after.
@@ -244,12 +244,15 @@ fn every_class_and_size_gets_dijkstras_paths_and_flood_fills_reach() {
 fn a_class_the_grid_does_not_have_is_an_error() {
     let grid = NavGrid::new(8, 8).unwrap();
     let config = SearchConfig {
-        class: 1,
+        class: ClassId::from_index(1),
         ..SearchConfig::default()
     };
     assert!(matches!(
         Search::new(&grid, Cell::new(0, 0), Cell::new(7, 7), config),
-        Err(SearchError::UnknownClass(1))
+        Err(SearchError::UnknownClass(c)) if c == ClassId::from_index(1)
     ));
-    assert!(grid.view(UnitKind::new(1, 1)).is_none());
+    assert!(
+        grid.view(UnitKind::new(ClassId::from_index(1), 1))
+            .is_none()
+    );
 }

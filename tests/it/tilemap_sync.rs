@@ -294,11 +294,11 @@ fn a_tilemap_that_grows_gets_a_grid_of_its_new_size() {
 #[test]
 fn tiles_terrain_types_route_each_class_on_its_own_ground() {
     use bevy_frontier::tilemap::TilemapNavPlugin;
-    const LAND: u8 = 1;
-    const WATER: u8 = 2;
-    let classes = MovementClasses::new()
-        .class("foot", [(LAND, 1)])
-        .class("boat", [(WATER, 1)]);
+    const LAND: Terrain = Terrain(1);
+    const WATER: Terrain = Terrain(2);
+    let mut classes = MovementClasses::new();
+    classes.add("foot", [(LAND, 1)]);
+    let boat_class = classes.add("boat", [(WATER, 1)]);
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins,
@@ -340,7 +340,7 @@ fn tiles_terrain_types_route_each_class_on_its_own_ground() {
         .world_mut()
         .spawn((
             place(5.0, 0.0),
-            MovementClass(1),
+            MovementClass(boat_class),
             PathRequest::new(Vec2::new(5.0, 7.0)),
         ))
         .id();
@@ -355,7 +355,7 @@ fn tiles_terrain_types_route_each_class_on_its_own_ground() {
     // The dam cuts the river: the boat gets no further than it.
     let answer = result(&app, boat).expect("the boat's answer");
     assert_eq!(answer.status, PathStatus::NearestReachable);
-    assert_eq!(answer.class, 1);
+    assert_eq!(answer.class, boat_class);
     assert!(answer.cells.iter().all(|c| c.x == 5), "{:?}", answer.cells);
     // Infantry cross the dam.
     assert_eq!(result(&app, foot).unwrap().status, PathStatus::Complete);
@@ -380,7 +380,7 @@ fn tiles_terrain_types_route_each_class_on_its_own_ground() {
         .world_mut()
         .spawn((
             place(1.0, 1.0),
-            MovementClass(9),
+            MovementClass(ClassId::from_index(9)),
             PathRequest::new(Vec2::new(2.0, 1.0)),
         ))
         .id();

@@ -2,6 +2,7 @@
 //! ([`Agent`]) and the one rule ([`priority`]) that ORCA's shares, the
 //! gaps kept and the separation of bodies all ask.
 
+use crate::core::ClassId;
 use bevy::prelude::*;
 
 /// What [`avoid`](super::avoid) reads of one mover.
@@ -15,7 +16,7 @@ pub(super) struct Agent {
     pub(super) map: Option<Entity>,
     /// Its movement class: the walls it keeps clear of are those of the
     /// ground its class may not enter.
-    pub(super) class: u8,
+    pub(super) class: ClassId,
     pub(super) position: Vec2,
     pub(super) velocity: Vec2,
     pub(super) preferred: Vec2,

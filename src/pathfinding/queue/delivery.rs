@@ -6,7 +6,9 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use super::super::index::changed_since;
-use super::super::result::{InvalidReason, PathInvalidated, PathReady, PathResult, PathStatus};
+use super::super::result::{
+    InvalidReason, PathFailed, PathInvalidated, PathReady, PathResult, PathStatus,
+};
 use super::super::stats::PathfindingStats;
 use super::resolve::Job;
 use crate::checksum::FrontierChecksum;
@@ -47,6 +49,7 @@ fn fold_result(checksum: &mut FrontierChecksum, result: &PathResult) {
 pub(crate) struct Delivery<'w, 's> {
     commands: Commands<'w, 's>,
     messages: MessageWriter<'w, PathReady>,
+    failed: MessageWriter<'w, PathFailed>,
     invalidated: MessageWriter<'w, PathInvalidated>,
     pub(super) stats: ResMut<'w, PathfindingStats>,
     checksum: Option<ResMut<'w, FrontierChecksum>>,
@@ -69,6 +72,13 @@ impl Delivery<'_, '_> {
             frames_waited: result.frames_waited,
         };
         self.messages.write(ready);
+        let failed = (!result.status.has_path()).then_some(PathFailed {
+            entity,
+            status: result.status,
+        });
+        if let Some(failed) = failed {
+            self.failed.write(failed);
+        }
         let cut = result.invalidated.then_some(PathInvalidated { entity });
         if let Some(cut) = cut {
             self.invalidated.write(cut);
@@ -76,6 +86,9 @@ impl Delivery<'_, '_> {
         if let Ok(mut unit) = self.commands.get_entity(entity) {
             unit.try_insert(result);
             self.commands.trigger(ready);
+            if let Some(failed) = failed {
+                self.commands.trigger(failed);
+            }
             if let Some(cut) = cut {
                 self.commands.trigger(cut);
             }

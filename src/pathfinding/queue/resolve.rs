@@ -7,7 +7,7 @@ use bevy::prelude::*;
 
 use super::super::request::{PathRequest, PathTarget, Unreachable};
 use super::super::result::{InvalidReason, PathStatus};
-use crate::core::{Cell, SearchConfig, SizeClass, UnitKind};
+use crate::core::{Cell, ClassId, SearchConfig, SizeClass, UnitKind};
 use crate::maps::{CellLookup, MapView};
 use crate::schedule::PathfindingSettings;
 
@@ -281,7 +281,7 @@ pub(super) fn search_config(settings: &PathfindingSettings) -> SearchConfig {
         max_expansions: settings.max_expansions_per_request,
         jump_points: settings.jump_points,
         size: 1,
-        class: 0,
+        class: ClassId::DEFAULT,
         ignore_costs: false,
     }
 }

@@ -1,0 +1,222 @@
+//! How an order ends, as a game reads it: `UnitArrived` and `Arrived` say
+//! whether the unit reached its goal or only the nearest place it could,
+//! `PathFailed` says an order found no path at all, and a member of a
+//! group move gets the same signals as a unit ordered alone (its own
+//! `PathReady` included).
+
+use bevy::prelude::*;
+use bevy_frontier::core::Cell;
+use bevy_frontier::groups::GroupMember;
+use bevy_frontier::prelude::*;
+
+use crate::common::{spawn_map, spawn_mover, timed_app};
+
+/// Everything the plugin said about units, in order.
+#[derive(Resource, Default)]
+struct Heard {
+    ready: Vec<PathReady>,
+    failed: Vec<PathFailed>,
+    arrived: Vec<UnitArrived>,
+}
+
+fn listen(
+    mut ready: MessageReader<PathReady>,
+    mut failed: MessageReader<PathFailed>,
+    mut arrived: MessageReader<UnitArrived>,
+    mut heard: ResMut<Heard>,
+) {
+    heard.ready.extend(ready.read().copied());
+    heard.failed.extend(failed.read().copied());
+    heard.arrived.extend(arrived.read().copied());
+}
+
+/// A 40×24 field of open ground with a sealed pocket (a walled 5×5 room,
+/// cells 30..=34 × 10..=14, its inside 31..=33 × 11..=13) and a lake of
+/// deep water (cells 4..=12 × 16..=22) for boats.
+fn scene() -> (App, Entity, ClassId, ClassId) {
+    const OPEN: Terrain = Terrain(1);
+    const DEEP: Terrain = Terrain(2);
+    let mut classes = MovementClasses::new();
+    let foot = classes.add("foot", [(OPEN, 1)]);
+    let boat = classes.add("boat", [(DEEP, 1)]);
+    let mut grid = NavGrid::new(40, 24).unwrap().with_classes(classes).unwrap();
+    grid.fill_terrain(Cell::new(30, 10), Cell::new(34, 14), Terrain::WALL)
+        .unwrap();
+    grid.fill_terrain(Cell::new(31, 11), Cell::new(33, 13), OPEN)
+        .unwrap();
+    grid.fill_terrain(Cell::new(4, 16), Cell::new(12, 22), DEEP)
+        .unwrap();
+    let mut app = timed_app(4096);
+    app.init_resource::<Heard>()
+        .add_systems(Update, listen.after(FrontierSystems::Last));
+    let map = spawn_map(&mut app, grid);
+    app.update();
+    (app, map, foot, boat)
+}
+
+fn run(app: &mut App, frames: u32) {
+    for _ in 0..frames {
+        app.update();
+    }
+}
+
+fn arrival(app: &App, unit: Entity) -> Option<Arrival> {
+    let heard = &app.world().resource::<Heard>().arrived;
+    let mut of_unit = heard.iter().filter(|a| a.entity == unit);
+    let first = of_unit.next().map(|a| a.outcome);
+    assert!(of_unit.next().is_none(), "{unit} arrived twice");
+    // The component says the same.
+    assert_eq!(
+        app.world().get::<Arrived>(unit).map(|a| a.outcome),
+        first,
+        "{unit}'s Arrived"
+    );
+    first
+}
+
+fn ready_statuses(app: &App, unit: Entity) -> Vec<PathStatus> {
+    let heard = &app.world().resource::<Heard>().ready;
+    heard
+        .iter()
+        .filter(|r| r.entity == unit)
+        .map(|r| r.status)
+        .collect()
+}
+
+fn failures(app: &App, unit: Entity) -> Vec<PathStatus> {
+    let heard = &app.world().resource::<Heard>().failed;
+    heard
+        .iter()
+        .filter(|f| f.entity == unit)
+        .map(|f| f.status)
+        .collect()
+}
+
+#[test]
+fn a_unit_sent_into_a_sealed_pocket_arrives_at_the_nearest_place_and_says_so() {
+    let (mut app, _, _, _) = scene();
+    let sent = spawn_mover(&mut app, Cell::new(2, 2), 6.0);
+    let ordinary = spawn_mover(&mut app, Cell::new(2, 4), 6.0);
+    app.world_mut()
+        .entity_mut(sent)
+        .insert(PathRequest::new(Cell::new(32, 12)));
+    app.world_mut()
+        .entity_mut(ordinary)
+        .insert(PathRequest::new(Cell::new(20, 4)));
+    run(&mut app, 300);
+    assert_eq!(ready_statuses(&app, sent), [PathStatus::NearestReachable]);
+    assert_eq!(arrival(&app, sent), Some(Arrival::NearestReachable));
+    assert!(!Arrival::NearestReachable.at_goal());
+    // Beside the room, not in it.
+    let at = crate::common::position(&app, sent);
+    assert!(at.distance(Vec2::new(32.0, 12.0)) < 4.0, "{at}");
+    assert_eq!(ready_statuses(&app, ordinary), [PathStatus::Complete]);
+    assert_eq!(arrival(&app, ordinary), Some(Arrival::Reached));
+    assert!(failures(&app, sent).is_empty() && failures(&app, ordinary).is_empty());
+}
+
+#[test]
+fn a_boat_sent_onto_land_stops_at_the_shore_and_says_so() {
+    let (mut app, _, _, boat) = scene();
+    let unit = spawn_mover(&mut app, Cell::new(8, 19), 4.0);
+    app.world_mut()
+        .entity_mut(unit)
+        .insert((MovementClass(boat), PathRequest::new(Cell::new(20, 19))));
+    run(&mut app, 300);
+    assert_eq!(arrival(&app, unit), Some(Arrival::NearestReachable));
+    // On the lake's east shore.
+    let at = crate::common::position(&app, unit);
+    assert!((11.0..=12.5).contains(&at.x), "{at}");
+}
+
+#[test]
+fn an_order_with_no_path_fails_and_never_arrives() {
+    let (mut app, _, _, _) = scene();
+    let pocket = spawn_mover(&mut app, Cell::new(2, 2), 6.0);
+    let off_map = spawn_mover(&mut app, Cell::new(2, 4), 6.0);
+    app.world_mut()
+        .entity_mut(pocket)
+        .insert(PathRequest::new(Cell::new(32, 12)).fail_if_unreachable());
+    app.world_mut()
+        .entity_mut(off_map)
+        .insert(PathRequest::new(Vec2::new(400.0, 4.0)));
+    run(&mut app, 120);
+    assert_eq!(failures(&app, pocket), [PathStatus::Unreachable]);
+    assert_eq!(
+        failures(&app, off_map),
+        [PathStatus::Invalid(InvalidReason::GoalOutOfBounds)]
+    );
+    for unit in [pocket, off_map] {
+        assert_eq!(arrival(&app, unit), None);
+        let at = crate::common::position(&app, unit);
+        assert!(at.x < 3.0, "{unit} walked to {at}");
+    }
+}
+
+/// Eight foot soldiers in a block at the field's west end.
+fn squad(app: &mut App) -> Vec<Entity> {
+    (0..8)
+        .map(|i| spawn_mover(app, Cell::new(2 + i % 4, 2 + i / 4), 5.0))
+        .collect()
+}
+
+#[test]
+fn group_members_get_their_own_path_ready_and_arrival() {
+    let (mut app, _, _, _) = scene();
+    let units = squad(&mut app);
+    app.world_mut()
+        .write_message(GroupMove::new(units.clone(), Cell::new(24, 6)));
+    run(&mut app, 400);
+    for &unit in &units {
+        // Its part of the group's route, then its end: as a solo unit's.
+        assert_eq!(ready_statuses(&app, unit), [PathStatus::Complete], "{unit}");
+        assert_eq!(arrival(&app, unit), Some(Arrival::Reached), "{unit}");
+        assert!(app.world().get::<GroupMember>(unit).is_none());
+    }
+}
+
+/// A group sent where it cannot go: into the sealed room (whose cells its
+/// end slots are: each member goes alone to the nearest place it can
+/// reach), or onto the lake (its slots on the shore, handed out with the
+/// group's route). Either way each member ends as a unit ordered alone.
+#[test]
+fn group_members_sent_where_they_cannot_go_end_as_a_solo_unit_does() {
+    for (goal, shared) in [(Cell::new(32, 12), false), (Cell::new(8, 19), true)] {
+        let (mut app, _, _, _) = scene();
+        let units = squad(&mut app);
+        app.world_mut()
+            .write_message(GroupMove::new(units.clone(), goal));
+        run(&mut app, 400);
+        for &unit in &units {
+            assert_eq!(
+                arrival(&app, unit),
+                Some(Arrival::NearestReachable),
+                "{unit} sent to {goal}"
+            );
+            // It heard of its route: the group's, or its own.
+            let ready = ready_statuses(&app, unit);
+            assert!(!ready.is_empty(), "{unit}");
+            if shared {
+                assert_eq!(ready, [PathStatus::NearestReachable], "{unit}");
+                assert!(app.world().get::<PathResult>(unit).is_none());
+            }
+        }
+    }
+}
+
+#[test]
+fn group_members_given_a_goal_off_the_map_each_fail() {
+    let (mut app, _, _, _) = scene();
+    let units = squad(&mut app);
+    app.world_mut()
+        .write_message(GroupMove::new(units.clone(), Vec2::new(-50.0, 3.0)));
+    run(&mut app, 60);
+    for &unit in &units {
+        assert_eq!(
+            failures(&app, unit),
+            [PathStatus::Invalid(InvalidReason::GoalOutOfBounds)],
+            "{unit}"
+        );
+        assert_eq!(arrival(&app, unit), None);
+    }
+}
