@@ -106,8 +106,16 @@ impl Lcg {
     }
 }
 
-fn at(cell: Cell) -> Transform {
-    Transform::from_xyz(cell.x as f32, cell.y as f32, 0.0)
+/// A unit of `class` walking `speed` cells a second, standing on `start`.
+fn unit(class: ClassId, speed: f32, start: Cell) -> (Mover, MovementClass, Transform) {
+    let at = Transform::from_xyz(start.x as f32, start.y as f32, 0.0);
+    (Mover { speed }, MovementClass(class), at)
+}
+
+/// Spawns a unit of `class` on `start`, ordered to `goal`.
+fn ordered(world: &mut World, class: ClassId, speed: f32, start: Cell, goal: Cell) -> Entity {
+    let request = PathRequest::new(goal);
+    world.spawn((unit(class, speed, start), request)).id()
 }
 
 /// Spawns the units and gives their orders; returns the soldier sent into
@@ -125,23 +133,16 @@ fn spawn_units(world: &mut World, classes: Classes) -> (Vec<Entity>, Entity, Ent
     // 157 soldiers with orders of their own, across the field.
     for _ in 0..157 {
         let (start, goal) = (land(&mut rng), land(&mut rng));
-        let unit = world.spawn((
-            Mover { speed: 4.0 },
-            MovementClass(classes.foot),
-            at(start),
-            PathRequest::new(goal),
-        ));
-        units.push(unit.id());
+        units.push(ordered(world, classes.foot, 4.0, start, goal));
     }
     // One sent into the sealed fort.
-    let fort = world
-        .spawn((
-            Mover { speed: 4.0 },
-            MovementClass(classes.foot),
-            at(Cell::new(90, 90)),
-            PathRequest::new(Cell::new(105, 105)),
-        ))
-        .id();
+    let fort = ordered(
+        world,
+        classes.foot,
+        4.0,
+        Cell::new(90, 90),
+        Cell::new(105, 105),
+    );
     units.push(fort);
     // 20 boats up and down the river, one of them sent ashore.
     for i in 0..20 {
@@ -151,30 +152,27 @@ fn spawn_units(world: &mut World, classes: Classes) -> (Vec<Entity>, Entity, Ent
         } else {
             (120 - i, 2 + i)
         };
-        let unit = world.spawn((
-            Mover { speed: 3.0 },
-            MovementClass(classes.boat),
-            at(Cell::new(x, from)),
-            PathRequest::new(Cell::new(x, to)),
+        units.push(ordered(
+            world,
+            classes.boat,
+            3.0,
+            Cell::new(x, from),
+            Cell::new(x, to),
         ));
-        units.push(unit.id());
     }
-    let ashore = world
-        .spawn((
-            Mover { speed: 3.0 },
-            MovementClass(classes.boat),
-            at(Cell::new(63, 30)),
-            PathRequest::new(Cell::new(40, 30)),
-        ))
-        .id();
+    let ashore = ordered(
+        world,
+        classes.boat,
+        3.0,
+        Cell::new(63, 30),
+        Cell::new(40, 30),
+    );
     units.push(ashore);
     // A squad of 30 soldiers, ordered as one group across the ford.
     let squad: Vec<Entity> = (0..30)
         .map(|i| {
             let cell = Cell::new(20 + i % 6, 60 + i / 6);
-            world
-                .spawn((Mover { speed: 4.0 }, MovementClass(classes.foot), at(cell)))
-                .id()
+            world.spawn(unit(classes.foot, 4.0, cell)).id()
         })
         .collect();
     units.extend(&squad);

@@ -234,12 +234,7 @@ pub struct SharedRoute {
     /// Whether the order's goal is where its units may not stand: the
     /// group goes to the nearest place they may.
     off_ground: bool,
-    /// Whether the shared path leads only to the reachable place nearest
-    /// the goal (the goal cannot be reached): every member's order ends
-    /// [`Arrival::NearestReachable`](crate::movement::Arrival::NearestReachable).
-    misses_goal: bool,
-    /// How the shared search ended, which each member's [`PathReady`]
-    /// repeats.
+    /// How the shared search ended (`Complete` until it has).
     status: PathStatus,
     /// Frames since the order.
     frames: u32,
@@ -265,6 +260,24 @@ struct Splice {
 }
 
 impl SharedRoute {
+    /// Whether the members' routes lead only to the reachable place
+    /// nearest the goal (off their ground, or cut off): every member's
+    /// order ends
+    /// [`Arrival::NearestReachable`](crate::movement::Arrival::NearestReachable).
+    fn misses_goal(&self) -> bool {
+        self.off_ground || self.status.misses_goal()
+    }
+
+    /// The status each member's [`PathReady`] gives: the shared search's,
+    /// `NearestReachable` for a goal off the members' ground, as a unit
+    /// ordered there alone would hear.
+    fn members_status(&self) -> PathStatus {
+        match self.status {
+            PathStatus::Complete if self.off_ground => PathStatus::NearestReachable,
+            status => status,
+        }
+    }
+
     /// The map the group moves on.
     pub fn map(&self) -> Entity {
         self.map
@@ -530,11 +543,12 @@ impl ClassOrder<'_> {
             let slot = slot(members.len() + i);
             assigned.push((unit, slot));
             let target = centre_cell(slot, view.size());
-            let mut unit = commands.entity(unit);
-            unit.insert(order.solo_request(target, Some(map)));
-            if off_ground {
-                unit.insert(MissesGoal { goal: target });
-            }
+            order_alone(
+                commands,
+                unit,
+                order.solo_request(target, Some(map)),
+                off_ground,
+            );
         }
         if members.is_empty() {
             return false;
@@ -579,7 +593,6 @@ impl ClassOrder<'_> {
                 flood_expansions: 0,
                 replans: 0,
                 off_ground,
-                misses_goal: off_ground,
                 status: PathStatus::Complete,
                 frames: 0,
                 stage: Stage::Searching,
@@ -709,11 +722,7 @@ pub(crate) fn splice_groups(
                 continue;
             }
             splicing = true;
-            group.misses_goal = group.off_ground || result.status.misses_goal();
-            group.status = match result.status {
-                PathStatus::Complete if group.off_ground => PathStatus::NearestReachable,
-                status => status,
-            };
+            group.status = result.status;
             match begin_splice(group, members, &result.cells, &view, &units, &mut scratch.0) {
                 Some(splice) => group.stage = Stage::Splicing(Box::new(splice)),
                 None => {
@@ -899,10 +908,16 @@ fn send_alone(group: &mut SharedRoute, unit: Entity, slot: Cell, commands: &mut 
     let request = PathRequest::new(centre_cell(slot, group.kind.size))
         .on_map(group.map)
         .with_priority(group.priority);
+    order_alone(commands, unit, request, group.misses_goal());
+}
+
+/// Gives `unit` a group order's `request` to a slot of its own, marked as
+/// missing the order's goal when the group's does: the slot may be
+/// reachable when the goal is not, and the unit's order ends as its
+/// group's.
+fn order_alone(commands: &mut Commands, unit: Entity, request: PathRequest, misses_goal: bool) {
     let mut unit = commands.entity(unit);
-    if group.misses_goal {
-        // Its slot is reachable, its group's goal is not: its order ends
-        // as the group's does.
+    if misses_goal {
         let goal = request.goal;
         unit.insert((request, MissesGoal { goal }));
     } else {
@@ -1131,14 +1146,14 @@ fn assign_routes(
         *steering = Steering::Following {
             route: route
                 .planned_on(view.grid.version())
-                .missing_goal(group.misses_goal),
+                .missing_goal(group.misses_goal()),
             goal: view.cell_to_world(slot),
             map: group.map,
         };
         // The member's own news, as a unit ordered alone gets it.
         let ready = PathReady {
             entity: unit,
-            status: group.status,
+            status: group.members_status(),
             expansions: 0,
             frames_waited: group.frames,
         };

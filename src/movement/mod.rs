@@ -1249,7 +1249,7 @@ fn move_units(
         let budget = speed_of(mover) * seconds;
         let cell = view.layout.cell_size.abs().min_element();
         let mut arrived = false;
-        let mut outcome = Arrival::Reached;
+        let mut stopped_short = false;
         if matches!(*steering, Steering::Following { .. }) {
             // A wall went up on the path: walk on instinct while a new
             // path is found.
@@ -1284,9 +1284,6 @@ fn move_units(
             {
                 // The end: rest here, or walk on to the nearest free
                 // cell if another unit rests here.
-                if route.misses_goal() {
-                    outcome = Arrival::NearestReachable;
-                }
                 arrived = rest_or_walk_on(
                     &mut places,
                     unit,
@@ -1361,11 +1358,7 @@ fn move_units(
             if distance > cell {
                 places.release(unit);
             }
-            outcome = if route.misses_goal() {
-                Arrival::NearestReachable
-            } else {
-                Arrival::StoppedShort
-            };
+            stopped_short = true;
             *route = route.last_leg(Vec::new());
             motion.rest = Some(if distance <= 0.5 * cell {
                 place
@@ -1391,6 +1384,7 @@ fn move_units(
             }
         }
         if arrived {
+            let outcome = arrival(&steering, stopped_short);
             *steering = Steering::Idle;
             commands
                 .entity(unit)
@@ -1403,6 +1397,18 @@ fn move_units(
             arrivals.write(event);
             commands.trigger(event);
         }
+    }
+}
+
+/// How the order of a unit that arrives with `steering` ended: the one
+/// place that decides it. Its route (the last leg keeps the order's mark)
+/// says whether the goal could be reached; `stopped_short`, whether others
+/// held it a few cells from its end.
+fn arrival(steering: &Steering, stopped_short: bool) -> Arrival {
+    match steering {
+        Steering::Following { route, .. } if route.misses_goal() => Arrival::NearestReachable,
+        _ if stopped_short => Arrival::StoppedShort,
+        _ => Arrival::Reached,
     }
 }
 

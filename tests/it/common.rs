@@ -136,6 +136,23 @@ pub fn app() -> App {
     app
 }
 
+/// A headless app with the pathfinding plugins whose compute task pool
+/// has `threads` threads (the pool Bevy's own systems and the crowd's
+/// parallel stages run on).
+pub fn threaded_app(threads: usize) -> App {
+    let mut pools = bevy::app::TaskPoolOptions::default();
+    pools.compute.min_threads = threads;
+    pools.compute.max_threads = threads;
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins.set(bevy::app::TaskPoolPlugin {
+            task_pool_options: pools,
+        }),
+        FrontierPlugins::default(),
+    ));
+    app
+}
+
 /// An app whose searches take many frames: plain A* (no jump points) on
 /// `nodes_per_frame` expansions a frame, restarted by edits at most
 /// `max_restarts` times before it finishes on a copy of the map.

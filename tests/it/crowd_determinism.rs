@@ -12,7 +12,7 @@ use bevy_frontier::core::{Cell, NavGrid};
 use bevy_frontier::movement::{AvoidanceSettings, Motion, Steering};
 use bevy_frontier::prelude::*;
 
-use crate::common::{spawn_map, spawn_mover};
+use crate::common::{spawn_map, spawn_mover, threaded_app};
 
 /// Movers per squad.
 const SQUAD: u32 = 80;
@@ -20,17 +20,8 @@ const SQUAD: u32 = 80;
 /// Every frame's hash of every mover's position and state, and the least
 /// distance between two movers over the run.
 fn run(threads: usize) -> (Vec<u64>, f32) {
-    let mut pools = TaskPoolOptions::default();
-    pools.compute.min_threads = threads;
-    pools.compute.max_threads = threads;
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins.set(TaskPoolPlugin {
-            task_pool_options: pools,
-        }),
-        FrontierPlugins::default(),
-    ))
-    .insert_resource(AvoidanceSettings {
+    let mut app = threaded_app(threads);
+    app.insert_resource(AvoidanceSettings {
         threads,
         ..default()
     })

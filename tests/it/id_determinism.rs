@@ -15,7 +15,7 @@ use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::Cell;
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, clutter, spawn_map};
+use crate::common::{Rng, clutter, spawn_map, threaded_app};
 
 const SIZE: u32 = 48;
 const OPEN: Terrain = Terrain(1);
@@ -54,16 +54,7 @@ enum Change {
 }
 
 fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
-    let mut app = App::new();
-    let mut pools = TaskPoolOptions::default();
-    pools.compute.min_threads = threads;
-    pools.compute.max_threads = threads;
-    app.add_plugins((
-        MinimalPlugins.set(TaskPoolPlugin {
-            task_pool_options: pools,
-        }),
-        FrontierPlugins::default(),
-    ));
+    let mut app = threaded_app(threads);
     app.insert_resource(TimeUpdateStrategy::ManualDuration(
         std::time::Duration::from_millis(25),
     ))

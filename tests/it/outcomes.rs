@@ -14,8 +14,8 @@ use crate::common::{spawn_map, spawn_mover, timed_app};
 /// Everything the plugin said about units, in order.
 #[derive(Resource, Default)]
 struct Heard {
-    ready: Vec<PathReady>,
-    failed: Vec<PathFailed>,
+    ready: Vec<(Entity, PathStatus)>,
+    failed: Vec<(Entity, PathStatus)>,
     arrived: Vec<UnitArrived>,
 }
 
@@ -25,8 +25,12 @@ fn listen(
     mut arrived: MessageReader<UnitArrived>,
     mut heard: ResMut<Heard>,
 ) {
-    heard.ready.extend(ready.read().copied());
-    heard.failed.extend(failed.read().copied());
+    heard
+        .ready
+        .extend(ready.read().map(|r| (r.entity, r.status)));
+    heard
+        .failed
+        .extend(failed.read().map(|f| (f.entity, f.status)));
     heard.arrived.extend(arrived.read().copied());
 }
 
@@ -74,22 +78,21 @@ fn arrival(app: &App, unit: Entity) -> Option<Arrival> {
     first
 }
 
-fn ready_statuses(app: &App, unit: Entity) -> Vec<PathStatus> {
-    let heard = &app.world().resource::<Heard>().ready;
+/// The statuses `unit` heard, in order, from one list of [`Heard`].
+fn of_unit(heard: &[(Entity, PathStatus)], unit: Entity) -> Vec<PathStatus> {
     heard
         .iter()
-        .filter(|r| r.entity == unit)
-        .map(|r| r.status)
+        .filter(|&&(e, _)| e == unit)
+        .map(|&(_, s)| s)
         .collect()
 }
 
+fn ready_statuses(app: &App, unit: Entity) -> Vec<PathStatus> {
+    of_unit(&app.world().resource::<Heard>().ready, unit)
+}
+
 fn failures(app: &App, unit: Entity) -> Vec<PathStatus> {
-    let heard = &app.world().resource::<Heard>().failed;
-    heard
-        .iter()
-        .filter(|f| f.entity == unit)
-        .map(|f| f.status)
-        .collect()
+    of_unit(&app.world().resource::<Heard>().failed, unit)
 }
 
 #[test]
