@@ -682,8 +682,7 @@ impl MapView<'_> {
 }
 
 /// Every usable map's view, looked up once, for a pass over many units
-/// that may run on several threads (where a [`ViewCache`] cannot be
-/// shared).
+/// that may run on several threads.
 pub(crate) struct AllViews<'a> {
     views: bevy::platform::collections::HashMap<Entity, MapView<'a>>,
     /// The first map: most games have one, and its look-up costs a compare.
@@ -704,42 +703,6 @@ impl<'a> AllViews<'a> {
             Some((first, view)) if first == map => Some(view),
             _ => self.views.get(&map).copied(),
         }
-    }
-}
-
-/// Views of maps, each made once: for systems that look a map up for every
-/// unit (a view inverts its map's transform when it is made).
-pub(crate) struct ViewCache<'a> {
-    views: bevy::platform::collections::HashMap<Entity, Option<MapView<'a>>>,
-    /// The map asked for last: most units of a frame are on one map.
-    last: Option<(Entity, Option<MapView<'a>>)>,
-}
-
-impl<'a> ViewCache<'a> {
-    pub(crate) fn new() -> Self {
-        Self {
-            views: default(),
-            last: None,
-        }
-    }
-
-    /// The view of `map` if it is a map that can place cells.
-    pub(crate) fn get<F: QueryFilter + 'static>(
-        &mut self,
-        maps: &'a Maps<'_, '_, F>,
-        map: Entity,
-    ) -> Option<MapView<'a>> {
-        if let Some((last, view)) = self.last
-            && last == map
-        {
-            return view;
-        }
-        let view = *self
-            .views
-            .entry(map)
-            .or_insert_with(|| maps.get(map).filter(MapView::is_valid));
-        self.last = Some((map, view));
-        view
     }
 }
 

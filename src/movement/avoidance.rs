@@ -17,47 +17,57 @@ use std::borrow::Cow;
 use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, ParallelSlice, TaskPool};
-use bevy::utils::Parallel;
 
 mod priority;
 mod solver;
 
 use super::body::body_radius;
-use super::body::{AgentQuery, AgentQueryItem};
+use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem};
 pub use super::body::{Avoidance, AvoidanceSettings};
-use super::neighbours::SpatialGrid;
+use super::neighbours::{List, NeighbourLists, Reach, SpatialGrid};
 use super::passage::Passages;
+use super::store::{Slot, Slots, each_slot_chunk};
 use super::{Mover, PARALLEL_MOVERS, Steering, speed_of};
 use crate::core::{Cell, UnitKind};
-use crate::maps::{AllViews, MapView, Maps, ViewCache};
-use crate::pathfinding::{Footprint, MovementClass, unit_kind};
+use crate::maps::{AllViews, MapView, Maps};
 use priority::{Agent, parting_direction, priority, responsibility};
 use solver::{Colouring, Separation, keep_gaps};
 
-/// The movers of the frame as avoidance sees them, the index of their
-/// positions, their plans and the pairs that may touch: worked out by
-/// [`avoid`], used again by [`separate`], kept from frame to frame.
+/// The movers of the frame as avoidance sees them, by slot
+/// ([`Slots`]), the index of their positions, their plans and the pairs
+/// that may touch: worked out by [`avoid`], used again by [`separate`],
+/// kept from frame to frame.
 #[derive(Resource, Default)]
 pub(crate) struct Crowd {
+    /// Each slot's mover as it stood at the frame's start
+    /// ([`Agent::ABSENT`] for a free slot).
     agents: Vec<Agent>,
+    /// Where each slot's mover stands (after the walk, in [`separate`]).
     positions: Vec<Vec2>,
     grid: SpatialGrid,
-    /// Each agent's velocity for the frame, as it is worked out.
+    /// Each slot's candidate neighbours, kept while nobody moves far.
+    lists: NeighbourLists,
+    /// Each slot's velocity for the frame, as it is worked out.
     planned: Vec<Vec2>,
+    /// Each slot's mover is queued behind one waiting at a passage.
+    queued: Vec<bool>,
     /// Pairs close enough to touch within the frame.
     contacts: Vec<(u32, u32)>,
     /// The contacts in colours, for the solvers.
     colouring: Colouring,
+    /// Whether this frame's plans stand (avoidance ran).
+    planned_this_frame: bool,
 }
 
 impl Crowd {
-    /// Sorts the agents in the crowd's order ([`Agent::order`]) and indexes
-    /// their positions in buckets `width` wide.
+    /// Indexes the live agents' positions in buckets `width` wide.
     fn index(&mut self, width: f32) {
-        self.agents.sort_unstable_by_key(|a| (a.order, a.entity));
         self.positions.clear();
-        self.positions
-            .extend(self.agents.iter().map(|a| a.position));
+        self.positions.extend(self.agents.iter().map(
+            |a| {
+                if a.live { a.position } else { Vec2::NAN }
+            },
+        ));
         self.grid.rebuild(&self.positions, width.max(0.05));
     }
 
@@ -69,10 +79,85 @@ impl Crowd {
     }
 }
 
+/// Movers, at least, per task of a cheap pass over the slots (the
+/// snapshot, the write-back).
+const SLOT_CHUNK: usize = 128;
+
+/// One chunk of slots' snapshot: each slot's mover as it stands at the
+/// frame's start, read from its components (a free slot, or a mover
+/// standing nowhere finite, is [`Agent::ABSENT`]).
+#[inline(never)] // the parallel body of the snapshot, named in profiles
+fn snapshot(
+    first: usize,
+    chunk: &mut [Agent],
+    holders: &[Option<Entity>],
+    movers: &Query<AgentQuery>,
+    all_views: &AllViews,
+    settings: &AvoidanceSettings,
+) {
+    for (k, agent) in chunk.iter_mut().enumerate() {
+        *agent = holders[first + k]
+            .and_then(|entity| movers.get(entity).ok())
+            .and_then(|unit| agent_of(unit, all_views, settings))
+            .unwrap_or(Agent::ABSENT);
+    }
+}
+
+/// What avoidance reads of one mover, if it stands somewhere finite.
+fn agent_of(
+    unit: AgentQueryReadOnlyItem,
+    all_views: &AllViews,
+    settings: &AvoidanceSettings,
+) -> Option<Agent> {
+    let AgentQueryReadOnlyItem {
+        entity,
+        ordinal,
+        mover,
+        transform,
+        steering,
+        motion,
+        footprint,
+        class,
+        avoidance,
+        ..
+    } = unit;
+    let map = steering.map().or(motion.map);
+    let view = map.and_then(|map| all_views.get(map));
+    let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+    let radius = body_radius(avoidance, footprint, cell);
+    let avoidance = avoidance.copied().unwrap_or_default();
+    let position = transform.translation.truncate();
+    let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
+    position.is_finite().then(|| Agent {
+        entity,
+        order: ordinal.crowd_rank(),
+        map,
+        class: class.copied().unwrap_or_default().0,
+        size: footprint.copied().unwrap_or_default().0,
+        position,
+        velocity: usable(motion.velocity),
+        preferred: usable(motion.preferred),
+        radius,
+        speed: speed_of(mover),
+        avoids: settings.enabled && avoidance.enabled,
+        pushing: motion.pushing_through(),
+        heading: motion.heading,
+        held_up: motion.waiting || motion.queued,
+        idle: matches!(steering, Steering::Idle),
+        near_passage: motion.near_passage,
+        crossing: motion.claim.is_some(),
+        blocked: if settings.give_up_after > 0.0 {
+            (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
+        } else {
+            1.0
+        },
+        live: true,
+    })
+}
+
 /// `FrontierSystems::Avoidance`: each mover's velocity for this frame, the
 /// closest to its preferred one that avoids its nearest neighbours and
-/// the walls near it (ORCA). Agents are taken in their crowd rank
-/// ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)), so the
+/// the walls near it (ORCA). Agents are kept by slot ([`Slots`]), so the
 /// result depends neither on the order the ECS stores them in nor on
 /// their entity ids.
 #[inline(never)] // named in profiles: one entry per crowd-step system
@@ -82,105 +167,113 @@ pub(crate) fn avoid(
     mut movers: Query<AgentQuery>,
     maps: Maps<Without<Mover>>,
     passages: Res<Passages>,
+    slots: Res<Slots>,
     mut crowd: ResMut<Crowd>,
 ) {
     let seconds = time.delta_secs();
     let crowd = &mut *crowd;
-    crowd.agents.clear();
-    crowd.contacts.clear();
-    // Each mover as it stands at the frame's start, gathered in parallel
-    // (sorted in the crowd's order below, so the order they come in does
-    // not count).
+    let threads = crate::schedule::threads_for(settings.threads);
+    // Each mover as it stands at the frame's start, each chunk of slots
+    // gathered alone (in parallel).
     let all_views = AllViews::new(&maps);
-    let mut gathered: Parallel<Vec<Agent>> = Parallel::default();
-    each_mover!(
-        movers,
-        PARALLEL_MOVERS,
-        || gathered.borrow_local_mut(),
-        |local,
-         AgentQueryItem {
-             entity,
-             ordinal,
-             mover,
-             transform,
-             steering,
-             mut motion,
-             footprint,
-             class,
-             avoidance,
-         }| {
-            let map = steering.map().or(motion.map);
-            let view = map.and_then(|map| all_views.get(map));
-            let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
-            let radius = body_radius(avoidance, footprint, cell);
-            let avoidance = avoidance.copied().unwrap_or_default();
-            let position = transform.translation.truncate();
-            let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
-            let agent = Agent {
-                entity,
-                order: ordinal.crowd_rank(),
-                map,
-                class: class.copied().unwrap_or_default().0,
-                position,
-                velocity: usable(motion.velocity),
-                preferred: usable(motion.preferred),
-                radius,
-                speed: speed_of(mover),
-                avoids: settings.enabled && avoidance.enabled,
-                pushing: motion.pushing_through(),
-                heading: motion.heading,
-                held_up: motion.waiting || motion.queued,
-                idle: matches!(steering, Steering::Idle),
-                near_passage: motion.near_passage,
-                crossing: motion.claim.is_some(),
-                blocked: if settings.give_up_after > 0.0 {
-                    (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
-                } else {
-                    1.0
-                },
-            };
-            motion.queued = false;
-            // Until it is decided, a unit walks as it prefers.
-            motion.velocity = agent.preferred;
-            if position.is_finite() {
-                local.push(agent);
-            }
-        },
-    );
-    crowd.agents.extend(gathered.drain());
+    crowd.agents.resize(slots.len(), Agent::ABSENT);
+    each_slot_chunk(&mut crowd.agents, threads, SLOT_CHUNK, |first, chunk| {
+        snapshot(
+            first,
+            chunk,
+            slots.holders(),
+            &movers,
+            &all_views,
+            &settings,
+        );
+    });
     let horizon = settings.time_horizon;
     let usable_time = seconds > 0.0 && horizon > 0.0 && horizon.is_finite();
-    if !settings.enabled || !usable_time {
-        return;
+    crowd.planned_this_frame = settings.enabled && usable_time;
+    if crowd.planned_this_frame {
+        plan_crowd(
+            crowd,
+            &settings,
+            &all_views,
+            &passages,
+            (seconds, threads),
+            slots.changes(),
+        );
+    } else {
+        crowd.contacts.clear();
     }
+    // Each mover takes its velocity (in parallel), from its slot: until
+    // avoidance decides, a unit walks as it prefers.
+    let crowd = &*crowd;
+    each_mover!(movers, PARALLEL_MOVERS, |unit| take_velocity(crowd, unit));
+}
+
+/// One mover's velocity for the frame, from its slot's plan: the parallel
+/// body of [`avoid`]'s write-back.
+#[inline(never)] // named in profiles
+fn take_velocity(crowd: &Crowd, unit: AgentQueryItem) {
+    let AgentQueryItem {
+        slot, mut motion, ..
+    } = unit;
+    let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
+    let planned = slot
+        .index()
+        .filter(|&i| crowd.planned_this_frame && crowd.agents.get(i).is_some_and(|a| a.live));
+    motion.velocity = match planned {
+        Some(i) if crowd.agents[i].avoids => crowd.planned[i],
+        _ => usable(motion.preferred),
+    };
+    motion.queued = planned.is_some_and(|i| crowd.queued[i]);
+}
+
+/// The crowd's plans for the frame: each awake unit planned alone (ORCA),
+/// the woken after, then the gaps kept between the pairs that may touch.
+fn plan_crowd(
+    crowd: &mut Crowd,
+    settings: &AvoidanceSettings,
+    all_views: &AllViews,
+    passages: &Passages,
+    (seconds, threads): (f32, usize),
+    joins: u64,
+) {
+    crowd.contacts.clear();
     let (widest, fastest) = crowd.widest_and_fastest();
+    let horizon = settings.time_horizon;
     // Buckets a third of the way two units can close within the horizon
     // (at least a body wide): the nearest neighbours are found in a few
     // rings, in a dense crowd and a sparse one.
     crowd.index((2.0 * widest).max((2.0 * widest + 2.0 * fastest * horizon) / 3.0));
-    // Units standing at rest need no avoiding of their own until a moving
-    // one comes their way: they are planned after the others, and only
-    // those some moving unit woke. A big army at rest costs nearly nothing.
-    let asleep: Vec<bool> = crowd
-        .agents
-        .iter()
-        .map(|a| a.idle && a.preferred == Vec2::ZERO && a.velocity == Vec2::ZERO)
-        .collect();
     let mut map_views = HashMap::new();
-    for agent in &crowd.agents {
-        if let Some(map) = agent.map
+    let mut last = None;
+    for agent in crowd.agents.iter().filter(|a| a.live) {
+        if agent.map != last
+            && let Some(map) = agent.map
             && let Some(view) = all_views.get(map)
         {
             map_views.insert(map, view);
         }
+        last = agent.map;
+    }
+    let first_map = crowd.agents.iter().find(|a| a.live).and_then(|a| a.map);
+    let one_map = crowd.agents.iter().all(|a| !a.live || a.map == first_map);
+    let bounds = Bounds {
+        widest,
+        fastest,
+        horizon,
+        seconds,
+        count: settings.max_neighbours,
+    };
+    if one_map {
+        keep_lists(crowd, bounds, joins, threads);
     }
     let planner = Planner {
         agents: &crowd.agents,
-        passages: &passages,
+        positions: &crowd.positions,
+        passages,
         grid: &crowd.grid,
+        lists: one_map.then_some(&crowd.lists),
         views: &map_views,
-        asleep: &asleep,
-        one_map: crowd.agents.iter().all(|a| a.map == crowd.agents[0].map),
+        one_map,
         widest,
         fastest,
         horizon,
@@ -192,20 +285,22 @@ pub(crate) fn avoid(
             obstacle_time_horizon: WALL_HORIZON,
         },
     };
-    // The awake, then the woken; each unit is planned alone from the
-    // frame's start, so the threads and the chunks it is split into do not
-    // change what comes out.
-    let threads = crate::schedule::threads_for(settings.threads);
+    // Units standing at rest need no avoiding of their own until a moving
+    // one comes their way: they are planned after the others, and only
+    // those some moving unit woke. A big army at rest costs nearly nothing.
     // Taken bucket by bucket, so that units planned one after the other
-    // look at the same neighbours (kind to the cache).
+    // look at the same neighbours (kind to the cache); each unit is
+    // planned alone from the frame's start, so the threads and the chunks
+    // it is split into do not change what comes out.
+    let agents = &crowd.agents;
     let awake: Vec<usize> = crowd
         .grid
         .in_bucket_order()
         .map(|i| i as usize)
-        .filter(|&i| !asleep[i])
+        .filter(|&i| !agents[i].asleep())
         .collect();
     let mut plans = planner.plan_all(&awake, threads);
-    let mut woken = vec![false; crowd.agents.len()];
+    let mut woken = vec![false; agents.len()];
     for chunk in &plans {
         for &j in &chunk.wakes {
             woken[j as usize] = true;
@@ -219,52 +314,100 @@ pub(crate) fn avoid(
         .collect();
     plans.extend(planner.plan_all(&woken, threads));
     crowd.planned.clear();
-    crowd
-        .planned
-        .extend(crowd.agents.iter().map(|a| a.preferred));
-    let mut queued = vec![false; crowd.agents.len()];
+    crowd.planned.extend(agents.iter().map(|a| a.preferred));
+    crowd.queued.clear();
+    crowd.queued.resize(agents.len(), false);
     for chunk in plans {
         for (i, velocity, is_queued) in chunk.plans {
             if let Some(velocity) = velocity {
                 crowd.planned[i] = velocity;
             }
-            queued[i] = is_queued;
+            crowd.queued[i] = is_queued;
         }
         crowd.contacts.extend(chunk.contacts);
     }
-    sort_pairs(&mut crowd.contacts, crowd.agents.len());
-    crowd.colouring.rebuild(&crowd.contacts, crowd.agents.len());
+    sort_pairs(&mut crowd.contacts, agents.len());
+    crowd.colouring.rebuild(&crowd.contacts, agents.len());
     keep_gaps(
-        &crowd.agents,
+        agents,
         &mut crowd.planned,
         &crowd.colouring,
         seconds,
         threads,
     );
-    // Each mover takes its velocity (in parallel): the agents are sorted
-    // in the crowd's order.
-    let (agents, planned) = (&crowd.agents, &crowd.planned);
-    each_mover!(
-        movers,
-        PARALLEL_MOVERS,
-        |AgentQueryItem {
-             entity,
-             ordinal,
-             mut motion,
-             ..
-         }| {
-            let key = (ordinal.crowd_rank(), entity);
-            let Ok(i) = agents.binary_search_by_key(&key, |a| (a.order, a.entity)) else {
-                return;
-            };
-            if agents[i].avoids {
-                motion.velocity = planned[i];
-            }
-            if queued[i] {
-                motion.queued = true;
-            }
+}
+
+/// What bounds a unit's neighbours: the crowd's widest body and fastest
+/// speed, the horizon and the frame.
+#[derive(Clone, Copy)]
+struct Bounds {
+    widest: f32,
+    fastest: f32,
+    horizon: f32,
+    seconds: f32,
+    count: usize,
+}
+
+impl Bounds {
+    /// `me`'s neighbours: no pair further apart than `range` can meet
+    /// within the horizon; every unit within `near` may touch it this
+    /// frame, however many.
+    fn query(&self, me: &Agent) -> Reach {
+        Reach {
+            range: me.radius + self.widest + (me.speed + self.fastest) * self.horizon,
+            count: self.count,
+            near: 1.1 * (me.radius + self.widest + (me.speed + self.fastest) * self.seconds),
         }
-    );
+    }
+}
+
+/// The neighbour lists' skin, in widest bodies: the lists hold until a
+/// unit has moved a body's width.
+const SKIN: f32 = 2.0;
+
+/// The frames a list allows for in its near bound: a frame up to this
+/// many times as long as the one it was built in still reads it.
+const FRAME_SLACK: f32 = 1.5;
+
+/// Keeps the neighbour lists: rebuilt, each slot's alone (in parallel),
+/// when a unit joined or left, or one moved more than half the skin since
+/// they were built; only awake units get one (the others ask the grid if
+/// woken).
+fn keep_lists(crowd: &mut Crowd, bounds: Bounds, joins: u64, threads: usize) {
+    let key = joins ^ (bounds.count as u64).rotate_left(40);
+    if crowd.lists.hold(&crowd.positions, key) {
+        return;
+    }
+    let skin = SKIN * bounds.widest.max(1e-3);
+    crowd.lists.reset(&crowd.positions, key, skin);
+    let roomy = Bounds {
+        seconds: bounds.seconds * FRAME_SLACK,
+        ..bounds
+    };
+    let (agents, grid) = (&crowd.agents, (&crowd.grid, &crowd.positions[..]));
+    let (lists, skin) = crowd.lists.lists_mut();
+    each_slot_chunk(lists, threads, SLOT_CHUNK, |first, chunk| {
+        build_lists(first, chunk, agents, grid, roomy, skin);
+    });
+}
+
+/// One chunk of slots' neighbour lists, for the awake units among them.
+#[inline(never)] // a parallel body of its own in profiles
+fn build_lists(
+    first: usize,
+    chunk: &mut [List],
+    agents: &[Agent],
+    grid: (&SpatialGrid, &[Vec2]),
+    bounds: Bounds,
+    skin: f32,
+) {
+    for (k, list) in chunk.iter_mut().enumerate() {
+        let me = &agents[first + k];
+        if me.live && !me.asleep() {
+            let skip = (first + k) as u32;
+            list.build(grid, me.position, bounds.query(me), (skin, skip));
+        }
+    }
 }
 
 /// Units planned in one task, at least.
@@ -274,10 +417,14 @@ const PLAN_CHUNK: usize = 32;
 /// the settings.
 struct Planner<'a> {
     agents: &'a [Agent],
+    /// The agents' positions (`NaN` for a free slot).
+    positions: &'a [Vec2],
     passages: &'a Passages,
     grid: &'a SpatialGrid,
+    /// The neighbour lists, where they hold (one map: no unit turns down
+    /// another as a neighbour).
+    lists: Option<&'a NeighbourLists>,
     views: &'a HashMap<Entity, MapView<'a>>,
-    asleep: &'a [bool],
     one_map: bool,
     widest: f32,
     fastest: f32,
@@ -311,15 +458,18 @@ impl Planner<'_> {
     /// Plans `units`, split over `threads` threads of the compute task pool
     /// (all on this one with 1).
     fn plan_all(&self, units: &[usize], threads: usize) -> Vec<Plans> {
-        let run = |part: &[usize]| {
-            let mut scratch = Scratch::default();
-            let mut out = Plans::default();
-            for &i in part {
-                self.plan(i, &mut scratch, &mut out);
-            }
-            out
-        };
-        in_chunks(units, threads, PLAN_CHUNK, run)
+        in_chunks(units, threads, PLAN_CHUNK, |part| self.plan_part(part))
+    }
+
+    /// Plans one task's `units`.
+    #[inline(never)] // a parallel body of its own in profiles
+    fn plan_part(&self, units: &[usize]) -> Plans {
+        let mut scratch = Scratch::default();
+        let mut out = Plans::default();
+        for &i in units {
+            self.plan(i, &mut scratch, &mut out);
+        }
+        out
     }
 
     /// Plans unit `i`: its velocity for the frame, the closest to the one
@@ -329,13 +479,30 @@ impl Planner<'_> {
         let agents = self.agents;
         let me = agents[i];
         let horizon = self.horizon;
-        // No pair further apart than this can meet within the horizon.
-        let reach = me.radius + self.widest + (me.speed + self.fastest) * horizon;
-        // Every unit it may touch this frame, however many.
-        let near = 1.1 * (me.radius + self.widest + (me.speed + self.fastest) * self.seconds);
+        let query = Bounds {
+            widest: self.widest,
+            fastest: self.fastest,
+            horizon,
+            seconds: self.seconds,
+            count: self.max_neighbours,
+        }
+        .query(&me);
+        let (reach, near) = (query.range, query.near);
         let (grid, count, found) = (self.grid, self.max_neighbours, &mut scratch.found);
-        if self.one_map {
-            let everyone = |_| true;
+        let everyone = |_| true;
+        let listed = self.lists.is_some_and(|lists| {
+            lists.nearest(
+                self.positions,
+                me.position,
+                query,
+                i as u32,
+                everyone,
+                found,
+            )
+        });
+        if listed {
+            // Its list gave exactly what the grid would.
+        } else if self.one_map {
             grid.nearest(me.position, reach, count, near, i as u32, everyone, found);
         } else {
             let same_map = |j: u32| agents[j as usize].map == me.map;
@@ -368,7 +535,7 @@ impl Planner<'_> {
                 horizon,
             );
             threatened |= course;
-            if course && self.asleep[j as usize] {
+            if course && other.asleep() {
                 out.wakes.push(j);
             }
             // Pairs that may touch this frame.
@@ -508,8 +675,7 @@ fn on_collision_course(
 #[query_data(mutable)]
 pub(crate) struct BodyQuery {
     transform: &'static mut Transform,
-    footprint: Option<&'static Footprint>,
-    class: Option<&'static MovementClass>,
+    slot: &'static Slot,
 }
 
 /// `FrontierSystems::Move`, after the units walked: bodies that still
@@ -531,38 +697,64 @@ pub(crate) fn separate(
         return;
     }
     let crowd = &mut *crowd;
-    let mut views = ViewCache::new();
-    // Where each body stands after the move, and its map for its size.
-    let mut walk_views: Vec<Option<MapView>> = Vec::with_capacity(crowd.agents.len());
-    for (i, agent) in crowd.agents.iter().enumerate() {
-        let body = bodies.get(agent.entity).ok();
-        let view = body.and_then(
-            |BodyQueryReadOnlyItem {
-                 transform,
-                 footprint,
-                 class,
-             }| {
-                crowd.positions[i] = transform.translation.truncate();
-                let view = agent.map.and_then(|map| views.get(&maps, map))?;
-                Some(view.for_kind(unit_kind(footprint, class)))
-            },
-        );
-        walk_views.push(view.filter(|_| crowd.positions[i].is_finite()));
-    }
+    let threads = crate::schedule::threads_for(settings.threads);
+    let all_views = AllViews::new(&maps);
+    // Where each body stands after the move, and its map for its kind,
+    // each chunk of slots alone (in parallel).
+    let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); crowd.agents.len()];
+    let agents = &crowd.agents;
+    each_slot_chunk(&mut walk_views, threads, SLOT_CHUNK, |first, chunk| {
+        place_bodies(first, chunk, agents, &bodies, &all_views);
+    });
+    crowd.positions.clear();
+    crowd.positions.extend(walk_views.iter().map(|&(at, _)| at));
+    let views: Vec<Option<MapView>> = walk_views.into_iter().map(|(_, view)| view).collect();
     let separation = Separation {
-        agents: &crowd.agents,
-        views: &walk_views,
+        agents,
+        views: &views,
         passages: &passages,
         colouring: &crowd.colouring,
     };
-    let threads = crate::schedule::threads_for(settings.threads);
     let moved = separation.settle(&mut crowd.positions, threads);
-    for (i, agent) in crowd.agents.iter().enumerate() {
-        if moved[i]
-            && let Ok(BodyQueryItem { mut transform, .. }) = bodies.get_mut(agent.entity)
-        {
-            transform.translation = crowd.positions[i].extend(transform.translation.z);
+    let positions = &crowd.positions;
+    each_mover!(
+        bodies,
+        PARALLEL_MOVERS,
+        |BodyQueryItem {
+             mut transform,
+             slot,
+         }| {
+            if let Some(i) = slot.index()
+                && moved.get(i) == Some(&true)
+            {
+                transform.translation = positions[i].extend(transform.translation.z);
+            }
         }
+    );
+}
+
+/// One chunk of slots' bodies as separation starts: where each stands
+/// after the walk, and its map for its kind (`None` for a free slot, a
+/// mover off every map, or one standing nowhere finite).
+#[inline(never)] // the parallel body of `separate`'s gathering
+fn place_bodies<'a>(
+    first: usize,
+    chunk: &mut [(Vec2, Option<MapView<'a>>)],
+    agents: &[Agent],
+    bodies: &Query<BodyQuery, With<Mover>>,
+    all_views: &AllViews<'a>,
+) {
+    for (k, placed) in chunk.iter_mut().enumerate() {
+        let agent = &agents[first + k];
+        let at = bodies.get(agent.entity).ok().filter(|_| agent.live);
+        let Some(at) = at.map(|body| body.transform.translation.truncate()) else {
+            continue;
+        };
+        let view = agent
+            .map
+            .and_then(|map| all_views.get(map))
+            .map(|view| view.for_kind(UnitKind::new(agent.class, agent.size)));
+        *placed = (at, view.filter(|_| at.is_finite()));
     }
 }
 
@@ -822,6 +1014,8 @@ mod tests {
             near_passage: false,
             crossing: false,
             blocked: 0.0,
+            live: true,
+            size: 1,
         }
     }
 

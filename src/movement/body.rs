@@ -112,6 +112,7 @@ pub(crate) struct AgentQuery {
     pub(crate) footprint: Option<&'static Footprint>,
     pub(crate) class: Option<&'static MovementClass>,
     pub(crate) avoidance: Option<&'static Avoidance>,
+    pub(crate) slot: &'static super::store::Slot,
 }
 
 /// A mover's body radius: its [`Avoidance::radius`] if that is a usable

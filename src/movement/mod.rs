@@ -63,6 +63,7 @@ mod neighbours;
 pub mod passage;
 mod rest;
 mod route;
+mod store;
 
 use bevy::ecs::intern::Interned;
 use bevy::ecs::query::QueryData;
@@ -79,13 +80,14 @@ use bevy::ecs::entity::EntityHashMap;
 use crate::checksum::{FrontierChecksum, pair};
 use crate::core::{ClassId, UnitKind};
 use crate::maps::{AllViews, MapView, Maps};
-use crate::order::{Ordinal, stamp_joined};
+use crate::order::Ordinal;
 use crate::pathfinding::{
     Footprint, MovementClass, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
     unit_kind,
 };
 use crate::schedule::FrontierSystems;
 use rest::RestingPlaces;
+use store::{Slot, Slots, join_crowd, leave_crowd};
 
 pub(crate) use corridor::{Cut, Edits, join_path, route_cut_ahead, smooth, walk_left};
 
@@ -97,8 +99,8 @@ type MapsBesideUnits<'w, 's> = Maps<'w, 's, Without<Mover>>;
 /// [`PathRequest`]s.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
-#[require(Transform, Steering, Motion, Ordinal)]
-#[component(on_add = stamp_joined)]
+#[require(Transform, Steering, Motion, Ordinal, Slot)]
+#[component(on_add = join_crowd, on_remove = leave_crowd)]
 pub struct Mover {
     /// World units per second.
     pub speed: f32,
@@ -413,6 +415,7 @@ impl Plugin for MovementPlugin {
             .register_type::<Arrived>()
             .init_resource::<AvoidanceSettings>()
             .init_resource::<RestingPlaces>()
+            .init_resource::<Slots>()
             .init_resource::<RouteChecks>()
             .init_resource::<passage::Passages>()
             .add_message::<UnitArrived>()

@@ -40,8 +40,8 @@ fn floor_to_int(x: f64) -> i64 {
 }
 
 impl SpatialGrid {
-    /// Rebuilds the grid over `points` (finite) with buckets about `width`
-    /// wide.
+    /// Rebuilds the grid over `points` with buckets about `width` wide;
+    /// points that are not finite (free slots) are left out.
     pub(crate) fn rebuild(&mut self, points: &[Vec2], width: f32) {
         self.items.clear();
         self.starts.clear();
@@ -51,16 +51,16 @@ impl SpatialGrid {
         } else {
             1.0
         };
-        let (lo, hi) = points.iter().fold(
-            (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN)),
-            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        let (lo, hi, count) = points.iter().filter(|p| p.is_finite()).fold(
+            (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN), 0),
+            |(lo, hi, count), p| (lo.min(*p), hi.max(*p), count + 1),
         );
-        if points.is_empty() {
+        if count == 0 {
             self.width = width;
             self.dims = (0, 0);
             return;
         }
-        let limit = (BUCKETS_PER_POINT * points.len() + 1024) as f64;
+        let limit = (BUCKETS_PER_POINT * count + 1024) as f64;
         loop {
             let span = |l: f32, h: f32| {
                 (h as f64 / width as f64).floor() - (l as f64 / width as f64).floor() + 1.0
@@ -80,6 +80,10 @@ impl SpatialGrid {
         let buckets = (self.dims.0 * self.dims.1) as usize;
         self.starts.resize(buckets + 1, 0);
         for p in points {
+            if !p.is_finite() {
+                self.keys.push(u32::MAX);
+                continue;
+            }
             let key = self.bucket(self.coordinate(p.x), self.coordinate(p.y));
             self.keys.push(key);
             self.starts[key as usize + 1] += 1;
@@ -87,9 +91,12 @@ impl SpatialGrid {
         for i in 0..buckets {
             self.starts[i + 1] += self.starts[i];
         }
-        self.items.resize(points.len(), (Vec2::ZERO, 0));
+        self.items.resize(count, (Vec2::ZERO, 0));
         let mut fill = self.starts[..buckets].to_vec();
         for (i, &key) in self.keys.iter().enumerate() {
+            if key == u32::MAX {
+                continue;
+            }
             self.items[fill[key as usize] as usize] = (points[i], i as u32);
             fill[key as usize] += 1;
         }
@@ -202,6 +209,37 @@ impl SpatialGrid {
         }
     }
 
+    /// Every point within `range` of `at` but `skip`, in no particular
+    /// order, into `out` (cleared first).
+    pub(crate) fn within(&self, at: Vec2, range: f32, skip: u32, out: &mut Vec<u32>) {
+        out.clear();
+        if self.dims.0 == 0 || range < 0.0 || !range.is_finite() || !at.is_finite() {
+            return;
+        }
+        let limit = range * range;
+        let (x_low, x_high) = (self.min.0, self.min.0 + self.dims.0 - 1);
+        let (y_low, y_high) = (self.min.1, self.min.1 + self.dims.1 - 1);
+        let y0 = self.coordinate(at.y - range).max(y_low);
+        let y1 = self.coordinate(at.y + range).min(y_high);
+        let x0 = self.coordinate(at.x - range).max(x_low);
+        let x1 = self.coordinate(at.x + range).min(x_high);
+        for y in y0..=y1 {
+            if x0 > x1 {
+                break;
+            }
+            let (from, to) = (
+                self.starts[self.bucket(x0, y) as usize] as usize,
+                self.starts[self.bucket(x1, y) as usize + 1] as usize,
+            );
+            out.extend(
+                self.items[from..to]
+                    .iter()
+                    .filter(|&&(point, i)| i != skip && point.distance_squared(at) <= limit)
+                    .map(|&(_, i)| i),
+            );
+        }
+    }
+
     /// The ring of buckets beyond which no bucket lies, seen from bucket
     /// `(cx, cy)`.
     fn last_ring(&self, cx: i64, cy: i64) -> i64 {
@@ -226,7 +264,6 @@ impl SpatialGrid {
         accept: &mut impl FnMut(u32) -> bool,
         found: &mut Vec<(f32, u32)>,
     ) {
-        let before = |a: (f32, u32), b: (f32, u32)| a.0 < b.0 || a.0 == b.0 && a.1 < b.1;
         let cy = self.coordinate(at.y);
         let (x_low, x_high) = (self.min.0, self.min.0 + self.dims.0 - 1);
         let (y_low, y_high) = (self.min.1, self.min.1 + self.dims.1 - 1);
@@ -256,18 +293,7 @@ impl SpatialGrid {
                 if !accept(i) {
                     continue;
                 }
-                // Insertion by hand: the list is short, and `insert`
-                // would call memmove.
-                found.push((squared, i));
-                let mut k = found.len() - 1;
-                while k > 0 && before((squared, i), found[k - 1]) {
-                    found[k] = found[k - 1];
-                    k -= 1;
-                }
-                found[k] = (squared, i);
-                while found.len() > count && found[found.len() - 1].0 > near_squared {
-                    found.pop();
-                }
+                insert_sorted(found, (squared, i), count, near_squared);
                 if found.len() >= count {
                     *limit = limit.min(found[count - 1].0.max(near_squared));
                 }
@@ -305,6 +331,234 @@ impl SpatialGrid {
                 break;
             }
         }
+    }
+}
+
+/// Each mover's candidate neighbours, kept across frames (the Verlet list
+/// of molecular dynamics): every point that was, when the lists were
+/// built, within a bound of the mover that cannot let a true neighbour
+/// slip out while no point has moved more than half the `skin`. A frame
+/// then picks each mover's nearest from its few candidates instead of
+/// searching the grid. [`NeighbourLists::nearest`] gives exactly what
+/// [`SpatialGrid::nearest`] would, so keeping the lists changes no result.
+#[derive(Default)]
+pub(crate) struct NeighbourLists {
+    /// Each point's list.
+    lists: Vec<List>,
+    /// Where each point stood when the lists were built.
+    anchors: Vec<Vec2>,
+    skin: f32,
+    /// What the lists were built for; another key rebuilds them.
+    key: u64,
+    built: bool,
+}
+
+/// One point's candidate neighbours.
+#[derive(Default)]
+pub(crate) struct List {
+    /// The candidates and how far each was when the list was built (the
+    /// distance's bits above the index), nearest first: one further than
+    /// the skin beyond the nearest found so far cannot be nearer now, so a
+    /// query stops there.
+    items: Vec<u64>,
+    /// Whether it was built (a point not built for asks the grid).
+    listed: bool,
+    /// Scratch for the build.
+    scratch: Vec<u32>,
+    /// How far out the last build found its `count`th nearest (and a skin
+    /// more): where the next build starts looking.
+    guess: f32,
+    /// The range and near bound it was built for: a query beyond either
+    /// asks the grid.
+    bounds: (f32, f32),
+}
+
+/// What one query asks, as [`SpatialGrid::nearest`] takes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reach {
+    pub(crate) range: f32,
+    pub(crate) count: usize,
+    pub(crate) near: f32,
+}
+
+impl NeighbourLists {
+    /// Whether the lists hold for `points` (`NaN` for a point not
+    /// present) under `key`: built for the same key and the same points,
+    /// and no point has moved more than half the skin since.
+    pub(crate) fn hold(&self, points: &[Vec2], key: u64) -> bool {
+        let half = 0.5 * self.skin;
+        let limit = half * half;
+        self.built
+            && self.key == key
+            && points.len() == self.anchors.len()
+            && points.iter().zip(&self.anchors).all(|(p, a)| {
+                // Both absent (NaN), or both present and close.
+                p.is_nan() && a.is_nan() || p.distance_squared(*a) <= limit
+            })
+    }
+
+    /// Starts a rebuild for `points` under `key` with `skin`, every list
+    /// emptied: then [`List::build`] each over [`lists_mut`](Self::lists_mut).
+    pub(crate) fn reset(&mut self, points: &[Vec2], key: u64, skin: f32) {
+        self.anchors.clear();
+        self.anchors.extend_from_slice(points);
+        self.lists.resize_with(points.len(), List::default);
+        for list in &mut self.lists {
+            list.items.clear();
+            list.listed = false;
+        }
+        self.skin = skin;
+        self.key = key;
+        self.built = true;
+    }
+
+    /// The lists, by point, and the skin they are built with.
+    pub(crate) fn lists_mut(&mut self) -> (&mut [List], f32) {
+        (&mut self.lists, self.skin)
+    }
+
+    /// The `count` points nearest to `at` within `range`, and every one
+    /// within `near`, but for `skip` and those `accept` turns down, as
+    /// [`SpatialGrid::nearest`] gives them, from `skip`'s list: `false`
+    /// if it has none, or one built for a smaller range or near bound
+    /// (ask the grid then).
+    pub(crate) fn nearest(
+        &self,
+        points: &[Vec2],
+        at: Vec2,
+        query: Reach,
+        skip: u32,
+        mut accept: impl FnMut(u32) -> bool,
+        found: &mut Vec<(f32, u32)>,
+    ) -> bool {
+        let Some(list) = self.lists.get(skip as usize).filter(|list| list.listed) else {
+            return false;
+        };
+        let Reach { range, count, near } = query;
+        let (built_range, built_near) = list.bounds;
+        if !(range <= built_range && near.clamp(0.0, range) <= built_near) {
+            return false;
+        }
+        found.clear();
+        if count == 0 || !at.is_finite() {
+            return true;
+        }
+        let range_squared = range * range;
+        let near = near.clamp(0.0, range);
+        let near_squared = near * near;
+        let mut limit = range;
+        for &key in &list.items {
+            let (then, j) = (distance_of(key), key as u32);
+            // Nobody moved more than half the skin: the pair is at least
+            // `then - skin` apart now, and so is every later candidate.
+            if then - self.skin > limit {
+                break;
+            }
+            let squared = points[j as usize].distance_squared(at);
+            if squared > range_squared {
+                continue;
+            }
+            let full = found.len() >= count;
+            if full && squared > near_squared && !before((squared, j), found[count - 1]) {
+                continue;
+            }
+            if !accept(j) {
+                continue;
+            }
+            insert_sorted(found, (squared, j), count, near_squared);
+            if found.len() >= count {
+                limit = limit.min(found[count - 1].0.max(near_squared).sqrt());
+            }
+        }
+        for pair in found.iter_mut() {
+            pair.0 = pair.0.sqrt();
+        }
+        true
+    }
+}
+
+impl List {
+    /// Builds the list of point `skip` at `at`, for queries up to
+    /// `query`'s range and near bound: every point of `grid` within the
+    /// `count`th nearest's distance (at most `range`, at least `near`)
+    /// plus twice the skin. While no point moves more than half the skin,
+    /// a point outside it stays further than the `count` nearest, and
+    /// every point within `near` is on it.
+    pub(crate) fn build(
+        &mut self,
+        (grid, points): (&SpatialGrid, &[Vec2]),
+        at: Vec2,
+        query: Reach,
+        (skin, skip): (f32, u32),
+    ) {
+        self.items.clear();
+        self.listed = false;
+        let Reach { range, count, near } = query;
+        if !(at.is_finite() && range.is_finite() && range >= 0.0 && near.is_finite()) {
+            return;
+        }
+        let near = near.clamp(0.0, range);
+        // The `count`th nearest's distance is not known before the list
+        // is: a guess (the last one's), doubled until the points within it
+        // number `count` (or it reaches `range`).
+        let mut guess = self.guess.clamp(near.max(1e-3), range.max(1e-3));
+        loop {
+            let reach = guess.min(range) + 2.0 * skin;
+            grid.within(at, reach, skip, &mut self.scratch);
+            // Sorted as whole numbers: a distance's bits (never negative)
+            // above the index.
+            self.items.clear();
+            self.items.extend(self.scratch.iter().map(|&j| {
+                let distance = at.distance(points[j as usize]);
+                (u64::from(distance.to_bits()) << 32) | u64::from(j)
+            }));
+            self.items.sort_unstable();
+            let inside = self.items.partition_point(|&key| distance_of(key) <= guess);
+            if inside >= count || guess >= range {
+                break;
+            }
+            guess = (2.0 * guess).min(range);
+        }
+        let kth = match count {
+            0 => near,
+            _ => self
+                .items
+                .get(count - 1)
+                .map_or(range, |&key| distance_of(key)),
+        };
+        self.guess = kth.max(near) + skin;
+        self.listed = true;
+        self.bounds = (range, near);
+    }
+}
+
+/// The distance a list's item keeps (its high half).
+#[inline]
+fn distance_of(key: u64) -> f32 {
+    f32::from_bits((key >> 32) as u32)
+}
+
+/// Whether `a` comes before `b`: nearer, or as near and lower.
+#[inline]
+fn before(a: (f32, u32), b: (f32, u32)) -> bool {
+    a.0 < b.0 || a.0 == b.0 && a.1 < b.1
+}
+
+/// Puts `item` in `found` (sorted by [`before`]), then drops from the end
+/// what is beyond the `count`th and further than `near_squared`.
+#[inline]
+fn insert_sorted(found: &mut Vec<(f32, u32)>, item: (f32, u32), count: usize, near_squared: f32) {
+    // Insertion by hand: the list is short, and `insert` would call
+    // memmove.
+    found.push(item);
+    let mut k = found.len() - 1;
+    while k > 0 && before(item, found[k - 1]) {
+        found[k] = found[k - 1];
+        k -= 1;
+    }
+    found[k] = item;
+    while found.len() > count && found[found.len() - 1].0 > near_squared {
+        found.pop();
     }
 }
 
@@ -375,6 +629,66 @@ mod tests {
                     assert!((got.0 - want.0).abs() <= 1e-4 * want.0.max(1.0));
                 }
             }
+        }
+    }
+
+    /// Neighbour lists give what the grid gives, bit for bit, while the
+    /// points drift (each less than half the skin between builds), in
+    /// sparse crowds and dense ones; and they are rebuilt when a point
+    /// drifts further.
+    #[test]
+    fn lists_give_what_the_grid_gives() {
+        let mut seed = 0x0005_DEEC_E66D_u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for round in 0..12 {
+            let n = 50 + round * 70;
+            let spread = 6.0 + (round % 4) as f32 * 12.0;
+            let skin = 0.3 + 0.2 * (round % 3) as f32;
+            let mut points: Vec<Vec2> = (0..n)
+                .map(|i| match i % 17 {
+                    // Some free slots.
+                    3 => Vec2::NAN,
+                    _ => Vec2::new(next() * spread, next() * spread),
+                })
+                .collect();
+            let reach = |i: usize| Reach {
+                range: 1.0 + 0.5 * (i % 5) as f32,
+                count: 1 + round % 7,
+                near: 0.3 + 0.1 * (i % 3) as f32,
+            };
+            let mut grid = SpatialGrid::default();
+            let mut lists = NeighbourLists::default();
+            let (mut found, mut expected) = (Vec::new(), Vec::new());
+            let mut builds = 0;
+            for frame in 0..30 {
+                grid.rebuild(&points, 1.1);
+                if !lists.hold(&points, 7) {
+                    builds += 1;
+                    lists.reset(&points, 7, skin);
+                    let (all, skin) = lists.lists_mut();
+                    for (i, list) in all.iter_mut().enumerate() {
+                        list.build((&grid, &points), points[i], reach(i), (skin, i as u32));
+                    }
+                }
+                for (i, &at) in points.iter().enumerate().filter(|(_, p)| p.is_finite()) {
+                    let Reach { range, count, near } = reach(i);
+                    let skip = i as u32;
+                    assert!(lists.nearest(&points, at, reach(i), skip, |_| true, &mut found));
+                    grid.nearest(at, range, count, near, skip, |_| true, &mut expected);
+                    assert_eq!(found, expected, "round {round} frame {frame} point {i}");
+                }
+                // Everyone drifts a little, a few further.
+                for p in points.iter_mut().filter(|p| p.is_finite()) {
+                    let step = if next() < 0.05 { 0.4 } else { 0.1 } * skin;
+                    *p += Vec2::new(next() - 0.5, next() - 0.5) * 2.0 * step;
+                }
+            }
+            assert!((2..30).contains(&builds), "round {round}: {builds} builds");
         }
     }
 

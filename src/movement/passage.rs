@@ -150,6 +150,9 @@ struct PassageMap {
     /// a chain that is not taken turns on).
     cells: HashMap<Cell, Option<u32>>,
     passages: Vec<Passage>,
+    /// How many anchors of `cells` are in a passage taken turns on: with
+    /// none, no unit can step into one, and nothing need be looked up.
+    in_passages: usize,
 }
 
 /// Whether a unit at `cell` can only go on or back.
@@ -189,6 +192,7 @@ impl PassageMap {
         self.version = class.version();
         self.cells.clear();
         self.passages.clear();
+        self.in_passages = 0;
     }
 
     /// Whether any anchor within `reach` anchors of `cell` may be one-lane,
@@ -280,6 +284,7 @@ impl PassageMap {
             Some(self.passages.len() as u32 - 1)
         };
         for anchor in chain {
+            self.in_passages += usize::from(passage.is_some());
             self.cells.insert(anchor, passage);
         }
     }
@@ -437,6 +442,16 @@ impl Passages {
     /// holding a claim on it may do.
     fn steps_in(&self, map: Ground, view: &MapView, from: Vec2, to: Vec2) -> bool {
         let size = view.size();
+        // Where no passage is known (open ground, or a map whose units
+        // have looked at none yet), there is none to step into.
+        let known = lanes(self.present(map), size).any(|lane| {
+            self.maps
+                .get(&(map, lane))
+                .is_some_and(|cached| cached.in_passages > 0)
+        });
+        if !known {
+            return false;
+        }
         // Whether a unit stands in a passage depends only on the anchors
         // that hold it (see `holders`): a step that keeps every one of
         // them, as nearly every nudge in a crowd does, steps into none,

@@ -17,6 +17,8 @@ pub(super) struct Agent {
     /// Its movement class: the walls it keeps clear of are those of the
     /// ground its class may not enter.
     pub(super) class: ClassId,
+    /// Its footprint's side, in cells.
+    pub(super) size: u8,
     pub(super) position: Vec2,
     pub(super) velocity: Vec2,
     pub(super) preferred: Vec2,
@@ -43,6 +45,40 @@ pub(super) struct Agent {
     /// How far (0 to 1) it is into the time it may make no headway before
     /// pushing through.
     pub(super) blocked: f32,
+    /// Whether a mover holds the slot this agent stands for (and stands
+    /// somewhere finite): free slots are skipped.
+    pub(super) live: bool,
+}
+
+impl Agent {
+    /// A free slot's agent.
+    pub(super) const ABSENT: Agent = Agent {
+        entity: Entity::PLACEHOLDER,
+        order: u64::MAX,
+        map: None,
+        class: ClassId::DEFAULT,
+        size: 1,
+        position: Vec2::ZERO,
+        velocity: Vec2::ZERO,
+        preferred: Vec2::ZERO,
+        radius: 0.0,
+        speed: 0.0,
+        avoids: false,
+        pushing: false,
+        heading: Vec2::ZERO,
+        held_up: false,
+        idle: true,
+        near_passage: false,
+        crossing: false,
+        blocked: 0.0,
+        live: false,
+    };
+
+    /// Whether it stands at rest and still: it needs no avoiding of its
+    /// own until a moving unit comes its way and wakes it.
+    pub(super) fn asleep(&self) -> bool {
+        self.idle && self.preferred == Vec2::ZERO && self.velocity == Vec2::ZERO
+    }
 }
 
 /// Whose way it is between two units: the one rule avoidance, the gaps
