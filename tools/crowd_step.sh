@@ -4,6 +4,6 @@
 P='bevy_frontier::movement::'
 SYS=()
 for f in begin_orders adopt_paths replan_cut_paths replan_cut_routes prefer \
-    passage::take_turns avoidance::avoid move_units avoidance::separate; do
+    passage::take_turns avoidance::avoid walk::move_units avoidance::separate; do
     SYS+=("--toggle-collect=$P$f")
 done

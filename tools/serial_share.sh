@@ -12,8 +12,8 @@ set -e
 BIN=$1; OUT=$2; shift 2; mkdir -p "$OUT"
 source "$(dirname "$0")/crowd_step.sh"
 PAR=()
-for f in avoidance::Planner::plan_part avoidance::solver::Separation::round \
-    avoidance::solver::Separation::step_back avoidance::solver::gap_pass stride passage::look \
+for f in avoidance::Planner::plan_part avoidance::solver::Separation::round walk::walk_one \
+    avoidance::solver::Separation::step_back avoidance::solver::gap_pass passage::look \
     avoidance::snapshot avoidance::take_velocity avoidance::place_bodies avoidance::build_lists; do
     PAR+=("--toggle-collect=$P$f")
 done

@@ -147,7 +147,7 @@ fn agent_of(
         near_passage: motion.near_passage,
         crossing: motion.claim.is_some(),
         blocked: if settings.give_up_after > 0.0 {
-            (motion.stalled / settings.give_up_after).clamp(0.0, 1.0)
+            (motion.headway.stalled / settings.give_up_after).clamp(0.0, 1.0)
         } else {
             1.0
         },

@@ -59,18 +59,19 @@ const PARALLEL_WALKS: usize = 512;
 pub mod avoidance;
 mod body;
 mod corridor;
+mod headway;
 mod neighbours;
 pub mod passage;
+mod prefer;
 mod rest;
 mod route;
 mod store;
+mod walk;
 
 use bevy::ecs::intern::Interned;
 use bevy::ecs::query::QueryData;
 use bevy::ecs::schedule::ScheduleLabel;
-use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
-use bevy::utils::Parallel;
 
 pub use body::{Avoidance, AvoidanceSettings};
 pub use route::{Route, SharedWaypoints};
@@ -79,13 +80,14 @@ use bevy::ecs::entity::EntityHashMap;
 
 use crate::checksum::{FrontierChecksum, pair};
 use crate::core::{ClassId, UnitKind};
-use crate::maps::{AllViews, MapView, Maps};
+use crate::maps::{MapView, Maps};
 use crate::order::Ordinal;
 use crate::pathfinding::{
     Footprint, MovementClass, PathRequest, PathResult, PathStatus, PathTarget, PathfindingPlugin,
     unit_kind,
 };
 use crate::schedule::FrontierSystems;
+use headway::Headway;
 use rest::RestingPlaces;
 use store::{Slot, Slots, join_crowd, leave_crowd};
 
@@ -166,16 +168,10 @@ pub struct Motion {
     pub rest: Option<Vec2>,
     /// The map the unit last walked on (kept while it stands).
     pub map: Option<Entity>,
-    /// Seconds the unit has been trying to move without headway.
-    stalled: f32,
-    /// Where it stood when it last made headway.
-    mark: Vec2,
-    /// Seconds left of pushing through others (leaving them most of the
-    /// avoiding).
-    pushing: f32,
-    /// Whether it pushed through since it last made headway (and so gained
-    /// nothing by it).
-    pushed: bool,
+    /// Whether it gains ground, and whether it pushes through others
+    /// because it has not for a while.
+    #[reflect(ignore)]
+    headway: Headway,
     /// The way the unit means to go (unit length, or zero when it stands).
     heading: Vec2,
     /// Whether it waits its turn at a one-lane passage this frame.
@@ -190,10 +186,6 @@ pub struct Motion {
     /// The one-lane passage it may be in.
     #[reflect(ignore)]
     claim: Option<passage::Claim>,
-    /// Where this frame's walk took it, from the walk to the settling of
-    /// arrivals and rest places (`move_units`).
-    #[reflect(ignore)]
-    stride: Option<Stride>,
 }
 
 impl Motion {
@@ -201,7 +193,7 @@ impl Motion {
     /// [`AvoidanceSettings::give_up_after`], pushes through them instead of
     /// avoiding them, until it makes headway again.
     pub fn pushing_through(&self) -> bool {
-        self.pushing > 0.0
+        self.headway.pushing_through()
     }
 
     /// Whether the unit stands waiting its turn at a one-lane passage (see
@@ -446,14 +438,14 @@ impl Plugin for MovementPlugin {
                     )
                         .chain()
                         .in_set(CrowdSystems::Orders),
-                    prefer.in_set(CrowdSystems::Prefer),
+                    prefer::prefer.in_set(CrowdSystems::Prefer),
                     // Without avoidance, nothing turns the velocity a unit
                     // would like into the one it walks: it walks the one
                     // it would like.
                     walk_as_preferred
                         .run_if(not(resource_exists::<avoidance::Crowd>))
                         .in_set(CrowdSystems::Avoid),
-                    move_units.in_set(CrowdSystems::Walk),
+                    walk::move_units.in_set(CrowdSystems::Walk),
                     fold_movers
                         .run_if(resource_exists::<FrontierChecksum>)
                         .in_set(FrontierSystems::Last)
@@ -917,22 +909,9 @@ impl<'a> EditedMap<'a> {
     }
 }
 
-/// Ground (in cells) a unit must gain to count as making headway.
-const HEADWAY: f32 = 0.5;
-
 /// A waypoint this close (in cells) counts as reached by a unit that
 /// avoidance moved off the straight way to it.
 const REACHED: f32 = 0.1;
-
-/// A standing unit further than this (in cells) from its rest place has
-/// been pushed off it.
-const DISPLACED: f32 = 0.3;
-
-/// A unit this many cells from the end of its route looks whether another
-/// unit rests there; one blocked this close to it (along its route; for a
-/// unit k cells wide, k times this; for k > 1, twice that once pushing
-/// through gained it nothing) rests where it stands.
-const NEAR_THE_END: f32 = 2.5;
 
 /// A unit within this many cells of its next waypoint, pushed off the way
 /// to it, goes on to the one after as soon as it can see it.
@@ -940,7 +919,7 @@ const SKIP_NEAR: f32 = 1.5;
 
 /// The velocity that takes a unit at `from` toward `to` at `speed`,
 /// slowing so as to stop there within the frame.
-fn toward(from: Vec2, to: Vec2, speed: f32, seconds: f32) -> Vec2 {
+pub(super) fn toward(from: Vec2, to: Vec2, speed: f32, seconds: f32) -> Vec2 {
     let offset = to - from;
     let distance = offset.length();
     if distance <= 1e-6 || speed <= 0.0 {
@@ -963,135 +942,12 @@ fn speed_of(mover: &Mover) -> f32 {
     }
 }
 
-/// A mover as `prefer` reads and writes it.
-#[derive(QueryData)]
-#[query_data(mutable)]
-struct PreferQuery {
-    entity: Entity,
-    ordinal: &'static Ordinal,
-    mover: &'static Mover,
-    transform: &'static Transform,
-    steering: &'static mut Steering,
-    motion: &'static mut Motion,
-    footprint: Option<&'static Footprint>,
-    class: Option<&'static MovementClass>,
-}
-
-/// `FrontierSystems::Steering`, last: each mover's preferred velocity. A
-/// moving unit gives up its rest place; one pushed off the way near a
-/// corner goes on to the next as soon as it sees it; a standing unit takes
-/// a rest place (the nearest free cell, when another rests where it
-/// stands) and is drawn back to it.
-#[inline(never)] // named in profiles: one entry per crowd-step system
-fn prefer(
-    time: Res<Time>,
-    mut units: Query<PreferQuery>,
-    maps: MapsBesideUnits,
-    mut places: ResMut<RestingPlaces>,
-    mut gone: RemovedComponents<Mover>,
-) {
-    for unit in gone.read() {
-        places.release(unit);
-    }
-    let seconds = time.delta_secs();
-    let all_views = AllViews::new(&maps);
-    let first_map = maps.find(None).ok().map(|(map, _)| map);
-    // Every unit on its own (in parallel); units that left their rest
-    // place give it up, and standing units without one take one, after,
-    // unit by unit.
-    let mut moving_off: Parallel<Vec<Entity>> = Parallel::default();
-    let mut to_settle: Parallel<Vec<(u64, Entity)>> = Parallel::default();
-    each_mover!(
-        units,
-        PARALLEL_MOVERS,
-        |PreferQueryItem {
-             entity: unit,
-             ordinal,
-             mover,
-             transform,
-             mut steering,
-             mut motion,
-             footprint,
-             class,
-         }| {
-            if let Some(map) = steering.map() {
-                motion.map = Some(map);
-            } else if motion.map.is_none() {
-                motion.map = first_map;
-            }
-            let view = motion
-                .map
-                .and_then(|map| all_views.get(map))
-                .map(|view| view.for_kind(unit_kind(footprint, class)));
-            let (speed, position) = (speed_of(mover), transform.translation.truncate());
-            motion.preferred = match &mut *steering {
-                Steering::Idle => match (view, motion.rest) {
-                    (Some(_), Some(rest)) => toward(position, rest, speed, seconds),
-                    (Some(_), None) if motion.map.is_some() => {
-                        to_settle.scope(|units| units.push((ordinal.crowd_rank(), unit)));
-                        Vec2::ZERO
-                    }
-                    _ => Vec2::ZERO,
-                },
-                Steering::Instinct { goal, .. } => {
-                    moving_off.scope(|units| units.push(unit));
-                    motion.rest = None;
-                    toward(position, *goal, speed, seconds)
-                }
-                Steering::Following { route, .. } => {
-                    // Every order starts on instinct, which gave up the
-                    // old rest place; what it holds now is the end it
-                    // walks to.
-                    motion.rest = None;
-                    if let Some(view) = &view {
-                        pass_reached_corners(view, route, position);
-                    }
-                    match route.next_waypoint() {
-                        Some(next) => toward(position, next, speed, seconds),
-                        None => Vec2::ZERO,
-                    }
-                }
-            };
-        },
-    );
-    for unit in moving_off.drain() {
-        places.release(unit);
-    }
-    // Taken one by one in their crowd rank: who gets
-    // a free cell first must not follow the order the ECS stores them in.
-    let mut to_settle: Vec<(u64, Entity)> = to_settle.drain().collect();
-    to_settle.sort_unstable();
-    for (_, unit) in to_settle {
-        let Ok(PreferQueryItem {
-            mover,
-            transform,
-            mut motion,
-            footprint,
-            class,
-            ..
-        }) = units.get_mut(unit)
-        else {
-            continue;
-        };
-        let (Some(map), position) = (motion.map, transform.translation.truncate()) else {
-            continue;
-        };
-        let Some(view) = all_views.get(map) else {
-            continue;
-        };
-        let view = view.for_kind(unit_kind(footprint, class));
-        let rest = places.settle(unit, map, &view, position);
-        motion.rest = Some(rest);
-        motion.preferred = toward(position, rest, speed_of(mover), seconds);
-    }
-}
-
 /// A unit following `route` at `position` passes the corners it has as
 /// good as reached: within a hair of one (in a crowd, others may keep it
 /// off the exact point, and it would block theirs), or pushed near it or
 /// past it towards the next one, with the next one in sight over ground no
 /// dearer than the two corners' (the route went round what is dearer).
-fn pass_reached_corners(view: &MapView, route: &mut Route, position: Vec2) {
+pub(super) fn pass_reached_corners(view: &MapView, route: &mut Route, position: Vec2) {
     let cell = view.layout.cell_size.abs().min_element();
     let cost = |at: Vec2| {
         view.cell_at(at)
@@ -1112,416 +968,6 @@ fn pass_reached_corners(view: &MapView, route: &mut Route, position: Vec2) {
             break;
         }
         route.advance();
-    }
-}
-
-/// What `move_units` walks units on: the frame's time, the maps, the
-/// passages and the settings, read only.
-#[derive(SystemParam)]
-struct Ground<'w, 's> {
-    time: Res<'w, Time>,
-    maps: MapsBesideUnits<'w, 's>,
-    settings: Res<'w, AvoidanceSettings>,
-    passages: Res<'w, passage::Passages>,
-}
-
-/// A mover as `move_units` moves it.
-#[derive(QueryData)]
-#[query_data(mutable)]
-struct WalkQuery {
-    entity: Entity,
-    ordinal: &'static Ordinal,
-    mover: &'static Mover,
-    request: Option<&'static mut PathRequest>,
-    transform: &'static mut Transform,
-    steering: &'static mut Steering,
-    motion: &'static mut Motion,
-    footprint: Option<&'static Footprint>,
-    class: Option<&'static MovementClass>,
-}
-
-/// One mover's walk for the frame, alone on the grid: it reads the maps
-/// and the passages and writes only itself, noting its stride for what
-/// `move_units` decides after.
-#[inline(never)] // the parallel body of `move_units`, named in profiles
-fn stride(all_views: &AllViews, passages: &passage::Passages, seconds: f32, unit: WalkQueryItem) {
-    let WalkQueryItem {
-        mover,
-        mut transform,
-        mut steering,
-        mut motion,
-        footprint,
-        class,
-        ..
-    } = unit;
-    let Some((map, view)) = walking_view(all_views, &steering, &motion, footprint, class) else {
-        return;
-    };
-    let speed = speed_of(mover);
-    if !(speed * seconds).is_finite() {
-        return;
-    }
-    let start = transform.translation.truncate();
-    let (to, blocked) = walk(&view, &mut steering, &motion, start, speed, seconds);
-    // No unit steps into a passage without a claim on it: a unit is in a
-    // passage only in its turn.
-    let stopped = if motion.claim.is_none() {
-        passages.stop_outside(map, &view, start, to)
-    } else {
-        to
-    };
-    transform.translation = stopped.extend(transform.translation.z);
-    motion.stride = Some(Stride { start, to, blocked });
-}
-
-/// `FrontierSystems::Move`: walks every mover its velocity for the frame,
-/// on the grid. A unit that avoidance left alone walks its way exactly:
-/// instinct slides along walls, a route is followed corner to corner, and
-/// a route a new wall blocks is planned again. One avoidance moved walks
-/// the velocity it was given, sliding along walls. A unit whose route is
-/// walked arrives, and rests where it stands unless another rests there:
-/// then it walks on to the nearest free cell first. A unit that makes no
-/// headway for [`AvoidanceSettings::give_up_after`] pushes through the
-/// others (and asks for its path again if pushed out of sight of its next
-/// corner, or if a wall cuts the way on from there to the one after) until
-/// it does; with less than [`NEAR_THE_END`] cells of its
-/// route left per cell of its footprint's side, it rests where it stands
-/// instead.
-#[inline(never)] // named in profiles: one entry per crowd-step system
-fn move_units(
-    ground: Ground,
-    mut commands: Commands,
-    mut units: Query<WalkQuery>,
-    mut places: ResMut<RestingPlaces>,
-    mut arrivals: MessageWriter<UnitArrived>,
-    // The walked units in crowd rank, kept so no frame allocates it anew.
-    mut walked: Local<Vec<(u64, Entity)>>,
-) {
-    let Ground {
-        time,
-        maps,
-        settings,
-        passages,
-    } = ground;
-    let seconds = time.delta_secs();
-    if seconds <= 0.0 {
-        return;
-    }
-    // First every unit walks, each alone on the grid (in parallel: it
-    // reads the maps and the passages and writes only itself); then, unit
-    // by unit in the order they joined the crowd (not the query's, which
-    // follows how the ECS stores them), what touches the others: rest
-    // places, arrivals, asking again.
-    let all_views = AllViews::new(&maps);
-    each_mover!(units, PARALLEL_WALKS, |unit| stride(
-        &all_views, &passages, seconds, unit
-    ),);
-    walked.clear();
-    walked.extend(
-        units
-            .iter()
-            .filter(|unit| unit.motion.stride.is_some())
-            .map(|unit| (unit.ordinal.crowd_rank(), unit.entity)),
-    );
-    walked.sort_unstable();
-    for &(_, unit) in walked.iter() {
-        let Ok(WalkQueryItem {
-            mover,
-            mut request,
-            transform,
-            mut steering,
-            mut motion,
-            footprint,
-            class,
-            ..
-        }) = units.get_mut(unit)
-        else {
-            continue;
-        };
-        let Some(Stride {
-            start,
-            to: walked_to,
-            blocked,
-        }) = motion.stride.take()
-        else {
-            continue;
-        };
-        let Some((_, view)) = walking_view(&all_views, &steering, &motion, footprint, class) else {
-            continue;
-        };
-        let budget = speed_of(mover) * seconds;
-        let cell = view.layout.cell_size.abs().min_element();
-        let mut arrived = false;
-        let mut stopped_short = false;
-        if matches!(*steering, Steering::Following { .. }) {
-            // A wall went up on the path: walk on instinct while a new
-            // path is found.
-            if blocked
-                && let Some((goal, map)) = wait_for_new_path(&mut steering, Meanwhile::Instinct)
-            {
-                ask_again(&mut commands, unit, &mut request, goal, map);
-            }
-            // Near an end another unit rests on: the nearest free cell
-            // becomes the end (held at once, so no other takes it).
-            if let Steering::Following { route, map, .. } = &mut *steering
-                && route.len() == 1
-                && let Some(end) = route.next_waypoint()
-                && walked_to.distance(end) < NEAR_THE_END * cell
-                && places.taken(unit, *map, &view, end)
-            {
-                let place = places.settle(unit, *map, &view, end);
-                *route = route.last_leg(vec![place]);
-            }
-            if let Steering::Following { route, goal, map } = &*steering
-                && route.is_empty()
-                && route.ends_short()
-            {
-                // The end of a quick route's first stretch: on by
-                // instinct until the rest comes.
-                *steering = Steering::Instinct {
-                    goal: *goal,
-                    map: *map,
-                };
-            } else if let Steering::Following { route, map, .. } = &mut *steering
-                && route.is_empty()
-            {
-                // The end: rest here, or walk on to the nearest free
-                // cell if another unit rests here.
-                arrived = rest_or_walk_on(
-                    &mut places,
-                    unit,
-                    *map,
-                    &view,
-                    walked_to,
-                    route,
-                    &mut motion,
-                );
-            }
-        }
-        let position = transform.translation.truncate();
-        motion.velocity = (position - start) / seconds;
-        // A standing unit pushed off its rest place and kept off it, and a
-        // moving one blocked by others: both make no headway.
-        let idle = matches!(*steering, Steering::Idle);
-        let displaced = motion
-            .rest
-            .is_some_and(|rest| rest.distance(start) > DISPLACED * cell);
-        // Waiting its turn at a passage, or queued behind a unit that is,
-        // is not being blocked.
-        let held_up = motion.waiting || motion.queued;
-        let trying = if idle {
-            displaced
-        } else {
-            !arrived && !held_up
-        };
-        // Headway is ground gained, not steps taken: a unit jostled to and
-        // fro in a crowd that keeps it where it is makes none.
-        let headway = position.distance(motion.mark) >= HEADWAY * cell;
-        if headway {
-            motion.pushed = false;
-        }
-        if !trying || budget <= 0.0 || headway {
-            motion.stalled = 0.0;
-            motion.mark = position;
-        } else {
-            motion.stalled += seconds;
-        }
-        motion.pushing = (motion.pushing - seconds).max(0.0);
-        let give_up = settings.give_up_after;
-        // A unit wider than a cell whose pushing through gained nothing
-        // (the smaller units in its way, at rest round its end, have
-        // nowhere to go, and no gap opens as wide as it) counts twice as
-        // far as close enough.
-        let near_the_end = NEAR_THE_END
-            * if motion.pushed && view.size() > 1 {
-                2.0
-            } else {
-                1.0
-            };
-        if idle && motion.stalled >= 0.5 * give_up && give_up.is_finite() {
-            // It cannot get back: it rests at the nearest free cell from
-            // where it stands instead.
-            motion.stalled = 0.0;
-            if let Some(map) = motion.map {
-                motion.rest = Some(places.settle(unit, map, &view, position));
-            }
-        } else if motion.stalled >= give_up
-            && give_up.is_finite()
-            && let Steering::Following { route, map, .. } = &mut *steering
-            && walk_left(route, position) < near_the_end * cell * view.size() as f32
-        {
-            // Blocked too long near its end (others stand between, or in
-            // the narrow way to it, round a corner or not): close enough, it
-            // rests where it stands. It holds the nearest free cell if it
-            // half stands on it, and none if that cell lies further (others
-            // keep it from it, and would keep it from any other).
-            motion.stalled = 0.0;
-            let place = places.settle(unit, *map, &view, position);
-            let distance = place.distance(position);
-            if distance > cell {
-                places.release(unit);
-            }
-            stopped_short = true;
-            *route = route.last_leg(Vec::new());
-            motion.rest = Some(if distance <= 0.5 * cell {
-                place
-            } else {
-                position
-            });
-            arrived = true;
-        } else if motion.stalled >= give_up && give_up.is_finite() {
-            // Blocked too long: push through until headway. A unit pushed
-            // out of sight of its next corner, or whose way on from that
-            // corner a wall now cuts (an edit since its route was found:
-            // a group's routes have no path result for the edit to flag),
-            // also asks for a fresh path from where it is; one held up by a
-            // crowd does not (a new path would be the same one).
-            motion.stalled = 0.0;
-            motion.pushing = give_up.max(seconds);
-            motion.pushed = true;
-            if let Steering::Following { route, .. } = &*steering
-                && route_cut_ahead(&view, position, route)
-                && let Some((goal, map)) = wait_for_new_path(&mut steering, Meanwhile::Instinct)
-            {
-                ask_again(&mut commands, unit, &mut request, goal, map);
-            }
-        }
-        if arrived {
-            let outcome = arrival(&steering, stopped_short);
-            *steering = Steering::Idle;
-            commands
-                .entity(unit)
-                .insert(Arrived { outcome })
-                .remove::<MissesGoal>();
-            let event = UnitArrived {
-                entity: unit,
-                outcome,
-            };
-            arrivals.write(event);
-            commands.trigger(event);
-        }
-    }
-}
-
-/// How the order of a unit that arrives with `steering` ended: the one
-/// place that decides it. Its route (the last leg keeps the order's mark)
-/// says whether the goal could be reached; `stopped_short`, whether others
-/// held it a few cells from its end.
-fn arrival(steering: &Steering, stopped_short: bool) -> Arrival {
-    match steering {
-        Steering::Following { route, .. } if route.misses_goal() => Arrival::NearestReachable,
-        _ if stopped_short => Arrival::StoppedShort,
-        _ => Arrival::Reached,
-    }
-}
-
-/// The map a mover walks on (its order's, else the one it last walked on)
-/// and that map's view for the mover's size: the same in both of
-/// `move_units`' passes.
-fn walking_view<'a>(
-    all_views: &AllViews<'a>,
-    steering: &Steering,
-    motion: &Motion,
-    footprint: Option<&Footprint>,
-    class: Option<&MovementClass>,
-) -> Option<(Entity, MapView<'a>)> {
-    let map = steering.map().or(motion.map)?;
-    let view = all_views.get(map)?;
-    Some((map, view.for_kind(unit_kind(footprint, class))))
-}
-
-/// Where one unit's walk this frame took it, as `move_units` settles it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Stride {
-    /// Where it stood.
-    start: Vec2,
-    /// Where its walk ended (before it was stopped outside a passage it
-    /// has no claim on).
-    to: Vec2,
-    /// Its route's way on is blocked by a wall.
-    blocked: bool,
-}
-
-/// Walks a unit at `start` (at `speed`) its velocity for the frame, on the grid: one
-/// avoidance left alone walks its own way exactly (instinct slides along
-/// walls, a route is followed corner to corner, passing the corners it
-/// reaches); one avoidance moved walks the velocity it was given, sliding
-/// along walls. Where it ends, and whether a wall blocks its route.
-fn walk(
-    view: &MapView,
-    steering: &mut Steering,
-    motion: &Motion,
-    start: Vec2,
-    speed: f32,
-    seconds: f32,
-) -> (Vec2, bool) {
-    let mut position = start;
-    let velocity = motion.velocity;
-    let budget = speed * seconds;
-    let cell = view.layout.cell_size.abs().min_element();
-    // Avoidance left the unit alone: it walks its own way exactly.
-    let own_way = velocity.distance(motion.preferred) <= 1e-5 * speed.max(1.0);
-    let mut blocked = false;
-    match steering {
-        Steering::Idle => walk_velocity(view, &mut position, velocity, seconds),
-        Steering::Instinct { goal, .. } => {
-            if own_way {
-                walk_instinct(view, &mut position, *goal, budget);
-            } else {
-                walk_velocity(view, &mut position, velocity, seconds);
-            }
-        }
-        Steering::Following { route, .. } => {
-            if own_way {
-                let mut left = budget;
-                while left > 0.0 && !blocked {
-                    let Some(target) = route.next_waypoint() else {
-                        break;
-                    };
-                    let walked = view.walk_straight(&mut position, target, left);
-                    left -= walked;
-                    if position == target {
-                        route.advance();
-                    } else if left > 0.0 {
-                        blocked = true;
-                    }
-                }
-            } else {
-                walk_velocity(view, &mut position, velocity, seconds);
-                if route.len() == 1
-                    && route
-                        .next_waypoint()
-                        .is_some_and(|end| position.distance(end) <= REACHED * cell)
-                {
-                    route.advance();
-                }
-            }
-        }
-    }
-    (position, blocked)
-}
-
-/// A unit done walking at `position` (its route walked, or close enough):
-/// it rests at the nearest free cell if that is where it stands, and
-/// `true` is returned; else that cell becomes its route's one corner.
-fn rest_or_walk_on(
-    places: &mut RestingPlaces,
-    unit: Entity,
-    map: Entity,
-    view: &MapView,
-    position: Vec2,
-    route: &mut Route,
-    motion: &mut Motion,
-) -> bool {
-    let cell = view.layout.cell_size.abs().min_element();
-    let place = places.settle(unit, map, view, position);
-    if place.distance(position) > 0.5 * cell {
-        *route = route.last_leg(vec![place]);
-        false
-    } else {
-        *route = route.last_leg(Vec::new());
-        motion.rest = Some(place);
-        true
     }
 }
 
@@ -1575,41 +1021,6 @@ fn ask_again(
             commands
                 .entity(unit)
                 .insert(PathRequest::new(goal).on_map(map));
-        }
-    }
-}
-
-/// Walks `velocity × seconds` from `position`, sliding along walls as
-/// [`walk_instinct`] does: how a unit moves where avoidance set its way.
-fn walk_velocity(view: &MapView, position: &mut Vec2, velocity: Vec2, seconds: f32) {
-    let goal = *position + velocity * seconds;
-    walk_instinct(view, position, goal, velocity.length() * seconds);
-}
-
-/// Walks up to `distance` straight at `goal`, in small steps, each allowed
-/// only onto walkable cells and never across a wall's corner; a blocked step
-/// slides along the wall (keeps only its x or its y part), and a unit that
-/// can do neither stops where it is.
-fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32) {
-    let mut left = distance.min(position.distance(goal));
-    let step_length = view.substep();
-    while left > 1e-6 {
-        let step = left.min(step_length);
-        let direction = (goal - *position).normalize_or_zero();
-        if direction == Vec2::ZERO {
-            return;
-        }
-        let wanted = direction * step;
-        let moved = [wanted, Vec2::new(wanted.x, 0.0), Vec2::new(0.0, wanted.y)]
-            .into_iter()
-            .filter(|m| m.length_squared() > 1e-12)
-            .find(|&m| view.can_move(*position, *position + m));
-        match moved {
-            Some(m) => {
-                *position += m;
-                left -= step;
-            }
-            None => return,
         }
     }
 }

@@ -25,6 +25,11 @@ pub(crate) struct RestingPlaces {
 }
 
 impl RestingPlaces {
+    /// Whether `unit` holds cells.
+    pub(crate) fn holds(&self, unit: Entity) -> bool {
+        self.held.contains_key(&unit)
+    }
+
     /// Gives up the cells `unit` holds.
     pub(crate) fn release(&mut self, unit: Entity) {
         let Some((map, cells)) = self.held.remove(&unit) else {

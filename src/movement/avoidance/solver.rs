@@ -21,7 +21,7 @@ use bevy::tasks::{ComputeTaskPool, TaskPool};
 use super::priority::{Agent, SQUEEZE, parting_direction, priority};
 use crate::maps::MapView;
 use crate::movement::passage::Passages;
-use crate::movement::walk_velocity;
+use crate::movement::walk::walk_velocity;
 
 /// The contacts in colours: no two pairs of one colour share a body, so
 /// the pairs of a colour are settled side by side on every thread, each

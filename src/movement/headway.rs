@@ -1,0 +1,327 @@
+//! Whether a mover gains ground, and what it does when it has not for a
+//! while: one pure transition, [`Headway::step`], from what the mover was
+//! and what it saw this frame to what it is and what it must do, tested
+//! on plain data.
+
+use bevy::prelude::*;
+
+/// Ground (in cells) a unit must gain to count as making headway.
+pub(crate) const HEADWAY: f32 = 0.5;
+
+/// A unit blocked this close to the end of its route (in cells, along
+/// it; for a unit k cells wide, k times this; for k > 1, twice that once
+/// pushing through gained it nothing) rests where it stands. It also
+/// looks, this close to its end, whether another unit rests there.
+pub(crate) const NEAR_THE_END: f32 = 2.5;
+
+/// A mover's headway: how long it has been trying to move without gaining
+/// ground, and whether it pushes through others because of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Headway {
+    /// Seconds it has been trying to move without headway.
+    pub(crate) stalled: f32,
+    /// Where it stood when it last made headway.
+    pub(crate) mark: Vec2,
+    /// Seconds left of pushing through others (leaving them most of the
+    /// avoiding).
+    pub(crate) pushing: f32,
+    /// Whether it pushed through since it last made headway (and so gained
+    /// nothing by it).
+    pub(crate) pushed: bool,
+}
+
+/// What a mover saw of itself this frame, after its walk.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Seen {
+    /// Where it stands now.
+    pub(crate) position: Vec2,
+    /// The frame's length.
+    pub(crate) seconds: f32,
+    /// A cell's side, in world units.
+    pub(crate) cell: f32,
+    /// Its footprint's side, in cells.
+    pub(crate) size: u8,
+    /// [`AvoidanceSettings::give_up_after`](super::AvoidanceSettings::give_up_after).
+    pub(crate) give_up: f32,
+    /// Whether it may move at all this frame (speed and frame above 0).
+    pub(crate) can_move: bool,
+    /// What it is doing.
+    pub(crate) doing: Doing,
+}
+
+/// What a mover is doing, as its headway counts it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Doing {
+    /// No order: `displaced` when pushed off its rest place and not back.
+    Standing { displaced: bool },
+    /// Under way (on its route, or on instinct); `held_up` while it waits
+    /// its turn at a passage or is queued behind one that does.
+    Moving { held_up: bool },
+    /// It reached its end this frame.
+    Arrived,
+}
+
+/// What a mover must do about its headway.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stall {
+    /// Nothing.
+    Nothing,
+    /// A standing unit that cannot get back to its rest place rests at the
+    /// nearest free cell from where it stands.
+    Resettle,
+    /// Blocked too long near its end: close enough, it rests where it
+    /// stands.
+    StopShort,
+    /// Blocked too long elsewhere: it pushes through until it gains
+    /// ground (and asks for a new path if a wall cuts its way on).
+    PushThrough,
+}
+
+impl Headway {
+    /// Whether it pushes through others this frame.
+    pub(crate) fn pushing_through(&self) -> bool {
+        self.pushing > 0.0
+    }
+
+    /// The mover's headway after a frame in which it saw `seen`, and what
+    /// it must do about it; `left` tells how much of its route it has
+    /// still to walk (`None` on instinct), asked only of a unit blocked
+    /// long enough to give up. Headway is ground gained, not steps taken: a
+    /// unit jostled to and fro in a crowd that keeps it where it is makes
+    /// none. Waiting at a passage (or queued behind a unit that is) is not
+    /// being blocked, nor is arriving.
+    pub(crate) fn step(
+        mut self,
+        seen: &Seen,
+        left: impl FnOnce() -> Option<f32>,
+    ) -> (Headway, Stall) {
+        let trying = match seen.doing {
+            Doing::Standing { displaced } => displaced,
+            Doing::Moving { held_up, .. } => !held_up,
+            Doing::Arrived => false,
+        };
+        let headway = seen.position.distance(self.mark) >= HEADWAY * seen.cell;
+        if headway {
+            self.pushed = false;
+        }
+        if !trying || !seen.can_move || headway {
+            self.stalled = 0.0;
+            self.mark = seen.position;
+        } else {
+            self.stalled += seen.seconds;
+        }
+        self.pushing = (self.pushing - seen.seconds).max(0.0);
+        let give_up = seen.give_up;
+        if !give_up.is_finite() {
+            return (self, Stall::Nothing);
+        }
+        // A unit wider than a cell whose pushing through gained nothing
+        // (the smaller units in its way, at rest round its end, have
+        // nowhere to go, and no gap opens as wide as it) counts twice as
+        // far as close enough.
+        let wide_and_pushed = self.pushed && seen.size > 1;
+        let near_the_end = NEAR_THE_END * if wide_and_pushed { 2.0 } else { 1.0 };
+        let close_enough = near_the_end * seen.cell * seen.size as f32;
+        let stall = match seen.doing {
+            Doing::Standing { .. } if self.stalled >= 0.5 * give_up => Stall::Resettle,
+            Doing::Moving { .. } if self.stalled >= give_up => {
+                if left().is_some_and(|left| left < close_enough) {
+                    Stall::StopShort
+                } else {
+                    self.pushing = give_up.max(seen.seconds);
+                    self.pushed = true;
+                    Stall::PushThrough
+                }
+            }
+            _ => return (self, Stall::Nothing),
+        };
+        self.stalled = 0.0;
+        (self, stall)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FRAME: f32 = 0.1;
+
+    fn seen(position: Vec2, doing: Doing) -> Seen {
+        Seen {
+            position,
+            seconds: FRAME,
+            cell: 1.0,
+            size: 1,
+            give_up: 2.0,
+            can_move: true,
+            doing,
+        }
+    }
+
+    const MOVING: Doing = Doing::Moving { held_up: false };
+
+    fn stalled(stalled: f32) -> Headway {
+        Headway {
+            stalled,
+            ..default()
+        }
+    }
+
+    /// One frame from a given headway: each row is what the mover was,
+    /// what it saw, and what it must be and do.
+    #[test]
+    fn one_frame_of_headway() {
+        let here = Vec2::ZERO;
+        let on = Vec2::new(0.6, 0.0);
+        let far_left = Some(10.0);
+        let cases: [(&str, Headway, Seen, Option<f32>, f32, Stall); 12] = [
+            (
+                "gains ground",
+                stalled(1.0),
+                seen(on, MOVING),
+                far_left,
+                0.0,
+                Stall::Nothing,
+            ),
+            (
+                "blocked a frame",
+                stalled(1.0),
+                seen(here, MOVING),
+                far_left,
+                1.1,
+                Stall::Nothing,
+            ),
+            (
+                "blocked long, far from its end",
+                stalled(1.95),
+                seen(here, MOVING),
+                far_left,
+                0.0,
+                Stall::PushThrough,
+            ),
+            (
+                "blocked long on instinct",
+                stalled(1.95),
+                seen(here, MOVING),
+                None,
+                0.0,
+                Stall::PushThrough,
+            ),
+            (
+                "blocked long near its end",
+                stalled(1.95),
+                seen(here, MOVING),
+                Some(2.0),
+                0.0,
+                Stall::StopShort,
+            ),
+            (
+                "held up at a passage",
+                stalled(1.95),
+                seen(here, Doing::Moving { held_up: true }),
+                far_left,
+                0.0,
+                Stall::Nothing,
+            ),
+            (
+                "arrives",
+                stalled(1.95),
+                seen(here, Doing::Arrived),
+                None,
+                0.0,
+                Stall::Nothing,
+            ),
+            (
+                "stands at its place",
+                stalled(1.5),
+                seen(here, Doing::Standing { displaced: false }),
+                None,
+                0.0,
+                Stall::Nothing,
+            ),
+            (
+                "kept off its place",
+                stalled(0.5),
+                seen(here, Doing::Standing { displaced: true }),
+                None,
+                0.6,
+                Stall::Nothing,
+            ),
+            (
+                "kept off its place for long",
+                stalled(0.95),
+                seen(here, Doing::Standing { displaced: true }),
+                None,
+                0.0,
+                Stall::Resettle,
+            ),
+            (
+                "cannot move",
+                stalled(1.95),
+                Seen {
+                    can_move: false,
+                    ..seen(here, MOVING)
+                },
+                far_left,
+                0.0,
+                Stall::Nothing,
+            ),
+            (
+                "never gives up",
+                stalled(1.95),
+                Seen {
+                    give_up: f32::INFINITY,
+                    ..seen(here, MOVING)
+                },
+                far_left,
+                2.05,
+                Stall::Nothing,
+            ),
+        ];
+        for (name, before, saw, left, after, must) in cases {
+            let (headway, stall) = before.step(&saw, || left);
+            assert_eq!(stall, must, "{name}");
+            assert!(
+                (headway.stalled - after).abs() < 1e-5,
+                "{name}: {}",
+                headway.stalled
+            );
+        }
+    }
+
+    /// Pushing through lasts `give_up` seconds, counts down every frame,
+    /// and is marked as having gained nothing until the unit gains ground.
+    #[test]
+    fn pushing_through_lasts_and_is_remembered() {
+        let far = || Some(10.0);
+        let (pushing, stall) = stalled(1.95).step(&seen(Vec2::ZERO, MOVING), far);
+        assert_eq!(stall, Stall::PushThrough);
+        assert!(pushing.pushing_through() && pushing.pushed);
+        let (later, _) = pushing.step(&seen(Vec2::ZERO, MOVING), far);
+        assert!((later.pushing - (2.0 - FRAME)).abs() < 1e-5);
+        assert!(later.pushed);
+        let (gained, _) = later.step(&seen(Vec2::new(0.0, 0.7), MOVING), far);
+        assert!(!gained.pushed && gained.stalled == 0.0);
+    }
+
+    /// A vehicle (2×2) counts twice as far as close enough once pushing
+    /// through gained it nothing: 5 cells a side, 10 once pushed.
+    #[test]
+    fn close_enough_grows_with_size_and_failed_pushing() {
+        let vehicle = |left, pushed| {
+            let before = Headway {
+                pushed,
+                ..stalled(1.95)
+            };
+            let saw = Seen {
+                size: 2,
+                ..seen(Vec2::ZERO, MOVING)
+            };
+            before.step(&saw, || Some(left)).1
+        };
+        assert_eq!(vehicle(4.5, false), Stall::StopShort);
+        assert_eq!(vehicle(7.0, false), Stall::PushThrough);
+        assert_eq!(vehicle(7.0, true), Stall::StopShort);
+        assert_eq!(vehicle(10.5, true), Stall::PushThrough);
+    }
+}

@@ -1,0 +1,168 @@
+//! The velocity each mover would like (stage 2,
+//! [`CrowdSystems::Prefer`](super::CrowdSystems::Prefer)): toward its next
+//! corner, its goal on instinct, or its rest place when it stands. Every
+//! mover alone, in parallel; rest places (shared) after, in crowd rank.
+
+use bevy::ecs::query::QueryData;
+use bevy::prelude::*;
+use bevy::utils::Parallel;
+
+use super::rest::RestingPlaces;
+use super::{
+    MapsBesideUnits, Motion, Mover, PARALLEL_MOVERS, Steering, pass_reached_corners, speed_of,
+    toward,
+};
+use crate::maps::AllViews;
+use crate::order::Ordinal;
+use crate::pathfinding::{Footprint, MovementClass, unit_kind};
+
+/// A mover as `prefer` reads and writes it.
+#[derive(QueryData)]
+#[query_data(mutable)]
+pub(super) struct PreferQuery {
+    entity: Entity,
+    ordinal: &'static Ordinal,
+    mover: &'static Mover,
+    transform: &'static Transform,
+    steering: &'static mut Steering,
+    motion: &'static mut Motion,
+    footprint: Option<&'static Footprint>,
+    class: Option<&'static MovementClass>,
+}
+
+/// What `prefer` leaves to the frame's thread: the rest places, shared by
+/// every unit.
+enum Place {
+    /// It moves off on instinct: the place it holds is free again.
+    Leave(Entity),
+    /// It stands and holds no place: it takes one, in crowd rank.
+    Take(u64, Entity),
+}
+
+/// `FrontierSystems::Steering`, last: each mover's preferred velocity. A
+/// moving unit gives up its rest place; one pushed off the way near a
+/// corner goes on to the next as soon as it sees it; a standing unit takes
+/// a rest place (the nearest free cell, when another rests where it
+/// stands) and is drawn back to it.
+#[inline(never)] // named in profiles: one entry per crowd-step system
+pub(super) fn prefer(
+    time: Res<Time>,
+    mut units: Query<PreferQuery>,
+    maps: MapsBesideUnits,
+    mut places: ResMut<RestingPlaces>,
+    mut gone: RemovedComponents<Mover>,
+) {
+    for unit in gone.read() {
+        places.release(unit);
+    }
+    let seconds = time.delta_secs();
+    let all_views = AllViews::new(&maps);
+    let first_map = maps.find(None).ok().map(|(map, _)| map);
+    // Every unit on its own (in parallel); units that left their rest
+    // place give it up, and standing units without one take one, after,
+    // unit by unit.
+    let mut left: Parallel<Vec<Place>> = Parallel::default();
+    {
+        let (views, held) = (&all_views, &*places);
+        each_mover!(
+            units,
+            PARALLEL_MOVERS,
+            || left.borrow_local_mut(),
+            |out, unit| prefer_one(views, held, (first_map, seconds), unit, &mut **out),
+        );
+    }
+    // Taken one by one in their crowd rank: who gets a free cell first
+    // must not follow the order the ECS stores them in.
+    let mut to_settle = Vec::new();
+    for place in left.drain() {
+        match place {
+            Place::Leave(unit) => places.release(unit),
+            Place::Take(rank, unit) => to_settle.push((rank, unit)),
+        }
+    }
+    to_settle.sort_unstable();
+    for (_, unit) in to_settle {
+        let Ok(PreferQueryItem {
+            mover,
+            transform,
+            mut motion,
+            footprint,
+            class,
+            ..
+        }) = units.get_mut(unit)
+        else {
+            continue;
+        };
+        let (Some(map), position) = (motion.map, transform.translation.truncate()) else {
+            continue;
+        };
+        let Some(view) = all_views.get(map) else {
+            continue;
+        };
+        let view = view.for_kind(unit_kind(footprint, class));
+        let rest = places.settle(unit, map, &view, position);
+        motion.rest = Some(rest);
+        motion.preferred = toward(position, rest, speed_of(mover), seconds);
+    }
+}
+
+/// One mover's preferred velocity, alone: what it leaves to the rest
+/// places goes to `out`.
+#[inline(never)] // the parallel body of `prefer`, named in profiles
+fn prefer_one(
+    all_views: &AllViews,
+    places: &RestingPlaces,
+    (first_map, seconds): (Option<Entity>, f32),
+    unit: PreferQueryItem,
+    out: &mut Vec<Place>,
+) {
+    let PreferQueryItem {
+        entity: unit,
+        ordinal,
+        mover,
+        transform,
+        mut steering,
+        mut motion,
+        footprint,
+        class,
+    } = unit;
+    if let Some(map) = steering.map() {
+        motion.map = Some(map);
+    } else if motion.map.is_none() {
+        motion.map = first_map;
+    }
+    let view = motion
+        .map
+        .and_then(|map| all_views.get(map))
+        .map(|view| view.for_kind(unit_kind(footprint, class)));
+    let (speed, position) = (speed_of(mover), transform.translation.truncate());
+    motion.preferred = match &mut *steering {
+        Steering::Idle => match (view, motion.rest) {
+            (Some(_), Some(rest)) => toward(position, rest, speed, seconds),
+            (Some(_), None) if motion.map.is_some() => {
+                out.push(Place::Take(ordinal.crowd_rank(), unit));
+                Vec2::ZERO
+            }
+            _ => Vec2::ZERO,
+        },
+        Steering::Instinct { goal, .. } => {
+            if places.holds(unit) {
+                out.push(Place::Leave(unit));
+            }
+            motion.rest = None;
+            toward(position, *goal, speed, seconds)
+        }
+        Steering::Following { route, .. } => {
+            // Every order starts on instinct, which gave up the old rest
+            // place; what it holds now is the end it walks to.
+            motion.rest = None;
+            if let Some(view) = &view {
+                pass_reached_corners(view, route, position);
+            }
+            match route.next_waypoint() {
+                Some(next) => toward(position, next, speed, seconds),
+                None => Vec2::ZERO,
+            }
+        }
+    };
+}
