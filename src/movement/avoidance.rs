@@ -142,10 +142,10 @@ fn agent_of(
         avoids: settings.enabled && avoidance.enabled,
         pushing: motion.pushing_through(),
         heading: motion.heading,
-        held_up: motion.waiting || motion.queued,
+        held_up: motion.held_up(),
         idle: matches!(steering, Steering::Idle),
         near_passage: motion.near_passage,
-        crossing: motion.claim.is_some(),
+        crossing: motion.turn.claim().is_some(),
         blocked: if settings.give_up_after > 0.0 {
             (motion.headway.stalled / settings.give_up_after).clamp(0.0, 1.0)
         } else {
@@ -219,7 +219,7 @@ fn take_velocity(crowd: &Crowd, unit: AgentQueryItem) {
     let planned = slot
         .index()
         .filter(|&i| crowd.planned_this_frame && crowd.agents.get(i).is_some_and(|a| a.live));
-    motion.velocity = match planned {
+    motion.planned = match planned {
         Some(i) if crowd.agents[i].avoids => crowd.planned[i],
         _ => usable(motion.preferred),
     };
@@ -243,17 +243,7 @@ fn plan_crowd(
     // (at least a body wide): the nearest neighbours are found in a few
     // rings, in a dense crowd and a sparse one.
     crowd.index((2.0 * widest).max((2.0 * widest + 2.0 * fastest * horizon) / 3.0));
-    let mut map_views = HashMap::new();
-    let mut last = None;
-    for agent in crowd.agents.iter().filter(|a| a.live) {
-        if agent.map != last
-            && let Some(map) = agent.map
-            && let Some(view) = all_views.get(map)
-        {
-            map_views.insert(map, view);
-        }
-        last = agent.map;
-    }
+    let map_views = views_of(&crowd.agents, all_views);
     let first_map = crowd.agents.iter().find(|a| a.live).and_then(|a| a.map);
     let one_map = crowd.agents.iter().all(|a| !a.live || a.map == first_map);
     let bounds = Bounds {
@@ -285,16 +275,60 @@ fn plan_crowd(
             obstacle_time_horizon: WALL_HORIZON,
         },
     };
-    // Units standing at rest need no avoiding of their own until a moving
-    // one comes their way: they are planned after the others, and only
-    // those some moving unit woke. A big army at rest costs nearly nothing.
-    // Taken bucket by bucket, so that units planned one after the other
-    // look at the same neighbours (kind to the cache); each unit is
-    // planned alone from the frame's start, so the threads and the chunks
-    // it is split into do not change what comes out.
+    let plans = plan_awake_then_woken(&planner, &crowd.grid, threads);
+    crowd.planned.clear();
+    crowd
+        .planned
+        .extend(crowd.agents.iter().map(|a| a.preferred));
+    crowd.queued.clear();
+    crowd.queued.resize(crowd.agents.len(), false);
+    for chunk in plans {
+        for (i, velocity, is_queued) in chunk.plans {
+            if let Some(velocity) = velocity {
+                crowd.planned[i] = velocity;
+            }
+            crowd.queued[i] = is_queued;
+        }
+        crowd.contacts.extend(chunk.contacts);
+    }
     let agents = &crowd.agents;
-    let awake: Vec<usize> = crowd
-        .grid
+    sort_pairs(&mut crowd.contacts, agents.len());
+    crowd.colouring.rebuild(&crowd.contacts, agents.len());
+    keep_gaps(
+        agents,
+        &mut crowd.planned,
+        &crowd.colouring,
+        seconds,
+        threads,
+    );
+}
+
+/// The view of every map a live agent is on.
+fn views_of<'a>(agents: &[Agent], all_views: &AllViews<'a>) -> HashMap<Entity, MapView<'a>> {
+    let mut map_views = HashMap::new();
+    let mut last = None;
+    for agent in agents.iter().filter(|a| a.live) {
+        if agent.map != last
+            && let Some(map) = agent.map
+            && let Some(view) = all_views.get(map)
+        {
+            map_views.insert(map, view);
+        }
+        last = agent.map;
+    }
+    map_views
+}
+
+/// Every awake unit planned, then those they woke. Units standing at rest
+/// need no avoiding of their own until a moving one comes their way: they
+/// are planned after the others, and only those some moving unit woke (a
+/// big army at rest costs nearly nothing). Taken bucket by bucket, so that
+/// units planned one after the other look at the same neighbours (kind to
+/// the cache); each unit is planned alone from the frame's start, so the
+/// threads and the chunks it is split into do not change what comes out.
+fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) -> Vec<Plans> {
+    let agents = planner.agents;
+    let awake: Vec<usize> = grid
         .in_bucket_order()
         .map(|i| i as usize)
         .filter(|&i| !agents[i].asleep())
@@ -306,35 +340,13 @@ fn plan_crowd(
             woken[j as usize] = true;
         }
     }
-    let woken: Vec<usize> = crowd
-        .grid
+    let woken: Vec<usize> = grid
         .in_bucket_order()
         .map(|i| i as usize)
         .filter(|&i| woken[i])
         .collect();
     plans.extend(planner.plan_all(&woken, threads));
-    crowd.planned.clear();
-    crowd.planned.extend(agents.iter().map(|a| a.preferred));
-    crowd.queued.clear();
-    crowd.queued.resize(agents.len(), false);
-    for chunk in plans {
-        for (i, velocity, is_queued) in chunk.plans {
-            if let Some(velocity) = velocity {
-                crowd.planned[i] = velocity;
-            }
-            crowd.queued[i] = is_queued;
-        }
-        crowd.contacts.extend(chunk.contacts);
-    }
-    sort_pairs(&mut crowd.contacts, agents.len());
-    crowd.colouring.rebuild(&crowd.contacts, agents.len());
-    keep_gaps(
-        agents,
-        &mut crowd.planned,
-        &crowd.colouring,
-        seconds,
-        threads,
-    );
+    plans
 }
 
 /// What bounds a unit's neighbours: the crowd's widest body and fastest
@@ -476,129 +488,110 @@ impl Planner<'_> {
     /// it would like that avoids its nearest neighbours and the walls near
     /// it (ORCA), asked only when one of them is in its way.
     fn plan(&self, i: usize, scratch: &mut Scratch, out: &mut Plans) {
-        let agents = self.agents;
-        let me = agents[i];
-        let horizon = self.horizon;
-        let query = Bounds {
-            widest: self.widest,
-            fastest: self.fastest,
-            horizon,
-            seconds: self.seconds,
-            count: self.max_neighbours,
-        }
-        .query(&me);
-        let (reach, near) = (query.range, query.near);
-        let (grid, count, found) = (self.grid, self.max_neighbours, &mut scratch.found);
-        let everyone = |_| true;
-        let listed = self.lists.is_some_and(|lists| {
-            lists.nearest(
-                self.positions,
-                me.position,
-                query,
-                i as u32,
-                everyone,
-                found,
-            )
-        });
-        if listed {
-            // Its list gave exactly what the grid would.
-        } else if self.one_map {
-            grid.nearest(me.position, reach, count, near, i as u32, everyone, found);
-        } else {
-            let same_map = |j: u32| agents[j as usize].map == me.map;
-            grid.nearest(me.position, reach, count, near, i as u32, same_map, found);
-        }
-        let found = &scratch.found;
-        if found.is_empty() {
+        let me = self.agents[i];
+        self.neighbours(i, &mut scratch.found);
+        if scratch.found.is_empty() {
             return;
         }
-        // A standing unit sees where a moving one means to go, so that it
-        // makes way before the other reaches it; and everyone sees where
-        // one pushing through or crossing a passage means to go.
-        let seen = |other: &Agent| {
-            if priority(&me, other).sees_intent {
-                other.preferred
-            } else {
-                other.velocity
-            }
-        };
-        // Nobody in the way within the horizon: the unit goes as it would
-        // like, and ORCA need not be asked.
-        let mut threatened = false;
-        for &(distance, j) in found {
-            let other = &agents[j as usize];
-            let course = on_collision_course(
-                other.position - me.position,
-                me.preferred - seen(other),
-                distance,
-                me.radius + other.radius,
-                horizon,
-            );
-            threatened |= course;
-            if course && other.asleep() {
-                out.wakes.push(j);
-            }
-            // Pairs that may touch this frame.
-            let close = me.radius + other.radius + (me.speed + other.speed) * self.seconds;
-            if distance < 1.1 * close {
-                out.contacts.push(((i as u32).min(j), (i as u32).max(j)));
-            }
-        }
+        let threatened = self.threats(i, &scratch.found, out);
         // One that does not avoid still wakes those in its way and has its
         // contacts kept, but plans nothing itself.
         if !me.avoids {
             return;
         }
-        // Behind a unit that waits its turn at a passage (or is queued
-        // behind one), going the same way: queued too, not blocked.
-        let queued = !me.held_up
+        let queued = self.queued(&me, &scratch.found);
+        // Nobody in the way within the horizon: the unit goes as it would
+        // like, and ORCA need not be asked.
+        if !threatened {
+            out.plans.push((i, None, queued));
+            return;
+        }
+        let velocity = self.solve(&me, scratch);
+        out.plans
+            .push((i, velocity.is_finite().then_some(velocity), queued));
+    }
+
+    /// Unit `i`'s neighbours into `found`: the nearest within the horizon,
+    /// and everyone it may touch this frame (from its list where one
+    /// holds, which gives exactly what the grid would).
+    fn neighbours(&self, i: usize, found: &mut Vec<(f32, u32)>) {
+        let (agents, me) = (self.agents, &self.agents[i]);
+        let query = Bounds {
+            widest: self.widest,
+            fastest: self.fastest,
+            horizon: self.horizon,
+            seconds: self.seconds,
+            count: self.max_neighbours,
+        }
+        .query(me);
+        let (reach, near, count) = (query.range, query.near, query.count);
+        let everyone = |_| true;
+        let at = me.position;
+        let listed = self.lists.is_some_and(|lists| {
+            lists.nearest(self.positions, at, query, i as u32, everyone, found)
+        });
+        if listed {
+        } else if self.one_map {
+            self.grid
+                .nearest(at, reach, count, near, i as u32, everyone, found);
+        } else {
+            let same_map = |j: u32| agents[j as usize].map == me.map;
+            self.grid
+                .nearest(at, reach, count, near, i as u32, same_map, found);
+        }
+    }
+
+    /// Whether any of unit `i`'s neighbours `found` is in its way within
+    /// the horizon; those asleep in its way are woken, and the pairs that
+    /// may touch this frame kept.
+    fn threats(&self, i: usize, found: &[(f32, u32)], out: &mut Plans) -> bool {
+        let me = &self.agents[i];
+        let mut threatened = false;
+        for &(distance, j) in found {
+            let other = &self.agents[j as usize];
+            let course = on_collision_course(
+                other.position - me.position,
+                me.preferred - seen(me, other),
+                distance,
+                me.radius + other.radius,
+                self.horizon,
+            );
+            threatened |= course;
+            if course && other.asleep() {
+                out.wakes.push(j);
+            }
+            let close = me.radius + other.radius + (me.speed + other.speed) * self.seconds;
+            if distance < 1.1 * close {
+                out.contacts.push(((i as u32).min(j), (i as u32).max(j)));
+            }
+        }
+        threatened
+    }
+
+    /// Whether `me` is behind a unit that waits its turn at a passage (or
+    /// is queued behind one), going the same way: queued too, not blocked.
+    fn queued(&self, me: &Agent, found: &[(f32, u32)]) -> bool {
+        !me.held_up
             && me.heading != Vec2::ZERO
             && found.iter().any(|&(distance, j)| {
-                let other = &agents[j as usize];
+                let other = &self.agents[j as usize];
                 let offset = other.position - me.position;
                 other.held_up
                     && distance <= 1.3 * (me.radius + other.radius)
                     && offset.dot(me.heading) >= 0.5 * distance
                     && other.heading.dot(me.heading) >= 0.0
-            });
-        if !threatened {
-            out.plans.push((i, None, queued));
-            return;
-        }
+            })
+    }
+
+    /// `me`'s velocity by ORCA, from its neighbours in `scratch.found` and
+    /// the walls near it.
+    fn solve(&self, me: &Agent, scratch: &mut Scratch) -> Vec2 {
         scratch.neighbours.clear();
-        for &(distance, j) in found {
-            let other = &agents[j as usize];
-            let mut position = other.position;
-            if distance < 1e-4 {
-                // Two units on one spot: ORCA cannot tell which way to
-                // part them (dodgy_2d would pick a random direction).
-                // Part them along a direction fixed by their places in the
-                // crowd, so the same inputs give the same positions.
-                position = me.position + parting_direction(me.order, other.order) * 1e-3;
-            }
-            let mut velocity = seen(other);
-            // Bodies already touching whose relative velocity is exactly
-            // the one that closes the gap within the frame leave ORCA's
-            // cut-off circle without a normal, and dodgy_2d would pick a
-            // random one (from the thread's random generator: another run
-            // of the same game parts there). The same test as dodgy_2d's,
-            // on the same numbers: such a neighbour's velocity is nudged
-            // along the pair's parting direction instead.
-            let offset = position - me.position;
-            let reach = me.radius + other.radius;
-            if offset.length_squared() <= reach * reach {
-                let from_centre = (me.velocity - velocity) - offset / self.seconds;
-                let recip = from_centre.length_recip();
-                if !(recip.is_finite() && recip > 0.0) {
-                    velocity += parting_direction(me.order, other.order) * 1e-3;
-                }
-            }
-            scratch.neighbours.push(Cow::Owned(dodgy_2d::Agent {
-                position: to_dodgy(position),
-                velocity: to_dodgy(velocity),
-                radius: other.radius,
-                avoidance_responsibility: priority(other, &me).avoids,
-            }));
+        for &(distance, j) in &scratch.found {
+            let other = &self.agents[j as usize];
+            scratch
+                .neighbours
+                .push(Cow::Owned(self.as_obstacle(me, other, distance)));
         }
         // The map as the unit's class sees it, cell by cell: its walls are
         // the ground the class may not enter.
@@ -607,32 +600,17 @@ impl Planner<'_> {
             .and_then(|map| self.views.get(&map))
             .map(|view| view.for_kind(UnitKind::new(me.class, 1)));
         let view = view.as_ref();
-        let nearby = found.iter().map(|&(_, j)| &agents[j as usize]);
-        let preferred = keep_right(&me, nearby, horizon, view);
+        let nearby = scratch.found.iter().map(|&(_, j)| &self.agents[j as usize]);
+        let preferred = keep_right(me, nearby, self.horizon, view);
         scratch.walls.clear();
         if let Some(view) = view {
-            let reach = me.radius + me.speed * WALL_HORIZON;
-            // A passage it has no claim on is a wall to it: one ahead, and
-            // one beside it (a unit coming out, pressed by those about to
-            // go in, must not be planned back into it, where it may not
-            // step, and so stand still).
-            let by_passage = !me.crossing
-                && me.map.is_some_and(|map| {
-                    me.near_passage || self.passages.beside(map, view, me.position, 2)
-                });
-            let closed = |cell: Cell| {
-                by_passage
-                    && me
-                        .map
-                        .is_some_and(|map| self.passages.closes(map, view, cell))
-            };
-            wall_edges(view, me.position, reach, closed, &mut scratch.walls);
+            self.walls(me, view, &mut scratch.walls);
         }
         let agent = dodgy_2d::Agent {
             position: to_dodgy(me.position),
             velocity: to_dodgy(me.velocity),
             radius: me.radius,
-            avoidance_responsibility: responsibility(&me),
+            avoidance_responsibility: responsibility(me),
         };
         let avoiding = agent.compute_avoiding_velocity(
             &scratch.neighbours,
@@ -642,9 +620,74 @@ impl Planner<'_> {
             self.seconds,
             &self.options,
         );
-        let velocity = Vec2::new(avoiding.x, avoiding.y);
-        out.plans
-            .push((i, velocity.is_finite().then_some(velocity), queued));
+        Vec2::new(avoiding.x, avoiding.y)
+    }
+
+    /// `other`, `distance` from `me`, as ORCA's neighbour of `me`.
+    fn as_obstacle(&self, me: &Agent, other: &Agent, distance: f32) -> dodgy_2d::Agent {
+        let mut position = other.position;
+        if distance < 1e-4 {
+            // Two units on one spot: ORCA cannot tell which way to part
+            // them (dodgy_2d would pick a random direction). Part them
+            // along a direction fixed by their places in the crowd, so the
+            // same inputs give the same positions.
+            position = me.position + parting_direction(me.order, other.order) * 1e-3;
+        }
+        let mut velocity = seen(me, other);
+        // Bodies already touching whose relative velocity is exactly the
+        // one that closes the gap within the frame leave ORCA's cut-off
+        // circle without a normal, and dodgy_2d would pick a random one
+        // (from the thread's random generator: another run of the same
+        // game parts there). The same test as dodgy_2d's, on the same
+        // numbers: such a neighbour's velocity is nudged along the pair's
+        // parting direction instead.
+        let offset = position - me.position;
+        let reach = me.radius + other.radius;
+        if offset.length_squared() <= reach * reach {
+            let from_centre = (me.velocity - velocity) - offset / self.seconds;
+            let recip = from_centre.length_recip();
+            if !(recip.is_finite() && recip > 0.0) {
+                velocity += parting_direction(me.order, other.order) * 1e-3;
+            }
+        }
+        dodgy_2d::Agent {
+            position: to_dodgy(position),
+            velocity: to_dodgy(velocity),
+            radius: other.radius,
+            avoidance_responsibility: priority(other, me).avoids,
+        }
+    }
+
+    /// The wall edges near `me` as ORCA's obstacles into `walls`. A
+    /// passage it has no claim on is a wall to it: one ahead, and one
+    /// beside it (a unit coming out, pressed by those about to go in, must
+    /// not be planned back into it, where it may not step, and so stand
+    /// still).
+    fn walls(&self, me: &Agent, view: &MapView, walls: &mut Vec<Cow<'static, dodgy_2d::Obstacle>>) {
+        let reach = me.radius + me.speed * WALL_HORIZON;
+        let by_passage = !me.crossing
+            && me.map.is_some_and(|map| {
+                me.near_passage || self.passages.beside(map, view, me.position, 2)
+            });
+        let closed = |cell: Cell| {
+            by_passage
+                && me
+                    .map
+                    .is_some_and(|map| self.passages.closes(map, view, cell))
+        };
+        wall_edges(view, me.position, reach, closed, walls);
+    }
+}
+
+/// What `me` sees of `other`'s velocity: a standing unit sees where a
+/// moving one means to go, so that it makes way before the other reaches
+/// it; and everyone sees where one pushing through or crossing a passage
+/// means to go.
+fn seen(me: &Agent, other: &Agent) -> Vec2 {
+    if priority(me, other).sees_intent {
+        other.preferred
+    } else {
+        other.velocity
     }
 }
 

@@ -174,7 +174,10 @@ mod tests {
         let here = Vec2::ZERO;
         let on = Vec2::new(0.6, 0.0);
         let far_left = Some(10.0);
-        let cases: [(&str, Headway, Seen, Option<f32>, f32, Stall); 12] = [
+        // Its name, the headway before, what it saw, its route left, the
+        // seconds stalled after, and what it must do.
+        type Case = (&'static str, Headway, Seen, Option<f32>, f32, Stall);
+        let cases: [Case; 12] = [
             (
                 "gains ground",
                 stalled(1.0),

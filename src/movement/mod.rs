@@ -151,9 +151,10 @@ impl Steering {
     }
 }
 
-/// How a [`Mover`] moves this frame: the velocity its steering asks for,
-/// the one it walks after avoiding others, and where it rests when it
-/// stands.
+/// How a [`Mover`] moves this frame: three velocities, each written by one
+/// stage (the one its steering would like, the one avoidance planned, the
+/// one it walked, as Detour keeps `dvel`, `nvel` and `vel` apart), and
+/// where it rests when it stands.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component)]
 pub struct Motion {
@@ -161,8 +162,13 @@ pub struct Motion {
     /// toward the next waypoint, the goal (on instinct) or the unit's rest
     /// place (when standing and pushed off it).
     pub preferred: Vec2,
-    /// The velocity the unit walks with: after avoidance, its choice for
-    /// this frame; after the move, what it really walked, per second.
+    /// The velocity avoidance planned for this frame
+    /// ([`CrowdSystems::Avoid`]; without [`AvoidancePlugin`], the preferred
+    /// one): what the unit walks in [`CrowdSystems::Walk`]. A game with
+    /// physics of its own may set it between the two.
+    pub planned: Vec2,
+    /// The velocity the unit walked in its last walk, per second: what it
+    /// really did, walls and others considered.
     pub velocity: Vec2,
     /// Where a standing unit belongs; pushed off it, it walks back.
     pub rest: Option<Vec2>,
@@ -174,18 +180,15 @@ pub struct Motion {
     headway: Headway,
     /// The way the unit means to go (unit length, or zero when it stands).
     heading: Vec2,
-    /// Whether it waits its turn at a one-lane passage this frame.
-    waiting: bool,
     /// Whether a one-lane passage lies just ahead (or it is in one).
     near_passage: bool,
     /// Whether it is queued behind a unit that waits (or is queued), going
     /// the same way.
     queued: bool,
-    /// Seconds it has waited for its turn at the passage ahead.
-    waited: f32,
-    /// The one-lane passage it may be in.
+    /// Where it stands with the one-lane passages: free, waiting its turn
+    /// (and how long so far), or crossing with its claim.
     #[reflect(ignore)]
-    claim: Option<passage::Claim>,
+    turn: passage::TurnState,
 }
 
 impl Motion {
@@ -199,16 +202,22 @@ impl Motion {
     /// Whether the unit stands waiting its turn at a one-lane passage (see
     /// [`passage`]).
     pub fn waiting_turn(&self) -> bool {
-        self.waiting
+        self.turn.waiting()
+    }
+
+    /// Whether it waits its turn at a passage, or is queued behind a unit
+    /// that waits (going the same way): held up, not blocked.
+    pub(crate) fn held_up(&self) -> bool {
+        self.turn.waiting() || self.queued
     }
 
     /// What the unit is doing in the crowd this frame (its `steering`
     /// beside it), as a game would show it: the states of Detour's crowd
     /// agents, one at a time.
     pub fn state(&self, steering: &Steering) -> CrowdState {
-        if self.claim.is_some() {
+        if self.turn.claim().is_some() {
             CrowdState::Crossing
-        } else if self.waiting || self.queued {
+        } else if self.held_up() {
             CrowdState::Waiting
         } else if self.pushing_through() {
             CrowdState::PushingThrough
@@ -463,7 +472,7 @@ impl Plugin for MovementPlugin {
 /// (`FrontierPlugins::default().build().disable::<AvoidancePlugin>()`): its
 /// movers then walk the velocity their steering would like
 /// ([`Motion::preferred`]), through each other, and the game may change
-/// [`Motion::velocity`] between [`CrowdSystems::Avoid`] and
+/// [`Motion::planned`] between [`CrowdSystems::Avoid`] and
 /// [`CrowdSystems::Walk`].
 ///
 /// [`FrontierPlugins`]: crate::FrontierPlugins
@@ -526,7 +535,7 @@ impl Plugin for PassagesPlugin {
 /// the velocity it would like.
 fn walk_as_preferred(mut units: Query<&mut Motion, With<Mover>>) {
     each_mover!(units, PARALLEL_MOVERS, |mut motion| {
-        motion.velocity = motion.preferred;
+        motion.planned = motion.preferred;
     });
 }
 
@@ -691,18 +700,16 @@ fn adopt_paths(
                 if (waypoints[0] - here).dot(next - here) < 0.0
                     && waypoints[0].distance(here) > 0.5 => {}
             (Some(waypoints), _) => {
+                // A quick route says nothing of the goal: the regions do.
+                let misses = result.status.misses_goal()
+                    || provisional && !view.can_reach(here, goal)
+                    || misses_goal.is_some_and(|m| m.goal == request.goal);
                 // Checked against the edits since the path was found (one
                 // found on an older copy may cross a wall put up since).
                 let route = Route::new(waypoints)
                     .planned_on(result.grid_version)
                     .ending_short(provisional && result.ends_short)
-                    .missing_goal(
-                        result.status.misses_goal()
-                            // A quick route says nothing of the goal: the
-                            // regions do.
-                            || provisional && !view.can_reach(here, goal)
-                            || misses_goal.is_some_and(|m| m.goal == request.goal),
-                    );
+                    .missing_goal(misses);
                 *steering = Steering::Following { route, goal, map };
                 if provisional {
                     commands.entity(unit).insert(OnProvisionalPath);

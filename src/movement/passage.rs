@@ -573,37 +573,9 @@ pub(crate) fn take_turns(
     let seconds = time.delta_secs();
     let passages = &mut *passages;
     passages.seen.clear();
-    passages.sizes.clear();
-    for AgentQueryReadOnlyItem {
-        steering,
-        motion,
-        footprint,
-        class,
-        ..
-    } in &units
-    {
-        if let Some(map) = steering.map().or(motion.map) {
-            let kind = unit_kind(footprint, class);
-            let size = kind.size.clamp(1, MAX_UNIT_SIZE);
-            *passages.sizes.entry((map, kind.class)).or_default() |= 1 << size;
-        }
-    }
+    passages.note_sizes(&units);
     let views = AllViews::new(&maps);
-    // Every map, class and size a unit may look at, caught up with the
-    // edits.
-    for (&map, &present) in &passages.sizes {
-        let Some(view) = views.get(map.0) else {
-            continue;
-        };
-        for lane in (1..=MAX_UNIT_SIZE).filter(|&k| present & (1 << k) != 0) {
-            let class = view.for_kind(UnitKind::new(map.1, lane)).class();
-            passages
-                .maps
-                .entry((map, lane))
-                .or_default()
-                .catch_up(&class);
-        }
-    }
+    passages.catch_up(&views);
     let enabled = settings.enabled;
     let mut looked: Parallel<Vec<Result<Sighting, Missed>>> = Parallel::default();
     {
@@ -623,18 +595,86 @@ pub(crate) fn take_turns(
         }
     }
     missed.sort_unstable_by_key(|&(order, unit, _)| (order, unit));
-    for (order, unit, mut miss) in missed {
-        let sighting = loop {
-            // Each fill fills in what was missed, so the looks end; one
-            // that could not (no view of the map) ends them too.
-            if !passages.fill(&views, miss) {
-                break None;
+    for (order, unit, miss) in missed {
+        match passages.look_again(&views, enabled, &units, (order, unit), miss) {
+            Some(sighting) => passages.seen.push(sighting),
+            None => {
+                if let Ok(mut item) = units.get_mut(unit) {
+                    item.motion.turn = TurnState::Free;
+                }
             }
-            let Ok(item) = units.get(unit) else {
-                break None;
+        }
+    }
+    passages.seen.sort_unstable_by_key(|s| (s.order, s.unit));
+    let turns = turns(&passages.seen, settings.passage_turn);
+    for sighting in &passages.seen {
+        let Ok(AgentQueryItem { mut motion, .. }) = units.get_mut(sighting.unit) else {
+            continue;
+        };
+        motion.near_passage = true;
+        let turn = turns
+            .get(&sighting.ahead.passage())
+            .copied()
+            .unwrap_or_default();
+        let (state, preferred) = decide(sighting, turn, seconds);
+        motion.turn = state;
+        if let Some(preferred) = preferred {
+            motion.preferred = preferred;
+        }
+    }
+}
+
+impl Passages {
+    /// The sizes of each map's movers, per class, this frame.
+    fn note_sizes(&mut self, units: &Query<AgentQuery>) {
+        self.sizes.clear();
+        for AgentQueryReadOnlyItem {
+            steering,
+            motion,
+            footprint,
+            class,
+            ..
+        } in units
+        {
+            if let Some(map) = steering.map().or(motion.map) {
+                let kind = unit_kind(footprint, class);
+                let size = kind.size.clamp(1, MAX_UNIT_SIZE);
+                *self.sizes.entry((map, kind.class)).or_default() |= 1 << size;
+            }
+        }
+    }
+
+    /// Each map's cache, per class and size its movers have, caught up
+    /// with the grid's edits.
+    fn catch_up(&mut self, views: &AllViews) {
+        for (&map, &present) in &self.sizes {
+            let Some(view) = views.get(map.0) else {
+                continue;
             };
+            for lane in (1..=MAX_UNIT_SIZE).filter(|&k| present & (1 << k) != 0) {
+                let class = view.for_kind(UnitKind::new(map.1, lane)).class();
+                self.maps.entry((map, lane)).or_default().catch_up(&class);
+            }
+        }
+    }
+
+    /// A look that needed what nobody had looked at, taken again on the
+    /// frame's thread once that is filled in (as often as it needs).
+    fn look_again(
+        &mut self,
+        views: &AllViews,
+        enabled: bool,
+        units: &Query<AgentQuery>,
+        (order, unit): (u64, Entity),
+        mut miss: Miss,
+    ) -> Option<Sighting> {
+        loop {
+            if !self.fill(views, miss) {
+                return None;
+            }
+            let item = units.get(unit).ok()?;
             let looker = Looker::new(
-                &views,
+                views,
                 enabled,
                 (order, unit),
                 item.mover,
@@ -644,41 +684,71 @@ pub(crate) fn take_turns(
                 item.footprint,
                 item.class,
                 item.avoidance,
-            );
-            match looker.map(|looker| passages.sight(&looker)) {
-                Some(Err(again)) => miss = again,
-                Some(Ok(sighting)) => break sighting,
-                None => break None,
-            }
-        };
-        match sighting {
-            Some(sighting) => passages.seen.push(sighting),
-            None => {
-                if let Ok(mut item) = units.get_mut(unit) {
-                    item.motion.claim = None;
-                    item.motion.waited = 0.0;
-                }
+            )?;
+            match self.sight(&looker) {
+                Err(again) => miss = again,
+                Ok(sighting) => return sighting,
             }
         }
     }
-    passages.seen.sort_unstable_by_key(|s| (s.order, s.unit));
+}
 
-    // Who is in each passage, from which side, and how long each side's
-    // first unit has waited.
-    #[derive(Default)]
-    struct Traffic {
-        inside: [u32; 2],
-        waited: [Option<(f32, u64)>; 2],
+/// Where a mover stands with the one-lane passages, as the turns of this
+/// frame left it ([`take_turns`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) enum TurnState {
+    /// No passage ahead, or its way on is open.
+    #[default]
+    Free,
+    /// Waiting its turn at a passage, `waited` seconds so far.
+    Waiting { waited: f32 },
+    /// Holding a claim on a passage: in it, or at its mouth about to go in
+    /// (the others make way).
+    Crossing(Claim),
+}
+
+impl TurnState {
+    /// The passage it holds, if any.
+    pub(crate) fn claim(&self) -> Option<Claim> {
+        match self {
+            TurnState::Crossing(claim) => Some(*claim),
+            _ => None,
+        }
     }
+
+    /// Whether it waits its turn this frame.
+    pub(crate) fn waiting(&self) -> bool {
+        matches!(self, TurnState::Waiting { .. })
+    }
+
+    /// Seconds it has waited for its turn so far.
+    fn waited(&self) -> f32 {
+        match self {
+            TurnState::Waiting { waited } => *waited,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Who is at a passage this frame, per side: how many are in it (or hold
+/// it), and the longest any has waited (with the rank of the first of
+/// those, to break ties).
+#[derive(Default)]
+struct Traffic {
+    inside: [u32; 2],
+    waited: [Option<(f32, u64)>; 2],
+}
+
+/// Whose turn it is at each passage someone sees this frame.
+fn turns(seen: &[Sighting], turn: f32) -> HashMap<PassageId, Turn> {
     let mut traffic: HashMap<PassageId, Traffic> = HashMap::new();
-    for sighting in &passages.seen {
+    for sighting in seen {
         let ahead = sighting.ahead;
         let entry = traffic.entry(ahead.passage()).or_default();
         let side = ahead.side as usize;
         if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
             entry.inside[side] += 1;
         } else {
-            // Longest wait first, then the first in the crowd's rank.
             let candidate = (sighting.waited, sighting.order);
             let better = entry.waited[side]
                 .is_none_or(|(w, u)| candidate.0 > w || candidate.0 == w && candidate.1 < u);
@@ -687,68 +757,66 @@ pub(crate) fn take_turns(
             }
         }
     }
-    // Which side may walk on to each passage this frame (`open`), and
-    // which side is in it (`flow`): a unit of that side at the mouth goes
-    // on for a while after the turn has passed to the other side, so that
-    // none is left standing in the way of its own side's units.
-    let turn = settings.passage_turn;
-    let turns: HashMap<PassageId, Turn> = traffic
+    traffic
         .iter()
-        .map(|(&passage, t)| {
-            let waited = |side: usize| t.waited[side].map_or(-1.0, |w| w.0);
-            // The mouth's units go on till the other side has waited two
-            // turns.
-            let flow = match (t.inside[0] > 0, t.inside[1] > 0) {
-                (true, false) => (waited(1) < 2.0 * turn).then_some(0),
-                (false, true) => (waited(0) < 2.0 * turn).then_some(1),
-                _ => None,
-            };
-            let side = match (t.inside[0] > 0, t.inside[1] > 0) {
-                (true, true) => None,
-                (true, false) => (waited(1) < turn).then_some(0),
-                (false, true) => (waited(0) < turn).then_some(1),
-                (false, false) => match (t.waited[0], t.waited[1]) {
-                    (Some(a), Some(b)) => Some(if a.0 > b.0 || a.0 == b.0 && a.1 < b.1 {
-                        0
-                    } else {
-                        1
-                    }),
-                    (Some(_), None) => Some(0),
-                    (None, _) => Some(1),
-                },
-            };
-            (passage, Turn { open: side, flow })
-        })
-        .collect();
+        .map(|(&passage, t)| (passage, turn_at(t, turn)))
+        .collect()
+}
 
-    for sighting in &passages.seen {
-        let Ok(AgentQueryItem { mut motion, .. }) = units.get_mut(sighting.unit) else {
-            continue;
-        };
-        let ahead = sighting.ahead;
-        motion.near_passage = true;
-        // In the passage, or holding it: on through (one pushed in while
-        // waiting is in it now, and must come out).
-        if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
-            motion.claim = Some(ahead);
-            motion.waited = 0.0;
-            continue;
-        }
-        let Turn { open, flow } = turns.get(&ahead.passage()).copied().unwrap_or_default();
-        let mine = Some(ahead.side as usize);
-        let at_mouth = sighting.distance <= sighting.claim;
-        if open == mine || flow == mine && at_mouth {
-            // Its side's turn: it claims the passage at the mouth, and
-            // walks on to it till then.
-            motion.claim = at_mouth.then_some(ahead);
-            motion.waited = 0.0;
-            continue;
-        }
-        motion.claim = None;
-        motion.waiting = true;
-        motion.waited += seconds;
-        motion.preferred = waiting_velocity(sighting);
+/// Whose turn it is at a passage with `traffic`, turns lasting `turn`
+/// seconds: the side in it keeps it (and its units at the mouth go on)
+/// until the other side has waited a turn (two for those at the mouth);
+/// with nobody in it, the side that waited longer (on a tie, the side of
+/// the unit ranked first); with units of both sides in it, neither.
+fn turn_at(traffic: &Traffic, turn: f32) -> Turn {
+    let waited = |side: usize| traffic.waited[side].map_or(-1.0, |w| w.0);
+    let inside = (traffic.inside[0] > 0, traffic.inside[1] > 0);
+    let flow = match inside {
+        (true, false) => (waited(1) < 2.0 * turn).then_some(0),
+        (false, true) => (waited(0) < 2.0 * turn).then_some(1),
+        _ => None,
+    };
+    let open = match inside {
+        (true, true) => None,
+        (true, false) => (waited(1) < turn).then_some(0),
+        (false, true) => (waited(0) < turn).then_some(1),
+        (false, false) => match (traffic.waited[0], traffic.waited[1]) {
+            (Some(a), Some(b)) => Some(if a.0 > b.0 || a.0 == b.0 && a.1 < b.1 {
+                0
+            } else {
+                1
+            }),
+            (Some(_), None) => Some(0),
+            (None, _) => Some(1),
+        },
+    };
+    Turn { open, flow }
+}
+
+/// What a unit near a passage does this frame, given whose `turn` it is:
+/// a unit in the passage, or holding it, keeps its claim; one whose side
+/// may go claims it at the mouth (and walks on toward it before that);
+/// the others wait, `seconds` longer, with the velocity they wait at.
+fn decide(sighting: &Sighting, turn: Turn, seconds: f32) -> (TurnState, Option<Vec2>) {
+    let ahead = sighting.ahead;
+    if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
+        return (TurnState::Crossing(ahead), None);
     }
+    let mine = Some(ahead.side as usize);
+    let at_mouth = sighting.distance <= sighting.claim;
+    if turn.open == mine || turn.flow == mine && at_mouth {
+        let state = if at_mouth {
+            TurnState::Crossing(ahead)
+        } else {
+            TurnState::Free
+        };
+        return (state, None);
+    }
+    let waited = sighting.waited + seconds;
+    (
+        TurnState::Waiting { waited },
+        Some(waiting_velocity(sighting)),
+    )
 }
 
 /// How far out of a passage's mouth (in cells) its lane is kept clear by
@@ -885,7 +953,6 @@ fn look(
     seen: &mut Vec<Result<Sighting, Missed>>,
 ) {
     let mut motion = item.motion;
-    motion.waiting = false;
     motion.near_passage = false;
     motion.heading = motion.preferred.normalize_or_zero();
     let looker = Looker::new(
@@ -901,17 +968,13 @@ fn look(
         item.avoidance,
     );
     let Some(looker) = looker else {
-        motion.claim = None;
-        motion.waited = 0.0;
+        motion.turn = TurnState::Free;
         return;
     };
     motion.heading = looker.heading;
     match passages.sight(&looker) {
         Ok(Some(sighting)) => seen.push(Ok(sighting)),
-        Ok(None) => {
-            motion.claim = None;
-            motion.waited = 0.0;
-        }
+        Ok(None) => motion.turn = TurnState::Free,
         Err(miss) => seen.push(Err((item.ordinal.crowd_rank(), item.entity, miss))),
     }
 }
@@ -979,8 +1042,8 @@ impl<'a> Looker<'a> {
             position,
             way,
             heading,
-            claim: motion.claim,
-            waited: motion.waited,
+            claim: motion.turn.claim(),
+            waited: motion.turn.waited(),
             radius: body_radius(avoidance, footprint, cell),
             speed: if mover.speed.is_finite() {
                 mover.speed.max(0.0)
@@ -995,58 +1058,14 @@ impl Passages {
     /// What `looker` sees of the passages ahead: `None` where none is near,
     /// or what nobody has looked at yet.
     fn sight(&self, looker: &Looker) -> Result<Option<Sighting>, Miss> {
-        let Looker {
-            map,
-            view,
-            position,
-            radius,
-            ..
-        } = *looker;
-        let way = &looker.way.0[..looker.way.1];
+        let (map, view, position, radius) =
+            (looker.map, looker.view, looker.position, looker.radius);
         let cell = view.layout.cell_size.abs().min_element();
-        let size = view.size();
-        let reach = radius + LOOK_AHEAD * cell;
-        // The nearest passage ahead, of its size or a bigger one (its own
-        // size first of two as near): infantry crossing a bridge two cells
-        // wide (one lane while a tank is about) towards a gap one cell wide
-        // are on the bridge till they are off it.
-        let mut lane = size;
-        let mut found: Option<(u32, Cell, f32)> = None;
-        for k in lanes(self.present(map), size) {
-            let Some(map_passages) = self.maps.get(&(map, k)) else {
-                return Err(Miss::Map((map, k)));
-            };
-            if let Some(ahead) = look_ahead(&view, k, map_passages, (map, k), position, way, reach)?
-                && found.is_none_or(|nearest| ahead.2 < nearest.2)
-            {
-                found = Some(ahead);
-                lane = k;
-            }
-            // Nothing is nearer than a passage it stands in.
-            if found.is_some_and(|nearest| nearest.2 <= 0.0) {
-                break;
-            }
-        }
-        // A unit that has come out of the passage it holds keeps it while
-        // it stands in the mouth, so that nobody comes in at it.
-        if found.is_none()
-            && let Some(held) = looker.claim
-            && held.map == map
-            && held.size >= size
-            && let Some(map_passages) = self.maps.get(&(map, held.size))
-            && let Some((index, here)) =
-                holders(&view, position, size, held.size).find_map(|here| {
-                    map_passages
-                        .passages
-                        .iter()
-                        .position(|p| p.key == held.key && p.mouths.contains(&here))
-                        .map(|index| (index, here))
-                })
-        {
-            lane = held.size;
-            found = Some((index as u32, here, 0.0));
-        }
-        let Some((index, first, distance)) = found else {
+        let found = match self.nearest_ahead(looker)? {
+            Some(found) => Some(found),
+            None => self.mouth_held(looker),
+        };
+        let Some((lane, (index, first, distance))) = found else {
             return Ok(None);
         };
         let lane_view = view.for_size(lane);
@@ -1104,6 +1123,56 @@ impl Passages {
         }))
     }
 
+    /// The nearest passage ahead of `looker` (its lane's size, and the
+    /// passage, the anchor where it starts and how far ahead), of its size
+    /// or a bigger one (its own size first of two as near): infantry
+    /// crossing a bridge two cells wide (one lane while a tank is about)
+    /// towards a gap one cell wide are on the bridge till they are off it.
+    #[allow(clippy::type_complexity)]
+    fn nearest_ahead(&self, looker: &Looker) -> Result<Option<(u8, (u32, Cell, f32))>, Miss> {
+        let (map, view, position) = (looker.map, looker.view, looker.position);
+        let way = &looker.way.0[..looker.way.1];
+        let cell = view.layout.cell_size.abs().min_element();
+        let size = view.size();
+        let reach = looker.radius + LOOK_AHEAD * cell;
+        let mut found: Option<(u8, (u32, Cell, f32))> = None;
+        for k in lanes(self.present(map), size) {
+            let Some(map_passages) = self.maps.get(&(map, k)) else {
+                return Err(Miss::Map((map, k)));
+            };
+            if let Some(ahead) = look_ahead(&view, k, map_passages, (map, k), position, way, reach)?
+                && found.is_none_or(|(_, nearest)| ahead.2 < nearest.2)
+            {
+                found = Some((k, ahead));
+            }
+            // Nothing is nearer than a passage it stands in.
+            if found.is_some_and(|(_, nearest)| nearest.2 <= 0.0) {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
+    /// A unit that has come out of the passage it holds keeps it while it
+    /// stands in the mouth, so that nobody comes in at it: that passage,
+    /// as [`nearest_ahead`](Self::nearest_ahead) gives one.
+    fn mouth_held(&self, looker: &Looker) -> Option<(u8, (u32, Cell, f32))> {
+        let (map, view, position) = (looker.map, looker.view, looker.position);
+        let held = looker.claim?;
+        let size = view.size();
+        if held.map != map || held.size < size {
+            return None;
+        }
+        let map_passages = self.maps.get(&(map, held.size))?;
+        holders(&view, position, size, held.size).find_map(|here| {
+            map_passages
+                .passages
+                .iter()
+                .position(|p| p.key == held.key && p.mouths.contains(&here))
+                .map(|index| (held.size, (index as u32, here, 0.0)))
+        })
+    }
+
     /// Fills in what a look missed; whether it could (the map has a view).
     fn fill(&mut self, views: &AllViews, miss: Miss) -> bool {
         let key = match miss {
@@ -1151,5 +1220,178 @@ fn side_of(
         (true, false) => 0,
         (false, true) => 1,
         _ => nearer(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TURN: f32 = 4.0;
+
+    fn traffic(inside: [u32; 2], waited: [Option<(f32, u64)>; 2]) -> Traffic {
+        Traffic { inside, waited }
+    }
+
+    /// Whose turn it is at a passage: each row is who is in it and who
+    /// waits at each side, and the side that may walk on to it and the
+    /// side whose units at the mouth still go on.
+    #[test]
+    fn whose_turn_it_is() {
+        type Case = (&'static str, Traffic, Option<usize>, Option<usize>);
+        let cases: [Case; 9] = [
+            ("nobody", traffic([0, 0], [None, None]), Some(1), None),
+            (
+                "one side waits",
+                traffic([0, 0], [Some((0.5, 9)), None]),
+                Some(0),
+                None,
+            ),
+            (
+                "the longer wait goes first",
+                traffic([0, 0], [Some((0.5, 1)), Some((1.5, 2))]),
+                Some(1),
+                None,
+            ),
+            (
+                "a tie goes to the unit ranked first",
+                traffic([0, 0], [Some((1.0, 7)), Some((1.0, 3))]),
+                Some(1),
+                None,
+            ),
+            (
+                "side 0 crosses",
+                traffic([2, 0], [None, None]),
+                Some(0),
+                Some(0),
+            ),
+            (
+                "side 0 crosses, side 1 waited less than a turn",
+                traffic([2, 0], [None, Some((3.9, 1))]),
+                Some(0),
+                Some(0),
+            ),
+            (
+                "side 1 waited a turn: side 0 closes, its mouth still goes",
+                traffic([2, 0], [None, Some((4.5, 1))]),
+                None,
+                Some(0),
+            ),
+            (
+                "side 1 waited two turns: side 0's mouth stops too",
+                traffic([2, 0], [None, Some((8.5, 1))]),
+                None,
+                None,
+            ),
+            (
+                "both sides in it",
+                traffic([1, 1], [Some((9.0, 1)), None]),
+                None,
+                None,
+            ),
+        ];
+        for (name, at, open, flow) in cases {
+            let turn = turn_at(&at, TURN);
+            assert_eq!((turn.open, turn.flow), (open, flow), "{name}");
+        }
+    }
+
+    fn sighting(side: u8, distance: f32, held: bool, waited: f32) -> Sighting {
+        let ahead = Claim {
+            map: (Entity::from_raw_u32(1).unwrap(), ClassId::DEFAULT),
+            size: 1,
+            key: Cell::new(10, 10),
+            side,
+        };
+        Sighting {
+            unit: Entity::from_raw_u32(2).unwrap(),
+            order: 5,
+            ahead,
+            distance,
+            held: held.then_some(ahead),
+            waited,
+            heading: Vec2::X,
+            hold: 2.0,
+            claim: 1.0,
+            speed: 4.0,
+            position: Vec2::ZERO,
+            lane: Lane {
+                mouth: Vec2::new(50.0, 50.0),
+                out: Vec2::ZERO,
+                half_width: 0.5,
+                length: 5.0,
+            },
+        }
+    }
+
+    /// What a unit near a passage does: each row is where it stands, whose
+    /// turn it is, and what it becomes (and whether it waits, backing off
+    /// when close to the mouth).
+    #[test]
+    fn what_a_unit_at_a_passage_does() {
+        let open = |side| Turn {
+            open: Some(side),
+            flow: None,
+        };
+        let flowing = |side| Turn {
+            open: None,
+            flow: Some(side),
+        };
+        let claim = sighting(0, 0.0, false, 0.0).ahead;
+        type Case = (&'static str, Sighting, Turn, TurnState, Option<Vec2>);
+        let cases: [Case; 7] = [
+            (
+                "in it",
+                sighting(0, 0.0, false, 0.0),
+                open(1),
+                TurnState::Crossing(claim),
+                None,
+            ),
+            (
+                "holds it",
+                sighting(0, 3.0, true, 0.0),
+                open(1),
+                TurnState::Crossing(claim),
+                None,
+            ),
+            (
+                "its side's turn, far",
+                sighting(0, 3.0, false, 0.0),
+                open(0),
+                TurnState::Free,
+                None,
+            ),
+            (
+                "its side's turn, at the mouth",
+                sighting(0, 0.5, false, 0.0),
+                open(0),
+                TurnState::Crossing(claim),
+                None,
+            ),
+            (
+                "its side still flows at the mouth",
+                sighting(0, 0.5, false, 0.0),
+                flowing(0),
+                TurnState::Crossing(claim),
+                None,
+            ),
+            (
+                "the other side's turn, far: stands",
+                sighting(0, 3.0, false, 1.0),
+                open(1),
+                TurnState::Waiting { waited: 1.5 },
+                Some(Vec2::ZERO),
+            ),
+            (
+                "the other side's turn, close: backs off",
+                sighting(0, 1.5, false, 0.0),
+                flowing(0),
+                TurnState::Waiting { waited: 0.5 },
+                Some(Vec2::new(-2.0, 0.0)),
+            ),
+        ];
+        for (name, seen, turn, state, preferred) in cases {
+            assert_eq!(decide(&seen, turn, 0.5), (state, preferred), "{name}");
+        }
     }
 }

@@ -68,7 +68,7 @@ pub(super) fn prefer(
             units,
             PARALLEL_MOVERS,
             || left.borrow_local_mut(),
-            |out, unit| prefer_one(views, held, (first_map, seconds), unit, &mut **out),
+            |out, unit| prefer_one(views, held, (first_map, seconds), unit, out),
         );
     }
     // Taken one by one in their crowd rank: who gets a free cell first

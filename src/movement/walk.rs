@@ -133,7 +133,7 @@ pub(super) fn move_units(
         units,
         PARALLEL_WALKS,
         || left.borrow_local_mut(),
-        |out, unit| walk_one(frame, unit, &mut **out),
+        |out, unit| walk_one(frame, unit, out),
     );
     effects.clear();
     for part in left.iter_mut() {
@@ -210,7 +210,7 @@ fn stride(frame: Frame, unit: &mut WalkQueryItem) -> Option<Stride> {
     // No unit steps into a passage without a claim on it: a unit is in a
     // passage only in its turn.
     let map = view_map(unit)?;
-    let stopped = if unit.motion.claim.is_none() {
+    let stopped = if unit.motion.turn.claim().is_none() {
         frame.passages.stop_outside(map, &view, start, to)
     } else {
         to
@@ -284,7 +284,7 @@ fn settle(
                 .is_some_and(|rest| rest.distance(stride.start) > DISPLACED * cell),
         },
         _ => Doing::Moving {
-            held_up: motion.waiting || motion.queued,
+            held_up: motion.held_up(),
         },
     };
     let seen = Seen {
@@ -473,7 +473,7 @@ fn walk(
     seconds: f32,
 ) -> (Vec2, bool) {
     let mut position = start;
-    let velocity = motion.velocity;
+    let velocity = motion.planned;
     let budget = speed * seconds;
     let cell = view.layout.cell_size.abs().min_element();
     // Avoidance left the unit alone: it walks its own way exactly.

@@ -272,7 +272,7 @@ fn a_game_without_the_avoidance_plugin_gets_preferred_velocities_and_drives_them
             Update,
             (|mut units: Query<&mut Motion>| {
                 for mut motion in &mut units {
-                    motion.velocity = motion.preferred * 0.5;
+                    motion.planned = motion.preferred * 0.5;
                 }
             })
             .after(CrowdSystems::Avoid)
