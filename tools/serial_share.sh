@@ -14,7 +14,8 @@ source "$(dirname "$0")/crowd_step.sh"
 PAR=()
 for f in avoidance::Planner::plan_part avoidance::solver::Separation::round walk::walk_one \
     avoidance::solver::Separation::step_back avoidance::solver::gap_pass passage::look \
-    avoidance::snapshot avoidance::take_velocity avoidance::place_bodies avoidance::build_lists; do
+    avoidance::snapshot avoidance::take_velocity avoidance::place_bodies avoidance::build_lists \
+    prefer::prefer_one; do
     PAR+=("--toggle-collect=$P$f")
 done
 valgrind --tool=callgrind --collect-atstart=no "${SYS[@]}" --callgrind-out-file="$OUT/step.out" \

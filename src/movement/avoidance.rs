@@ -57,6 +57,11 @@ pub(crate) struct Crowd {
     colouring: Colouring,
     /// Whether this frame's plans stand (avoidance ran).
     planned_this_frame: bool,
+    /// Each slot's last ORCA solve still in force: the velocity it would
+    /// have liked then, and the one ORCA gave it.
+    solved: Vec<Option<(Vec2, Vec2)>>,
+    /// Frames planned so far: which share of the units solves this frame.
+    frame: u64,
 }
 
 impl Crowd {
@@ -274,8 +279,13 @@ fn plan_crowd(
             time_horizon: horizon,
             obstacle_time_horizon: WALL_HORIZON,
         },
+        solved: &crowd.solved,
+        every: u64::from(settings.plan_every.max(1)),
+        frame: crowd.frame,
     };
     let plans = plan_awake_then_woken(&planner, &crowd.grid, threads);
+    crowd.frame += 1;
+    crowd.solved.resize(crowd.agents.len(), None);
     crowd.planned.clear();
     crowd
         .planned
@@ -283,11 +293,12 @@ fn plan_crowd(
     crowd.queued.clear();
     crowd.queued.resize(crowd.agents.len(), false);
     for chunk in plans {
-        for (i, velocity, is_queued) in chunk.plans {
+        for (i, velocity, is_queued, solved) in chunk.plans {
             if let Some(velocity) = velocity {
                 crowd.planned[i] = velocity;
             }
             crowd.queued[i] = is_queued;
+            crowd.solved[i] = solved;
         }
         crowd.contacts.extend(chunk.contacts);
     }
@@ -422,6 +433,12 @@ fn build_lists(
     }
 }
 
+/// How far (as a share of its speed) the velocity a unit would like may
+/// have changed since its last ORCA solve for it to keep that solve's
+/// velocity on a frame that is not its own
+/// ([`AvoidanceSettings::plan_every`]).
+const STILL_WANTED: f32 = 0.1;
+
 /// Units planned in one task, at least.
 const PLAN_CHUNK: usize = 32;
 
@@ -444,14 +461,20 @@ struct Planner<'a> {
     seconds: f32,
     max_neighbours: usize,
     options: dodgy_2d::AvoidanceOptions,
+    /// Each slot's last solve ([`Crowd::solved`]).
+    solved: &'a [Option<(Vec2, Vec2)>],
+    /// Frames between two solves of one unit, and this frame's number.
+    every: u64,
+    frame: u64,
 }
 
 /// What planning some units gave.
 #[derive(Default)]
 struct Plans {
-    /// Each unit's velocity (`None`: as it prefers) and whether it is
-    /// queued.
-    plans: Vec<(usize, Option<Vec2>, bool)>,
+    /// Each unit's velocity (`None`: as it prefers), whether it is
+    /// queued, and the solve in force after this frame.
+    #[allow(clippy::type_complexity)]
+    plans: Vec<(usize, Option<Vec2>, bool, Option<(Vec2, Vec2)>)>,
     /// Pairs that may touch this frame.
     contacts: Vec<(u32, u32)>,
     /// Units at rest that a planned unit is coming at.
@@ -503,12 +526,23 @@ impl Planner<'_> {
         // Nobody in the way within the horizon: the unit goes as it would
         // like, and ORCA need not be asked.
         if !threatened {
-            out.plans.push((i, None, queued));
+            out.plans.push((i, None, queued, None));
+            return;
+        }
+        // Not its frame to solve, and what it would like unchanged: it
+        // keeps the velocity it was given.
+        let due = (i as u64 + self.frame).is_multiple_of(self.every);
+        if !due
+            && let Some((then, velocity)) = self.solved.get(i).copied().flatten()
+            && then.distance(me.preferred) <= STILL_WANTED * me.speed
+        {
+            out.plans.push((i, Some(velocity), queued, Some((then, velocity))));
             return;
         }
         let velocity = self.solve(&me, scratch);
-        out.plans
-            .push((i, velocity.is_finite().then_some(velocity), queued));
+        let velocity = velocity.is_finite().then_some(velocity);
+        let solved = velocity.map(|v| (me.preferred, v));
+        out.plans.push((i, velocity, queued, solved));
     }
 
     /// Unit `i`'s neighbours into `found`: the nearest within the horizon,

@@ -628,6 +628,9 @@ impl Passages {
     /// The sizes of each map's movers, per class, this frame.
     fn note_sizes(&mut self, units: &Query<AgentQuery>) {
         self.sizes.clear();
+        // Most units of a run share a map and class: the table is asked
+        // only when the ground changes.
+        let mut run: Option<(Ground, u16)> = None;
         for AgentQueryReadOnlyItem {
             steering,
             motion,
@@ -639,8 +642,19 @@ impl Passages {
             if let Some(map) = steering.map().or(motion.map) {
                 let kind = unit_kind(footprint, class);
                 let size = kind.size.clamp(1, MAX_UNIT_SIZE);
-                *self.sizes.entry((map, kind.class)).or_default() |= 1 << size;
+                let ground = (map, kind.class);
+                match &mut run {
+                    Some((last, bits)) if *last == ground => *bits |= 1 << size,
+                    _ => {
+                        if let Some((last, bits)) = run.replace((ground, 1 << size)) {
+                            *self.sizes.entry(last).or_default() |= bits;
+                        }
+                    }
+                }
             }
+        }
+        if let Some((last, bits)) = run {
+            *self.sizes.entry(last).or_default() |= bits;
         }
     }
 

@@ -1,8 +1,11 @@
 //! A crowd of a few hundred movers ends in the same places, bit for bit,
-//! whatever the number of threads the crowd step is spread over: four
-//! squads ordered across each other meet in a jam through a gap in a
-//! wall, and every frame's positions and states are the same with one
-//! thread and with four. (Built with the `multi_threaded` feature,
+//! whatever the number of threads the crowd step is spread over and
+//! whatever entity ids its movers get: four squads ordered across each
+//! other meet in a jam through a gap in a wall, and every mover's position
+//! and state in every frame are the same with one thread, with four, and
+//! with one after a few hundred other entities were spawned and
+//! despawned in a shuffled order (so the movers get other ids, in another
+//! order). (Built with the `multi_threaded` feature,
 //! `cargo test --features multi_threaded --test it crowd_determinism`, the
 //! four threads are real; without it the task pool has one.)
 
@@ -12,15 +15,19 @@ use bevy_frontier::core::{Cell, NavGrid};
 use bevy_frontier::movement::{AvoidanceSettings, Motion, Steering};
 use bevy_frontier::prelude::*;
 
-use crate::common::{spawn_map, spawn_mover, threaded_app};
+use crate::common::{Rng, clutter, spawn_map, spawn_mover, threaded_app};
 
 /// Movers per squad.
 const SQUAD: u32 = 80;
 
 /// Every frame's hash of every mover's position and state, and the least
-/// distance between two movers over the run.
-fn run(threads: usize) -> (Vec<u64>, f32) {
+/// distance between two movers over the run; with `clutter_first`, other
+/// entities come and go before the movers are spawned.
+fn run(threads: usize, clutter_first: bool) -> (Vec<u64>, f32) {
     let mut app = threaded_app(threads);
+    if clutter_first {
+        clutter(&mut app, &mut Rng::new(17));
+    }
     app.insert_resource(AvoidanceSettings {
         threads,
         ..default()
@@ -98,13 +105,17 @@ fn run(threads: usize) -> (Vec<u64>, f32) {
 }
 
 #[test]
-fn a_crowd_ends_the_same_on_one_thread_and_on_four() {
-    let (one, closest) = run(1);
+fn a_crowd_ends_the_same_on_any_threads_and_any_ids() {
+    let (one, closest) = run(1, false);
     // The squads met: bodies (radius 0.45) pressed together in the gap,
     // where the solvers had pairs to settle.
     assert!(closest < 0.9, "the squads never met (closest {closest})");
-    let (four, _) = run(4);
+    let (four, _) = run(4, false);
     for (frame, (a, b)) in one.iter().zip(&four).enumerate() {
         assert_eq!(a, b, "frame {frame} differs with four threads");
+    }
+    let (other_ids, _) = run(1, true);
+    for (frame, (a, b)) in one.iter().zip(&other_ids).enumerate() {
+        assert_eq!(a, b, "frame {frame} differs with other entity ids");
     }
 }
