@@ -33,7 +33,7 @@ use crate::maps::{AllViews, MapView, Maps};
 use priority::{Agent, parting_direction, priority, responsibility};
 use solver::{Colouring, Separation, keep_gaps};
 
-/// The movers of the frame as avoidance sees them, by slot
+/// The movers of the frame as avoidance sees them, gathered by slot
 /// ([`Slots`]), the index of their positions, their plans and the pairs
 /// that may touch: worked out by [`avoid`], used again by [`separate`],
 /// kept from frame to frame.
@@ -41,15 +41,26 @@ use solver::{Colouring, Separation, keep_gaps};
 pub(crate) struct Crowd {
     /// Each slot's mover as it stood at the frame's start
     /// ([`Agent::ABSENT`] for a free slot).
+    by_slot: Vec<Agent>,
+    /// The live slots (a mover standing somewhere finite), lowest first.
+    live: Vec<u32>,
+    /// The live slots in crowd rank: the order the crowd decides in.
+    ranked: Vec<u32>,
+    /// Each slot's place in `ranked` (`u32::MAX`: not live).
+    rank_of: Vec<u32>,
+    /// Counts the changes of `ranked`: what was kept by rank is stale.
+    rankings: u64,
+    /// The live movers in crowd rank (index `r` is `ranked[r]`'s): the
+    /// arrays below, the neighbour lists and the contacts are in rank.
     agents: Vec<Agent>,
-    /// Where each slot's mover stands (after the walk, in [`separate`]).
+    /// Where each mover stands (after the walk, in [`separate`]).
     positions: Vec<Vec2>,
     grid: SpatialGrid,
-    /// Each slot's candidate neighbours, kept while nobody moves far.
+    /// Each mover's candidate neighbours, kept while nobody moves far.
     lists: NeighbourLists,
-    /// Each slot's velocity for the frame, as it is worked out.
+    /// Each mover's velocity for the frame, as it is worked out.
     planned: Vec<Vec2>,
-    /// Each slot's mover is queued behind one waiting at a passage.
+    /// Each mover is queued behind one waiting at a passage.
     queued: Vec<bool>,
     /// Pairs close enough to touch within the frame.
     contacts: Vec<(u32, u32)>,
@@ -57,7 +68,7 @@ pub(crate) struct Crowd {
     colouring: Colouring,
     /// Whether this frame's plans stand (avoidance ran).
     planned_this_frame: bool,
-    /// Each slot's last ORCA solve still in force: the velocity it would
+    /// Each mover's last ORCA solve still in force: the velocity it would
     /// have liked then, and the one ORCA gave it.
     solved: Vec<Option<(Vec2, Vec2)>>,
     /// Frames planned so far: which share of the units solves this frame.
@@ -65,6 +76,48 @@ pub(crate) struct Crowd {
 }
 
 impl Crowd {
+    /// Puts the live movers of the snapshot in crowd rank
+    /// ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank), then
+    /// entity): sorted again only when the live slots changed (a mover
+    /// joined or left, or stands nowhere finite), else copied in the
+    /// order kept.
+    fn rank(&mut self) {
+        let live = self
+            .by_slot
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.live)
+            .map(|(slot, _)| slot as u32);
+        if !live.clone().eq(self.live.iter().copied()) {
+            self.live.clear();
+            self.live.extend(live);
+            let by_slot = &self.by_slot;
+            self.ranked.clone_from(&self.live);
+            self.ranked.sort_unstable_by_key(|&s| {
+                let agent = &by_slot[s as usize];
+                (agent.order, agent.entity)
+            });
+            self.rank_of.clear();
+            self.rank_of.resize(by_slot.len(), u32::MAX);
+            for (r, &slot) in self.ranked.iter().enumerate() {
+                self.rank_of[slot as usize] = r as u32;
+            }
+            self.rankings += 1;
+            self.solved.clear();
+        }
+        self.rank_of.resize(self.by_slot.len(), u32::MAX);
+        self.agents.clear();
+        let by_slot = &self.by_slot;
+        self.agents
+            .extend(self.ranked.iter().map(|&s| by_slot[s as usize]));
+    }
+
+    /// The rank of the mover in `slot`, if it is live this frame.
+    fn rank_of(&self, slot: &Slot) -> Option<usize> {
+        let rank = *self.rank_of.get(slot.index()?)?;
+        (rank != u32::MAX).then_some(rank as usize)
+    }
+
     /// Indexes the live agents' positions in buckets `width` wide.
     fn index(&mut self, width: f32) {
         self.positions.clear();
@@ -162,7 +215,8 @@ fn agent_of(
 
 /// `FrontierSystems::Avoidance`: each mover's velocity for this frame, the
 /// closest to its preferred one that avoids its nearest neighbours and
-/// the walls near it (ORCA). Agents are kept by slot ([`Slots`]), so the
+/// the walls near it (ORCA). Agents are gathered by slot ([`Slots`]) and
+/// decided in crowd rank, so the
 /// result depends neither on the order the ECS stores them in nor on
 /// their entity ids.
 #[inline(never)] // named in profiles: one entry per crowd-step system
@@ -181,8 +235,8 @@ pub(crate) fn avoid(
     // Each mover as it stands at the frame's start, each chunk of slots
     // gathered alone (in parallel).
     let all_views = AllViews::new(&maps);
-    crowd.agents.resize(slots.len(), Agent::ABSENT);
-    each_slot_chunk(&mut crowd.agents, threads, SLOT_CHUNK, |first, chunk| {
+    crowd.by_slot.resize(slots.len(), Agent::ABSENT);
+    each_slot_chunk(&mut crowd.by_slot, threads, SLOT_CHUNK, |first, chunk| {
         snapshot(
             first,
             chunk,
@@ -192,6 +246,7 @@ pub(crate) fn avoid(
             &settings,
         );
     });
+    crowd.rank();
     let horizon = settings.time_horizon;
     let usable_time = seconds > 0.0 && horizon > 0.0 && horizon.is_finite();
     crowd.planned_this_frame = settings.enabled && usable_time;
@@ -202,7 +257,7 @@ pub(crate) fn avoid(
             &all_views,
             &passages,
             (seconds, threads),
-            slots.changes(),
+            crowd.rankings,
         );
     } else {
         crowd.contacts.clear();
@@ -221,9 +276,7 @@ fn take_velocity(crowd: &Crowd, unit: AgentQueryItem) {
         slot, mut motion, ..
     } = unit;
     let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
-    let planned = slot
-        .index()
-        .filter(|&i| crowd.planned_this_frame && crowd.agents.get(i).is_some_and(|a| a.live));
+    let planned = crowd.rank_of(slot).filter(|_| crowd.planned_this_frame);
     motion.planned = match planned {
         Some(i) if crowd.agents[i].avoids => crowd.planned[i],
         _ => usable(motion.preferred),
@@ -239,7 +292,7 @@ fn plan_crowd(
     all_views: &AllViews,
     passages: &Passages,
     (seconds, threads): (f32, usize),
-    joins: u64,
+    rankings: u64,
 ) {
     crowd.contacts.clear();
     let (widest, fastest) = crowd.widest_and_fastest();
@@ -259,7 +312,7 @@ fn plan_crowd(
         count: settings.max_neighbours,
     };
     if one_map {
-        keep_lists(crowd, bounds, joins, threads);
+        keep_lists(crowd, bounds, rankings, threads);
     }
     let planner = Planner {
         agents: &crowd.agents,
@@ -392,12 +445,12 @@ const SKIN: f32 = 2.0;
 /// many times as long as the one it was built in still reads it.
 const FRAME_SLACK: f32 = 1.5;
 
-/// Keeps the neighbour lists: rebuilt, each slot's alone (in parallel),
-/// when a unit joined or left, or one moved more than half the skin since
+/// Keeps the neighbour lists: rebuilt, each unit's alone (in parallel),
+/// when the live movers changed (one joined or left), or one moved more than half the skin since
 /// they were built; only awake units get one (the others ask the grid if
 /// woken).
-fn keep_lists(crowd: &mut Crowd, bounds: Bounds, joins: u64, threads: usize) {
-    let key = joins ^ (bounds.count as u64).rotate_left(40);
+fn keep_lists(crowd: &mut Crowd, bounds: Bounds, rankings: u64, threads: usize) {
+    let key = rankings ^ (bounds.count as u64).rotate_left(40);
     if crowd.lists.hold(&crowd.positions, key) {
         return;
     }
@@ -414,7 +467,8 @@ fn keep_lists(crowd: &mut Crowd, bounds: Bounds, joins: u64, threads: usize) {
     });
 }
 
-/// One chunk of slots' neighbour lists, for the awake units among them.
+/// One chunk of the movers' neighbour lists (in rank), for the awake
+/// units among them.
 #[inline(never)] // a parallel body of its own in profiles
 fn build_lists(
     first: usize,
@@ -446,7 +500,7 @@ const PLAN_CHUNK: usize = 32;
 /// the settings.
 struct Planner<'a> {
     agents: &'a [Agent],
-    /// The agents' positions (`NaN` for a free slot).
+    /// The agents' positions.
     positions: &'a [Vec2],
     passages: &'a Passages,
     grid: &'a SpatialGrid,
@@ -461,7 +515,7 @@ struct Planner<'a> {
     seconds: f32,
     max_neighbours: usize,
     options: dodgy_2d::AvoidanceOptions,
-    /// Each slot's last solve ([`Crowd::solved`]).
+    /// Each mover's last solve ([`Crowd::solved`]).
     solved: &'a [Option<(Vec2, Vec2)>],
     /// Frames between two solves of one unit, and this frame's number.
     every: u64,
@@ -536,7 +590,8 @@ impl Planner<'_> {
             && let Some((then, velocity)) = self.solved.get(i).copied().flatten()
             && then.distance(me.preferred) <= STILL_WANTED * me.speed
         {
-            out.plans.push((i, Some(velocity), queued, Some((then, velocity))));
+            out.plans
+                .push((i, Some(velocity), queued, Some((then, velocity))));
             return;
         }
         let velocity = self.solve(&me, scratch);
@@ -777,7 +832,7 @@ pub(crate) fn separate(
     let threads = crate::schedule::threads_for(settings.threads);
     let all_views = AllViews::new(&maps);
     // Where each body stands after the move, and its map for its kind,
-    // each chunk of slots alone (in parallel).
+    // each chunk of movers alone (in parallel).
     let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); crowd.agents.len()];
     let agents = &crowd.agents;
     each_slot_chunk(&mut walk_views, threads, SLOT_CHUNK, |first, chunk| {
@@ -793,7 +848,7 @@ pub(crate) fn separate(
         colouring: &crowd.colouring,
     };
     let moved = separation.settle(&mut crowd.positions, threads);
-    let positions = &crowd.positions;
+    let (positions, crowd) = (&crowd.positions, &*crowd);
     each_mover!(
         bodies,
         PARALLEL_MOVERS,
@@ -801,7 +856,7 @@ pub(crate) fn separate(
              mut transform,
              slot,
          }| {
-            if let Some(i) = slot.index()
+            if let Some(i) = crowd.rank_of(slot)
                 && moved.get(i) == Some(&true)
             {
                 transform.translation = positions[i].extend(transform.translation.z);
@@ -810,8 +865,8 @@ pub(crate) fn separate(
     );
 }
 
-/// One chunk of slots' bodies as separation starts: where each stands
-/// after the walk, and its map for its kind (`None` for a free slot, a
+/// One chunk of the movers' bodies (in rank) as separation starts: where
+/// each stands after the walk, and its map for its kind (`None` for a
 /// mover off every map, or one standing nowhere finite).
 #[inline(never)] // the parallel body of `separate`'s gathering
 fn place_bodies<'a>(

@@ -168,7 +168,8 @@ pub struct Motion {
     /// physics of its own may set it between the two.
     pub planned: Vec2,
     /// The velocity the unit walked in its last walk, per second: what it
-    /// really did, walls and others considered.
+    /// really did, walls and others considered (in a frame it could not
+    /// walk, no time passing or off every map, the one it was given).
     pub velocity: Vec2,
     /// Where a standing unit belongs; pushed off it, it walks back.
     pub rest: Option<Vec2>,

@@ -46,9 +46,6 @@ impl Slot {
 pub(crate) struct Slots {
     holders: Vec<Option<Entity>>,
     free: BinaryHeap<Reverse<u32>>,
-    /// Bumped whenever a mover joins or leaves: what was kept per slot
-    /// across frames (neighbour lists) is stale.
-    changes: u64,
 }
 
 impl Slots {
@@ -62,14 +59,7 @@ impl Slots {
         &self.holders
     }
 
-    /// Counts every join and leave: equal between two frames when nobody
-    /// joined or left.
-    pub(crate) fn changes(&self) -> u64 {
-        self.changes
-    }
-
     fn take(&mut self, mover: Entity) -> Slot {
-        self.changes += 1;
         match self.free.pop() {
             Some(Reverse(slot)) => {
                 self.holders[slot as usize] = Some(mover);
@@ -86,7 +76,6 @@ impl Slots {
         if let Some(at) = slot.index()
             && self.holders.get(at) == Some(&Some(mover))
         {
-            self.changes += 1;
             self.holders[at] = None;
             self.free.push(Reverse(slot.0));
         }

@@ -119,6 +119,10 @@ pub(super) fn move_units(
 ) {
     let seconds = ground.time.delta_secs();
     if seconds <= 0.0 {
+        // No time passed: nobody walks, and each has the velocity it was
+        // given.
+        each_mover!(units, PARALLEL_WALKS, |mut unit| unit.motion.velocity =
+            unit.motion.planned);
         return;
     }
     let all_views = AllViews::new(&ground.maps);
@@ -164,6 +168,9 @@ struct World<'a, 'c, 's, 'm> {
 /// effects on the others and the world go to `out`.
 #[inline(never)] // the parallel body of `move_units`, named in profiles
 fn walk_one(frame: Frame, mut unit: WalkQueryItem, out: &mut Vec<(u64, Entity, Effect)>) {
+    // Until it has walked, the velocity it was given (kept by one that
+    // cannot walk: off every map, or no speed to walk at).
+    unit.motion.velocity = unit.motion.planned;
     let Some(stride) = stride(frame, &mut unit) else {
         return;
     };
