@@ -585,15 +585,20 @@ mod tests {
         all
     }
 
-    #[test]
-    fn nearest_matches_brute_force() {
-        let mut seed = 12345u64;
-        let mut next = || {
+    /// Numbers in [0, 1) from a linear congruential generator seeded
+    /// with `seed`.
+    fn uniform(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        }
+    }
+
+    #[test]
+    fn nearest_matches_brute_force() {
+        let mut next = uniform(12345);
         for round in 0..80 {
             let n = 1 + round * 13;
             let spread = 5.0 + (round % 40) as f32 * 3.0;
@@ -638,13 +643,7 @@ mod tests {
     /// drifts further.
     #[test]
     fn lists_give_what_the_grid_gives() {
-        let mut seed = 0x0005_DEEC_E66D_u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = uniform(0x0005_DEEC_E66D);
         for round in 0..12 {
             let n = 50 + round * 70;
             let spread = 6.0 + (round % 4) as f32 * 12.0;
