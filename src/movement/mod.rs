@@ -441,6 +441,7 @@ impl Plugin for MovementPlugin {
                 self.schedule,
                 (
                     (
+                        store::seat_strays,
                         begin_orders,
                         adopt_paths,
                         replan_cut_paths,

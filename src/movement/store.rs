@@ -18,7 +18,8 @@ use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, ParallelSliceMut, TaskPool};
 
-use crate::order::stamp_joined;
+use super::Mover;
+use crate::order::{Ordinal, stamp_joined};
 
 /// A mover's place in the crowd's arrays ([`Slots`]); `Slot::NONE` until it
 /// joins (and for a mover in a world without the movement plugin).
@@ -46,6 +47,8 @@ impl Slot {
 pub(crate) struct Slots {
     holders: Vec<Option<Entity>>,
     free: BinaryHeap<Reverse<u32>>,
+    /// Slots held.
+    held: usize,
 }
 
 impl Slots {
@@ -60,6 +63,7 @@ impl Slots {
     }
 
     fn take(&mut self, mover: Entity) -> Slot {
+        self.held += 1;
         match self.free.pop() {
             Some(Reverse(slot)) => {
                 self.holders[slot as usize] = Some(mover);
@@ -76,6 +80,7 @@ impl Slots {
         if let Some(at) = slot.index()
             && self.holders.get(at) == Some(&Some(mover))
         {
+            self.held -= 1;
             self.holders[at] = None;
             self.free.push(Reverse(slot.0));
         }
@@ -106,6 +111,30 @@ pub(crate) fn leave_crowd(mut world: DeferredWorld, context: HookContext) {
     }
     if let Some(mut held) = world.get_mut::<Slot>(context.entity) {
         *held = Slot::NONE;
+    }
+}
+
+/// `CrowdSystems::Orders`, first: movers that joined before the movement
+/// plugin was added (so no slot was there to give) get theirs, in the
+/// order they joined. Costs a count a frame otherwise.
+pub(crate) fn seat_strays(
+    mut movers: Query<(Entity, &Ordinal, &mut Slot), With<Mover>>,
+    mut slots: ResMut<Slots>,
+) {
+    if movers.iter().len() == slots.held {
+        return;
+    }
+    let mut strays: Vec<(u64, Entity)> = movers
+        .iter()
+        .filter(|(_, _, slot)| **slot == Slot::NONE)
+        .map(|(entity, ordinal, _)| (ordinal.joined(), entity))
+        .collect();
+    strays.sort_unstable();
+    for (_, mover) in strays {
+        let taken = slots.take(mover);
+        if let Ok((_, _, mut slot)) = movers.get_mut(mover) {
+            *slot = taken;
+        }
     }
 }
 

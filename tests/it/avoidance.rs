@@ -64,6 +64,41 @@ fn units_meeting_head_on_pass_without_overlapping() {
     assert!(closest >= 0.9 - 0.045, "two units came {closest} apart");
 }
 
+/// Units spawned before the plugins were added avoid each other as any
+/// others do.
+#[test]
+fn units_spawned_before_the_plugins_still_avoid_each_other() {
+    let mut app = App::new();
+    let mut units = Vec::new();
+    for i in 0..4 {
+        let (west, east) = (Cell::new(5, 10 + 2 * i), Cell::new(35, 10 + 2 * i));
+        for (from, to) in [(west, east), (east, west)] {
+            let at = Vec3::new(from.x as f32, from.y as f32, 0.0);
+            let goal = Vec2::new(to.x as f32, to.y as f32);
+            let unit = app
+                .world_mut()
+                .spawn((Mover { speed: 4.0 }, Transform::from_translation(at)))
+                .id();
+            units.push((unit, goal));
+        }
+    }
+    app.add_plugins((MinimalPlugins, FrontierPlugins::default()))
+        .insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
+            std::time::Duration::from_millis(50),
+        ));
+    spawn_map(&mut app, NavGrid::new(40, 40).unwrap());
+    app.update();
+    for &(unit, goal) in &units {
+        app.world_mut()
+            .entity_mut(unit)
+            .insert(PathRequest::new(goal));
+    }
+    let units: Vec<Entity> = units.iter().map(|&(unit, _)| unit).collect();
+    let (closest, arrived) = closest_approach(&mut app, &units, 2_000);
+    assert!(arrived, "every unit arrives");
+    assert!(closest >= 0.9 - 0.045, "two units came {closest} apart");
+}
+
 #[test]
 fn avoidance_off_globally_or_per_unit_walks_through() {
     for global in [true, false] {
