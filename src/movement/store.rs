@@ -18,7 +18,6 @@ use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, ParallelSliceMut, TaskPool};
 
-use super::Mover;
 use crate::order::{Ordinal, stamp_joined};
 
 /// A mover's place in the crowd's arrays ([`Slots`]); `Slot::NONE` until it
@@ -118,7 +117,7 @@ pub(crate) fn leave_crowd(mut world: DeferredWorld, context: HookContext) {
 /// plugin was added (so no slot was there to give) get theirs, in the
 /// order they joined. Costs a count a frame otherwise.
 pub(crate) fn seat_strays(
-    mut movers: Query<(Entity, &Ordinal, &mut Slot), With<Mover>>,
+    mut movers: Query<(Entity, &Ordinal, &mut Slot), With<super::Mover>>,
     mut slots: ResMut<Slots>,
 ) {
     if movers.iter().len() == slots.held {
