@@ -2,7 +2,7 @@
 //! with local avoidance on, until all arrive or 3,000 frames pass.
 //!
 //! ```text
-//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--plan-every K] [--stages] [--seed S] [--checksum]
+//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages] [--seed S] [--checksum]
 //! ```
 //!
 //! The map defaults to `bg512/AR0011SR` (a 512×512 Baldur's Gate map of
@@ -40,8 +40,7 @@
 //! `checksum=`, its total over the run: what it costs is the difference
 //! between a run with it and one without. `--no-avoidance` runs the same scenario with bodies passing
 //! through each other (`AvoidanceSettings::enabled` off): how well the
-//! crowd would flow if bodies cost nothing. `--plan-every K` solves each
-//! unit's ORCA every K frames (`AvoidanceSettings::plan_every`). `--threads T` gives the
+//! crowd would flow if bodies cost nothing. `--threads T` gives the
 //! compute task pool (and avoidance planning) T threads; the results are
 //! the same for any T. The line before it gives the same two
 //! times over the frames before the first mover arrives, when every mover
@@ -96,8 +95,6 @@ struct Options {
     no_avoidance: bool,
     /// Threads of the compute task pool (and of avoidance planning).
     threads: Option<usize>,
-    /// `AvoidanceSettings::plan_every`.
-    plan_every: u32,
     /// Time each stage of the crowd step alone.
     stages: bool,
     /// Keep the plugin's `FrontierChecksum` and print it.
@@ -129,7 +126,6 @@ fn parse_options() -> Result<Options, String> {
         open: false,
         no_avoidance: false,
         threads: None,
-        plan_every: 1,
         stages: false,
         checksum: false,
         seed: 0,
@@ -153,7 +149,6 @@ fn parse_options() -> Result<Options, String> {
                     .map_err(|_| format!("--seed {v:?} is not a whole number"))?;
             }
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
-            "--plan-every" => options.plan_every = support::positive::<u32>(&flag, &value()?)?,
             "--spacing" => {
                 let v = value()?;
                 options.spacing =
@@ -516,7 +511,6 @@ fn main() -> ExitCode {
     .insert_resource(AvoidanceSettings {
         enabled: !options.no_avoidance,
         threads: options.threads.unwrap_or(0),
-        plan_every: options.plan_every.max(1),
         ..default()
     })
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(

@@ -16,7 +16,6 @@ use std::borrow::Cow;
 
 use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
-use bevy::tasks::{ComputeTaskPool, ParallelSlice, TaskPool};
 
 mod priority;
 mod solver;
@@ -26,7 +25,7 @@ use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem};
 pub use super::body::{Avoidance, AvoidanceSettings};
 use super::neighbours::{List, NeighbourLists, Reach, SpatialGrid};
 use super::passage::Passages;
-use super::store::{Slot, Slots, each_slot_chunk};
+use super::store::{Slot, Slots, each_chunk_mut, in_chunks};
 use super::{Mover, PARALLEL_MOVERS, Steering, speed_of};
 use crate::core::{Cell, UnitKind};
 use crate::maps::{AllViews, MapView, Maps};
@@ -68,11 +67,6 @@ pub(crate) struct Crowd {
     colouring: Colouring,
     /// Whether this frame's plans stand (avoidance ran).
     planned_this_frame: bool,
-    /// Each mover's last ORCA solve still in force: the velocity it would
-    /// have liked then, and the one ORCA gave it.
-    solved: Vec<Option<(Vec2, Vec2)>>,
-    /// Frames planned so far: which share of the units solves this frame.
-    frame: u64,
 }
 
 impl Crowd {
@@ -103,7 +97,6 @@ impl Crowd {
                 self.rank_of[slot as usize] = r as u32;
             }
             self.rankings += 1;
-            self.solved.clear();
         }
         self.rank_of.resize(self.by_slot.len(), u32::MAX);
         self.agents.clear();
@@ -118,14 +111,11 @@ impl Crowd {
         (rank != u32::MAX).then_some(rank as usize)
     }
 
-    /// Indexes the live agents' positions in buckets `width` wide.
+    /// Indexes the agents' positions in buckets `width` wide.
     fn index(&mut self, width: f32) {
         self.positions.clear();
-        self.positions.extend(self.agents.iter().map(
-            |a| {
-                if a.live { a.position } else { Vec2::NAN }
-            },
-        ));
+        self.positions
+            .extend(self.agents.iter().map(|a| a.position));
         self.grid.rebuild(&self.positions, width.max(0.05));
     }
 
@@ -236,7 +226,7 @@ pub(crate) fn avoid(
     // gathered alone (in parallel).
     let all_views = AllViews::new(&maps);
     crowd.by_slot.resize(slots.len(), Agent::ABSENT);
-    each_slot_chunk(&mut crowd.by_slot, threads, SLOT_CHUNK, |first, chunk| {
+    each_chunk_mut(&mut crowd.by_slot, threads, SLOT_CHUNK, |first, chunk| {
         snapshot(
             first,
             chunk,
@@ -302,8 +292,8 @@ fn plan_crowd(
     // rings, in a dense crowd and a sparse one.
     crowd.index((2.0 * widest).max((2.0 * widest + 2.0 * fastest * horizon) / 3.0));
     let map_views = views_of(&crowd.agents, all_views);
-    let first_map = crowd.agents.iter().find(|a| a.live).and_then(|a| a.map);
-    let one_map = crowd.agents.iter().all(|a| !a.live || a.map == first_map);
+    let first_map = crowd.agents.first().and_then(|a| a.map);
+    let one_map = crowd.agents.iter().all(|a| a.map == first_map);
     let bounds = Bounds {
         widest,
         fastest,
@@ -332,13 +322,8 @@ fn plan_crowd(
             time_horizon: horizon,
             obstacle_time_horizon: WALL_HORIZON,
         },
-        solved: &crowd.solved,
-        every: u64::from(settings.plan_every.max(1)),
-        frame: crowd.frame,
     };
     let plans = plan_awake_then_woken(&planner, &crowd.grid, threads);
-    crowd.frame += 1;
-    crowd.solved.resize(crowd.agents.len(), None);
     crowd.planned.clear();
     crowd
         .planned
@@ -346,12 +331,11 @@ fn plan_crowd(
     crowd.queued.clear();
     crowd.queued.resize(crowd.agents.len(), false);
     for chunk in plans {
-        for (i, velocity, is_queued, solved) in chunk.plans {
+        for (i, velocity, is_queued) in chunk.plans {
             if let Some(velocity) = velocity {
                 crowd.planned[i] = velocity;
             }
             crowd.queued[i] = is_queued;
-            crowd.solved[i] = solved;
         }
         crowd.contacts.extend(chunk.contacts);
     }
@@ -367,11 +351,11 @@ fn plan_crowd(
     );
 }
 
-/// The view of every map a live agent is on.
+/// The view of every map an agent is on.
 fn views_of<'a>(agents: &[Agent], all_views: &AllViews<'a>) -> HashMap<Entity, MapView<'a>> {
     let mut map_views = HashMap::new();
     let mut last = None;
-    for agent in agents.iter().filter(|a| a.live) {
+    for agent in agents {
         if agent.map != last
             && let Some(map) = agent.map
             && let Some(view) = all_views.get(map)
@@ -462,7 +446,7 @@ fn keep_lists(crowd: &mut Crowd, bounds: Bounds, rankings: u64, threads: usize) 
     };
     let (agents, grid) = (&crowd.agents, (&crowd.grid, &crowd.positions[..]));
     let (lists, skin) = crowd.lists.lists_mut();
-    each_slot_chunk(lists, threads, SLOT_CHUNK, |first, chunk| {
+    each_chunk_mut(lists, threads, SLOT_CHUNK, |first, chunk| {
         build_lists(first, chunk, agents, grid, roomy, skin);
     });
 }
@@ -487,12 +471,6 @@ fn build_lists(
     }
 }
 
-/// How far (as a share of its speed) the velocity a unit would like may
-/// have changed since its last ORCA solve for it to keep that solve's
-/// velocity on a frame that is not its own
-/// ([`AvoidanceSettings::plan_every`]).
-const STILL_WANTED: f32 = 0.1;
-
 /// Units planned in one task, at least.
 const PLAN_CHUNK: usize = 32;
 
@@ -515,20 +493,14 @@ struct Planner<'a> {
     seconds: f32,
     max_neighbours: usize,
     options: dodgy_2d::AvoidanceOptions,
-    /// Each mover's last solve ([`Crowd::solved`]).
-    solved: &'a [Option<(Vec2, Vec2)>],
-    /// Frames between two solves of one unit, and this frame's number.
-    every: u64,
-    frame: u64,
 }
 
 /// What planning some units gave.
 #[derive(Default)]
 struct Plans {
-    /// Each unit's velocity (`None`: as it prefers), whether it is
-    /// queued, and the solve in force after this frame.
-    #[allow(clippy::type_complexity)]
-    plans: Vec<(usize, Option<Vec2>, bool, Option<(Vec2, Vec2)>)>,
+    /// Each unit's velocity (`None`: as it prefers) and whether it is
+    /// queued.
+    plans: Vec<(usize, Option<Vec2>, bool)>,
     /// Pairs that may touch this frame.
     contacts: Vec<(u32, u32)>,
     /// Units at rest that a planned unit is coming at.
@@ -580,24 +552,12 @@ impl Planner<'_> {
         // Nobody in the way within the horizon: the unit goes as it would
         // like, and ORCA need not be asked.
         if !threatened {
-            out.plans.push((i, None, queued, None));
-            return;
-        }
-        // Not its frame to solve, and what it would like unchanged: it
-        // keeps the velocity it was given.
-        let due = (i as u64 + self.frame).is_multiple_of(self.every);
-        if !due
-            && let Some((then, velocity)) = self.solved.get(i).copied().flatten()
-            && then.distance(me.preferred) <= STILL_WANTED * me.speed
-        {
-            out.plans
-                .push((i, Some(velocity), queued, Some((then, velocity))));
+            out.plans.push((i, None, queued));
             return;
         }
         let velocity = self.solve(&me, scratch);
-        let velocity = velocity.is_finite().then_some(velocity);
-        let solved = velocity.map(|v| (me.preferred, v));
-        out.plans.push((i, velocity, queued, solved));
+        out.plans
+            .push((i, velocity.is_finite().then_some(velocity), queued));
     }
 
     /// Unit `i`'s neighbours into `found`: the nearest within the horizon,
@@ -835,7 +795,7 @@ pub(crate) fn separate(
     // each chunk of movers alone (in parallel).
     let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); crowd.agents.len()];
     let agents = &crowd.agents;
-    each_slot_chunk(&mut walk_views, threads, SLOT_CHUNK, |first, chunk| {
+    each_chunk_mut(&mut walk_views, threads, SLOT_CHUNK, |first, chunk| {
         place_bodies(first, chunk, agents, &bodies, &all_views);
     });
     crowd.positions.clear();
@@ -922,24 +882,6 @@ fn sort_pairs(pairs: &mut Vec<(u32, u32)>, count: usize) {
     }
     sorted.dedup();
     *pairs = sorted;
-}
-
-/// Runs `work` over `items` in chunks of at least `least` items, on up to
-/// `threads` threads of the compute task pool (on this one with 1): the
-/// results in the items' order, the same for any number of threads as long
-/// as `work` reads only what it is given.
-pub(crate) fn in_chunks<T: Sync, R: Send + 'static>(
-    items: &[T],
-    threads: usize,
-    least: usize,
-    work: impl Fn(&[T]) -> R + Send + Sync,
-) -> Vec<R> {
-    if threads <= 1 || items.len() <= least {
-        return vec![work(items)];
-    }
-    let chunk = items.len().div_ceil(2 * threads).max(least);
-    let pool = ComputeTaskPool::get_or_init(TaskPool::default);
-    items.par_chunk_map(pool, chunk, |_, part| work(part))
 }
 
 /// Seconds ahead a unit looks for walls when it avoids others: short, as

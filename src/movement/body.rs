@@ -43,13 +43,6 @@ pub struct AvoidanceSettings {
     /// once the passage is empty the waiting side goes. See
     /// [`passage`](super::passage).
     pub passage_turn: f32,
-    /// Frames between two ORCA solves of one unit (default 1: every
-    /// frame). With 2 or more, each frame solves a share of the units in
-    /// someone's way (staggered by their slots); the others walk the
-    /// velocity they were last given while what they would like stays as
-    /// it was, and every unit still checks who is in its way, and keeps
-    /// its gaps, every frame.
-    pub plan_every: u32,
 }
 
 impl Default for AvoidanceSettings {
@@ -61,7 +54,6 @@ impl Default for AvoidanceSettings {
             threads: 0,
             give_up_after: 2.0,
             passage_turn: 4.0,
-            plan_every: 1,
         }
     }
 }

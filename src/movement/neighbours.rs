@@ -286,16 +286,8 @@ impl SpatialGrid {
                 if squared > *limit || i == skip {
                     continue;
                 }
-                let full = found.len() >= count;
-                if full && squared > near_squared && !before((squared, i), found[count - 1]) {
-                    continue;
-                }
-                if !accept(i) {
-                    continue;
-                }
-                insert_sorted(found, (squared, i), count, near_squared);
-                if found.len() >= count {
-                    *limit = limit.min(found[count - 1].0.max(near_squared));
+                if let Some(bound) = offer(found, (squared, i), (count, near_squared), accept) {
+                    *limit = limit.min(bound);
                 }
             }
         };
@@ -458,16 +450,8 @@ impl NeighbourLists {
             if squared > range_squared {
                 continue;
             }
-            let full = found.len() >= count;
-            if full && squared > near_squared && !before((squared, j), found[count - 1]) {
-                continue;
-            }
-            if !accept(j) {
-                continue;
-            }
-            insert_sorted(found, (squared, j), count, near_squared);
-            if found.len() >= count {
-                limit = limit.min(found[count - 1].0.max(near_squared).sqrt());
+            if let Some(bound) = offer(found, (squared, j), (count, near_squared), &mut accept) {
+                limit = limit.min(bound.sqrt());
             }
         }
         for pair in found.iter_mut() {
@@ -542,6 +526,26 @@ fn distance_of(key: u64) -> f32 {
 #[inline]
 fn before(a: (f32, u32), b: (f32, u32)) -> bool {
     a.0 < b.0 || a.0 == b.0 && a.1 < b.1
+}
+
+/// Offers `item` (a squared distance and an index) to `found`, the
+/// `count` nearest so far and every one within `near_squared`: put in if
+/// it comes before the `count`th or lies that near, and `accept` takes
+/// it. Once `found` holds `count`, the squared distance beyond which no
+/// later item can be put in.
+#[inline]
+fn offer(
+    found: &mut Vec<(f32, u32)>,
+    item: (f32, u32),
+    (count, near_squared): (usize, f32),
+    accept: &mut impl FnMut(u32) -> bool,
+) -> Option<f32> {
+    let full = found.len() >= count;
+    if full && item.0 > near_squared && !before(item, found[count - 1]) || !accept(item.1) {
+        return None;
+    }
+    insert_sorted(found, item, count, near_squared);
+    (found.len() >= count).then(|| found[count - 1].0.max(near_squared))
 }
 
 /// Puts `item` in `found` (sorted by [`before`]), then drops from the end

@@ -16,7 +16,7 @@ use std::collections::BinaryHeap;
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
-use bevy::tasks::{ComputeTaskPool, ParallelSliceMut, TaskPool};
+use bevy::tasks::{ComputeTaskPool, ParallelSlice, ParallelSliceMut, TaskPool};
 
 use crate::order::{Ordinal, stamp_joined};
 
@@ -137,23 +137,45 @@ pub(crate) fn seat_strays(
     }
 }
 
-/// Runs `work` over `items` (the crowd's array of something, by slot) in
-/// chunks of at least `least`, on up to `threads` threads of the compute
-/// task pool (on this one with 1, or below `least`): each call gets the
-/// slot of its chunk's first item and the chunk to write. One dispatch;
-/// the result is the same for any number of threads when `work` writes
-/// only its chunk.
-pub(crate) fn each_slot_chunk<T: Send>(
+/// The length of the chunks a pass over `len` items is split into, at
+/// least `least` each, for up to `threads` threads; `None` when the pass
+/// runs whole on this thread (one thread, or too few items to be worth a
+/// hand-out to the pool).
+fn chunk_len(len: usize, threads: usize, least: usize) -> Option<usize> {
+    (threads > 1 && len > least).then(|| len.div_ceil(2 * threads).max(least))
+}
+
+/// Runs `work` over `items` in chunks (see [`chunk_len`]) on the compute
+/// task pool: the results in the items' order, the same for any number of
+/// threads as long as `work` reads only what it is given.
+pub(crate) fn in_chunks<T: Sync, R: Send + 'static>(
+    items: &[T],
+    threads: usize,
+    least: usize,
+    work: impl Fn(&[T]) -> R + Send + Sync,
+) -> Vec<R> {
+    let Some(chunk) = chunk_len(items.len(), threads, least) else {
+        return vec![work(items)];
+    };
+    let pool = ComputeTaskPool::get_or_init(TaskPool::default);
+    items.par_chunk_map(pool, chunk, |_, part| work(part))
+}
+
+/// Runs `work` over `items` (one of the crowd's arrays) in chunks (see
+/// [`chunk_len`]) on the compute task pool, in one dispatch: each call
+/// gets the index of its chunk's first item and the chunk to write. The
+/// result is the same for any number of threads when `work` writes only
+/// its chunk.
+pub(crate) fn each_chunk_mut<T: Send>(
     mut items: &mut [T],
     threads: usize,
     least: usize,
     work: impl Fn(usize, &mut [T]) + Send + Sync,
 ) {
-    if threads <= 1 || items.len() < 2 * least {
+    let Some(chunk) = chunk_len(items.len(), threads, least) else {
         work(0, items);
         return;
-    }
-    let chunk = items.len().div_ceil(2 * threads).max(least);
+    };
     let pool = ComputeTaskPool::get_or_init(TaskPool::default);
     items.par_chunk_map_mut(pool, chunk, |k, part| work(k * chunk, part));
 }

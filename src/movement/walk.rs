@@ -145,20 +145,20 @@ pub(super) fn move_units(
     }
     // Stable: a unit's effects stay in the order it left them.
     effects.sort_by_key(|&(rank, unit, _)| (rank, unit));
-    let mut world = World {
+    let mut others = Others {
         commands: &mut commands,
         places: &mut places,
         arrivals: &mut arrivals,
     };
     for &(_, unit, effect) in effects.iter() {
         if let Ok(mut item) = units.get_mut(unit) {
-            apply(frame, &mut world, &mut item, effect);
+            apply(frame, &mut others, &mut item, effect);
         }
     }
 }
 
 /// What the effects write to beyond the unit.
-struct World<'a, 'c, 's, 'm> {
+struct Others<'a, 'c, 's, 'm> {
     commands: &'a mut Commands<'c, 's>,
     places: &'a mut RestingPlaces,
     arrivals: &'a mut MessageWriter<'m, UnitArrived>,
@@ -171,7 +171,11 @@ fn walk_one(frame: Frame, mut unit: WalkQueryItem, out: &mut Vec<(u64, Entity, E
     // Until it has walked, the velocity it was given (kept by one that
     // cannot walk: off every map, or no speed to walk at).
     unit.motion.velocity = unit.motion.planned;
-    let Some(stride) = stride(frame, &mut unit) else {
+    // Its map as it sees it, the same for the whole of its walk.
+    let Some(view) = walking_view(frame.views, &unit) else {
+        return;
+    };
+    let Some(stride) = stride(frame, &view, &mut unit) else {
         return;
     };
     let (rank, entity) = (unit.ordinal.crowd_rank(), unit.entity);
@@ -184,14 +188,14 @@ fn walk_one(frame: Frame, mut unit: WalkQueryItem, out: &mut Vec<(u64, Entity, E
         {
             ask(&mut unit.request, goal, map, &mut effects);
         }
-        if end_of_route_near(frame, &unit, stride.to) {
+        if end_of_route_near(&view, &unit, stride.to) {
             effects.push(Effect::EndOfRoute(stride));
         } else {
             on_after_a_short_route(&mut unit.steering);
-            settle(frame, &mut unit, stride, false, &mut effects);
+            settle(frame, &view, &mut unit, (stride, false), &mut effects);
         }
     } else {
-        settle(frame, &mut unit, stride, false, &mut effects);
+        settle(frame, &view, &mut unit, (stride, false), &mut effects);
     }
     out.extend(effects.into_iter().map(|effect| (rank, entity, effect)));
 }
@@ -199,15 +203,14 @@ fn walk_one(frame: Frame, mut unit: WalkQueryItem, out: &mut Vec<(u64, Entity, E
 /// One mover's walk on the grid, alone: it reads the maps and the
 /// passages and writes only itself. `None` for a mover off every map, or
 /// one whose frame's walk is no number.
-fn stride(frame: Frame, unit: &mut WalkQueryItem) -> Option<Stride> {
-    let view = walking_view(frame.views, unit)?;
+fn stride(frame: Frame, view: &MapView, unit: &mut WalkQueryItem) -> Option<Stride> {
     let speed = speed_of(unit.mover);
     if !(speed * frame.seconds).is_finite() {
         return None;
     }
     let start = unit.transform.translation.truncate();
     let (to, blocked) = walk(
-        &view,
+        view,
         &mut unit.steering,
         &unit.motion,
         start,
@@ -218,7 +221,7 @@ fn stride(frame: Frame, unit: &mut WalkQueryItem) -> Option<Stride> {
     // passage only in its turn.
     let map = view_map(unit)?;
     let stopped = if unit.motion.turn.claim().is_none() {
-        frame.passages.stop_outside(map, &view, start, to)
+        frame.passages.stop_outside(map, view, start, to)
     } else {
         to
     };
@@ -229,11 +232,8 @@ fn stride(frame: Frame, unit: &mut WalkQueryItem) -> Option<Stride> {
 /// Whether the end of a unit's route is walked, or near enough that it
 /// must look whether another rests there: both ask the rest places, so
 /// they are settled on the frame's thread.
-fn end_of_route_near(frame: Frame, unit: &WalkQueryItem, walked_to: Vec2) -> bool {
+fn end_of_route_near(view: &MapView, unit: &WalkQueryItem, walked_to: Vec2) -> bool {
     let Steering::Following { route, .. } = &*unit.steering else {
-        return false;
-    };
-    let Some(view) = walking_view(frame.views, unit) else {
         return false;
     };
     let cell = view.layout.cell_size.abs().min_element();
@@ -271,14 +271,11 @@ fn ask(request: &mut Option<Mut<PathRequest>>, goal: Vec2, map: Entity, effects:
 /// it walked, its headway, and what that asks of it.
 fn settle(
     frame: Frame,
+    view: &MapView,
     unit: &mut WalkQueryItem,
-    stride: Stride,
-    arrived: bool,
+    (stride, arrived): (Stride, bool),
     effects: &mut Vec<Effect>,
 ) {
-    let Some(view) = walking_view(frame.views, unit) else {
-        return;
-    };
     let cell = view.layout.cell_size.abs().min_element();
     let position = unit.transform.translation.truncate();
     let motion = &mut *unit.motion;
@@ -321,7 +318,7 @@ fn settle(
             // flag): it asks for a fresh path from where it is. One held
             // up by a crowd does not (a new path would be the same one).
             if let Steering::Following { route, .. } = &*unit.steering
-                && route_cut_ahead(&view, position, route)
+                && route_cut_ahead(view, position, route)
                 && let Some((goal, map)) =
                     wait_for_new_path(&mut unit.steering, Meanwhile::Instinct)
             {
@@ -335,7 +332,7 @@ fn settle(
 }
 
 /// Applies one effect of a unit's walk, on the frame's thread.
-fn apply(frame: Frame, world: &mut World, unit: &mut WalkQueryItem, effect: Effect) {
+fn apply(frame: Frame, others: &mut Others, unit: &mut WalkQueryItem, effect: Effect) {
     let Some(view) = walking_view(frame.views, unit) else {
         return;
     };
@@ -344,25 +341,25 @@ fn apply(frame: Frame, world: &mut World, unit: &mut WalkQueryItem, effect: Effe
     match effect {
         Effect::EndOfRoute(stride) => {
             let mut effects = Vec::new();
-            let arrived = end_of_route(world.places, &view, unit, stride.to);
-            settle(frame, unit, stride, arrived, &mut effects);
+            let arrived = end_of_route(others.places, &view, unit, stride.to);
+            settle(frame, &view, unit, (stride, arrived), &mut effects);
             for effect in effects {
-                apply(frame, world, unit, effect);
+                apply(frame, others, unit, effect);
             }
         }
         Effect::Resettle => {
             if let Some(map) = unit.motion.map {
-                unit.motion.rest = Some(world.places.settle(entity, map, &view, position));
+                unit.motion.rest = Some(others.places.settle(entity, map, &view, position));
             }
         }
-        Effect::StopShort => stop_short(world, &view, unit),
+        Effect::StopShort => stop_short(others, &view, unit),
         Effect::Ask { goal, map } => {
-            world
+            others
                 .commands
                 .entity(entity)
                 .insert(PathRequest::new(goal).on_map(map));
         }
-        Effect::Arrive(outcome) => arrive(world, unit, outcome),
+        Effect::Arrive(outcome) => arrive(others, unit, outcome),
     }
 }
 
@@ -407,17 +404,17 @@ fn end_of_route(
 /// stands. It holds the nearest free cell if it half stands on it, and
 /// none if that cell lies further (others keep it from it, and would keep
 /// it from any other).
-fn stop_short(world: &mut World, view: &MapView, unit: &mut WalkQueryItem) {
+fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem) {
     let Steering::Following { route, map, .. } = &mut *unit.steering else {
         return;
     };
     let entity = unit.entity;
     let position = unit.transform.translation.truncate();
     let cell = view.layout.cell_size.abs().min_element();
-    let place = world.places.settle(entity, *map, view, position);
+    let place = others.places.settle(entity, *map, view, position);
     let distance = place.distance(position);
     if distance > cell {
-        world.places.release(entity);
+        others.places.release(entity);
     }
     *route = route.last_leg(Vec::new());
     unit.motion.rest = Some(if distance <= 0.5 * cell {
@@ -426,21 +423,21 @@ fn stop_short(world: &mut World, view: &MapView, unit: &mut WalkQueryItem) {
         position
     });
     let outcome = arrival(&unit.steering, true);
-    arrive(world, unit, outcome);
+    arrive(others, unit, outcome);
 }
 
 /// A unit's order ended: it stands, and the game is told how.
-fn arrive(world: &mut World, unit: &mut WalkQueryItem, outcome: Arrival) {
+fn arrive(others: &mut Others, unit: &mut WalkQueryItem, outcome: Arrival) {
     let entity = unit.entity;
     *unit.steering = Steering::Idle;
-    world
+    others
         .commands
         .entity(entity)
         .insert(Arrived { outcome })
         .remove::<MissesGoal>();
     let event = UnitArrived { entity, outcome };
-    world.arrivals.write(event);
-    world.commands.trigger(event);
+    others.arrivals.write(event);
+    others.commands.trigger(event);
 }
 
 /// How the order of a unit that arrives with `steering` ended: the one
