@@ -21,12 +21,15 @@
 //! run is the same.
 //!
 //! The last line is
-//! `movers=N frames=F arrived=A avoidance_p50_ms=X avoidance_p99_ms=Y max_overlap=Z … crowd_digest=D`:
+//! `movers=N frames=F arrived=A avoidance_p50_ms=X avoidance_p99_ms=Y stopped=S max_overlap=Z overlap_p50=… overlap_p90=… overlap_p99=… … crowd_digest=D`:
 //! the frames run, the movers that arrived, the time per frame (median and
 //! 99th percentile) of the `Steering` and `Avoidance` sets (steering, taking
-//! turns at passages, ORCA), and the largest
+//! turns at passages, ORCA), the movers that stopped in a jam and told the
+//! game so (`Arrival::Blocked`, after `AvoidanceSettings::stop_after`
+//! without headway), and the largest
 //! penetration between two movers' bodies over the whole run, as a
-//! fraction of the smaller radius, then `mean_arrival_frame=` and
+//! fraction of the smaller radius, with the median, 90th and 99th
+//! percentiles of each frame's worst penetration, then `mean_arrival_frame=` and
 //! `last_arrival_frame=` (over the movers that arrived) and
 //! `step_all_under_way_p50_ms=`, the median of the whole crowd step
 //! (`Steering`, `Avoidance` and `Move`) over the frames before the first
@@ -71,7 +74,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::Cell;
 use bevy_frontier::movement::{
-    Arrived, Avoidance, AvoidanceSettings, CrowdSystems, Motion, Steering,
+    Arrival, Arrived, Avoidance, AvoidanceSettings, CrowdSystems, Motion, Steering,
 };
 use bevy_frontier::prelude::*;
 
@@ -377,8 +380,9 @@ fn one_mover(app: &App, unit: Entity) -> String {
         Some(Steering::Following { .. }) => "following its path",
         None => "gone",
     };
+    let arrived = app.world().get::<Arrived>(unit).map(|a| a.outcome);
     format!(
-        "{unit} at ({:.2}, {:.2}) {doing}{}{}",
+        "{unit} at ({:.2}, {:.2}) {doing}{}{} [{arrived:?}, rest {:?}, velocity {}]",
         at.x,
         at.y,
         if motion.pushing_through() {
@@ -391,6 +395,8 @@ fn one_mover(app: &App, unit: Entity) -> String {
         } else {
             ""
         },
+        motion.rest,
+        motion.velocity,
     )
 }
 
@@ -606,6 +612,9 @@ fn main() -> ExitCode {
     let mut worst_pair = String::new();
     let mut frames = 0;
     let mut arrived = 0;
+    let mut stopped = 0;
+    // Each frame's worst overlap.
+    let mut overlaps = Vec::new();
     let mut bodies = Vec::with_capacity(units.len());
     // Movers not yet arrived at each frame's start.
     let mut under_way = Vec::new();
@@ -624,6 +633,7 @@ fn main() -> ExitCode {
             (at.truncate(), radius)
         }));
         let (overlap, a, b) = worst_overlap(&bodies);
+        overlaps.push(f64::from(overlap));
         if overlap > max_overlap {
             max_overlap = overlap;
             worst_frame = frames;
@@ -634,13 +644,21 @@ fn main() -> ExitCode {
                 *at = Some(frames);
             }
         }
-        arrived = arrivals.iter().flatten().count();
+        stopped = units
+            .iter()
+            .filter(|&&unit| {
+                app.world()
+                    .get::<Arrived>(unit)
+                    .is_some_and(|a| a.outcome == Arrival::Blocked)
+            })
+            .count();
+        arrived = arrivals.iter().flatten().count() - stopped;
         if frames % 300 == 0 {
             println!(
-                "frame {frames}: {arrived} arrived, max overlap so far {max_overlap:.3} (frame {worst_frame})"
+                "frame {frames}: {arrived} arrived, {stopped} stopped, max overlap so far {max_overlap:.3} (frame {worst_frame})"
             );
         }
-        if arrived == units.len() {
+        if arrived + stopped == units.len() {
             break;
         }
     }
@@ -741,15 +759,30 @@ fn main() -> ExitCode {
         );
     }
     let step_all = median_over_all(&|frame| (0..STAGES.len()).map(|s| stage_ms(s, frame)).sum());
-    let arrived_at: Vec<u32> = arrivals.iter().flatten().copied().collect();
+    overlaps.sort_by(f64::total_cmp);
+    // The frames the movers that got there arrived in (not those that
+    // stopped, blocked).
+    let arrived_at: Vec<u32> = arrivals
+        .iter()
+        .zip(&units)
+        .filter(|&(_, &unit)| {
+            app.world()
+                .get::<Arrived>(unit)
+                .is_some_and(|a| a.outcome != Arrival::Blocked)
+        })
+        .filter_map(|(at, _)| *at)
+        .collect();
     let mean_arrival =
         arrived_at.iter().map(|&f| f as f64).sum::<f64>() / arrived_at.len().max(1) as f64;
     println!(
-        "movers={} frames={frames} arrived={arrived} avoidance_p50_ms={:.3} avoidance_p99_ms={:.3} max_overlap={:.3} mean_arrival_frame={mean_arrival:.1} last_arrival_frame={} step_all_under_way_p50_ms={:.3} crowd_digest={:016x}",
+        "movers={} frames={frames} arrived={arrived} avoidance_p50_ms={:.3} avoidance_p99_ms={:.3} stopped={stopped} max_overlap={:.3} overlap_p50={:.3} overlap_p90={:.3} overlap_p99={:.3} mean_arrival_frame={mean_arrival:.1} last_arrival_frame={} step_all_under_way_p50_ms={:.3} crowd_digest={:016x}",
         units.len(),
         percentile(&frame_ms, 50.0),
         percentile(&frame_ms, 99.0),
         max_overlap,
+        percentile(&overlaps, 50.0),
+        percentile(&overlaps, 90.0),
+        percentile(&overlaps, 99.0),
         arrived_at.iter().max().copied().unwrap_or_default(),
         step_all,
         crowd_digest(&app, &units, &arrivals),

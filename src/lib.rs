@@ -172,7 +172,8 @@ pub mod prelude {
     pub use crate::groups::{GroupMember, GroupMembers, GroupMove, GroupsPlugin};
     pub use crate::maps::GridLayout;
     pub use crate::movement::{
-        Arrival, Arrived, Avoidance, AvoidanceSettings, MovementPlugin, Mover, UnitArrived,
+        Arrival, Arrived, Avoidance, AvoidanceSettings, MoveBlocked, MovementPlugin, Mover,
+        UnitArrived,
     };
     pub use crate::pathfinding::{
         CoarseGraphs, Footprint, InvalidReason, MovementClass, PathFailed, PathInvalidated,

@@ -767,6 +767,7 @@ fn on_collision_course(
 #[query_data(mutable)]
 pub(crate) struct BodyQuery {
     transform: &'static mut Transform,
+    motion: &'static mut super::Motion,
     slot: &'static Slot,
 }
 
@@ -776,7 +777,10 @@ pub(crate) struct BodyQuery {
 /// unit taking its share as in avoidance, every step checked on the grid,
 /// as Detour's crowds do after integration. Only the pairs [`avoid`] found
 /// close enough to touch this frame are looked at. A unit that does not
-/// avoid is not pushed; the others make way for it.
+/// avoid is not pushed; the others make way for it. What a unit was pushed
+/// is added to the velocity it walked (`Motion::velocity`), as position-based
+/// crowds take velocities from positions: one held back in a jam starts the
+/// next frame with no push into it, seen standing by the others.
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn separate(
     settings: Res<AvoidanceSettings>,
@@ -784,6 +788,7 @@ pub(crate) fn separate(
     maps: Maps<Without<Mover>>,
     passages: Res<Passages>,
     mut crowd: ResMut<Crowd>,
+    time: Res<Time>,
 ) {
     if !settings.enabled || crowd.contacts.is_empty() {
         return;
@@ -807,19 +812,25 @@ pub(crate) fn separate(
         passages: &passages,
         colouring: &crowd.colouring,
     };
+    let walked = crowd.positions.clone();
     let moved = separation.settle(&mut crowd.positions, threads);
     let (positions, crowd) = (&crowd.positions, &*crowd);
+    let seconds = time.delta_secs();
     each_mover!(
         bodies,
         PARALLEL_MOVERS,
         |BodyQueryItem {
              mut transform,
+             mut motion,
              slot,
          }| {
             if let Some(i) = crowd.rank_of(slot)
                 && moved.get(i) == Some(&true)
             {
                 transform.translation = positions[i].extend(transform.translation.z);
+                if seconds > 0.0 {
+                    motion.velocity += (positions[i] - walked[i]) / seconds;
+                }
             }
         }
     );

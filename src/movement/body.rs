@@ -43,6 +43,16 @@ pub struct AvoidanceSettings {
     /// once the passage is empty the waiting side goes. See
     /// [`passage`](super::passage).
     pub passage_turn: f32,
+    /// Seconds a moving unit may go without headway (pushing through or
+    /// not; waiting its turn at a passage does not count) before it stops
+    /// where it stands and the game is told: its order ends with
+    /// [`Arrival::Blocked`](super::Arrival::Blocked), and
+    /// [`MoveBlocked`](super::MoveBlocked) says where (default 30). Longer
+    /// lets a jam that will clear in the end clear with everyone still
+    /// going; shorter frees a hopeless jam sooner (the game may order the
+    /// stopped units elsewhere). `f32::INFINITY`: never; a unit then
+    /// pushes on for as long as it takes.
+    pub stop_after: f32,
 }
 
 impl Default for AvoidanceSettings {
@@ -54,6 +64,7 @@ impl Default for AvoidanceSettings {
             threads: 0,
             give_up_after: 2.0,
             passage_turn: 4.0,
+            stop_after: 30.0,
         }
     }
 }

@@ -28,6 +28,9 @@ pub(crate) struct Headway {
     /// Whether it pushed through since it last made headway (and so gained
     /// nothing by it).
     pub(crate) pushed: bool,
+    /// Seconds it has been trying to move without headway, pushing through
+    /// or not: at [`Seen::stop_after`] it stops, and the game is told.
+    pub(crate) since_headway: f32,
 }
 
 /// What a mover saw of itself this frame, after its walk.
@@ -43,6 +46,8 @@ pub(crate) struct Seen {
     pub(crate) size: u8,
     /// [`AvoidanceSettings::give_up_after`](super::AvoidanceSettings::give_up_after).
     pub(crate) give_up: f32,
+    /// [`AvoidanceSettings::stop_after`](super::AvoidanceSettings::stop_after).
+    pub(crate) stop_after: f32,
     /// Whether it may move at all this frame (speed and frame above 0).
     pub(crate) can_move: bool,
     /// What it is doing.
@@ -75,6 +80,10 @@ pub(crate) enum Stall {
     /// Blocked too long elsewhere: it pushes through until it gains
     /// ground (and asks for a new path if a wall cuts its way on).
     PushThrough,
+    /// Pushing through gained it nothing for
+    /// [`AvoidanceSettings::stop_after`](super::AvoidanceSettings::stop_after):
+    /// it stops where it stands, and the game is told.
+    Blocked,
 }
 
 impl Headway {
@@ -106,9 +115,11 @@ impl Headway {
         }
         if !trying || !seen.can_move || headway {
             self.stalled = 0.0;
+            self.since_headway = 0.0;
             self.mark = seen.position;
         } else {
             self.stalled += seen.seconds;
+            self.since_headway += seen.seconds;
         }
         self.pushing = (self.pushing - seen.seconds).max(0.0);
         let give_up = seen.give_up;
@@ -127,6 +138,10 @@ impl Headway {
             Doing::Moving { .. } if self.stalled >= give_up => {
                 if left().is_some_and(|left| left < close_enough) {
                     Stall::StopShort
+                } else if self.since_headway >= seen.stop_after {
+                    self.since_headway = 0.0;
+                    self.pushing = 0.0;
+                    Stall::Blocked
                 } else {
                     self.pushing = give_up.max(seen.seconds);
                     self.pushed = true;
@@ -153,6 +168,7 @@ mod tests {
             cell: 1.0,
             size: 1,
             give_up: 2.0,
+            stop_after: 30.0,
             can_move: true,
             doing,
         }
@@ -177,7 +193,40 @@ mod tests {
         // Its name, the headway before, what it saw, its route left, the
         // seconds stalled after, and what it must do.
         type Case = (&'static str, Headway, Seen, Option<f32>, f32, Stall);
-        let cases: [Case; 12] = [
+        let cases: [Case; 15] = [
+            (
+                "no headway for long, pushing through or not",
+                Headway {
+                    since_headway: 29.95,
+                    ..stalled(1.95)
+                },
+                seen(here, MOVING),
+                far_left,
+                0.0,
+                Stall::Blocked,
+            ),
+            (
+                "no headway for long, near its end",
+                Headway {
+                    since_headway: 29.95,
+                    ..stalled(1.95)
+                },
+                seen(here, MOVING),
+                Some(2.0),
+                0.0,
+                Stall::StopShort,
+            ),
+            (
+                "no headway for long, but not blocked long this time",
+                Headway {
+                    since_headway: 40.0,
+                    ..stalled(1.0)
+                },
+                seen(here, MOVING),
+                far_left,
+                1.1,
+                Stall::Nothing,
+            ),
             (
                 "gains ground",
                 stalled(1.0),
@@ -305,6 +354,40 @@ mod tests {
         assert!(later.pushed);
         let (gained, _) = later.step(&seen(Vec2::new(0.0, 0.7), MOVING), far);
         assert!(!gained.pushed && gained.stalled == 0.0);
+    }
+
+    /// Bouts of pushing through that gain nothing add up to a stop: with
+    /// `give_up` 2 s and `stop_after` 30 s, a unit held in place pushes
+    /// through 14 times and then stops; one that gains ground in between
+    /// starts counting again.
+    #[test]
+    fn bouts_without_headway_add_up_to_a_stop() {
+        let far = || Some(10.0);
+        let frames = |mut headway: Headway, n: usize, at: Vec2| {
+            let mut stalls = Vec::new();
+            for _ in 0..n {
+                let (next, stall) = headway.step(&seen(at, MOVING), far);
+                headway = next;
+                if stall != Stall::Nothing {
+                    stalls.push(stall);
+                }
+            }
+            (headway, stalls)
+        };
+        // (One told it is blocked stands from then on; here it goes on.)
+        let (held, stalls) = frames(Headway::default(), 305, Vec2::ZERO);
+        assert_eq!(stalls.len(), 15, "{stalls:?}");
+        assert!(stalls[..14].iter().all(|&s| s == Stall::PushThrough));
+        assert_eq!(stalls[14], Stall::Blocked);
+        assert!(!held.pushing_through());
+        // Ground gained at frame 200 starts the count again.
+        let (halfway, _) = frames(Headway::default(), 200, Vec2::ZERO);
+        let (moved, _) = frames(halfway, 1, Vec2::new(0.0, 0.7));
+        let (_, stalls) = frames(moved, 290, Vec2::new(0.0, 0.7));
+        assert!(
+            stalls.iter().all(|&s| s == Stall::PushThrough),
+            "{stalls:?}"
+        );
     }
 
     /// A vehicle (2×2) counts twice as far as close enough once pushing

@@ -167,9 +167,12 @@ pub struct Motion {
     /// one): what the unit walks in [`CrowdSystems::Walk`]. A game with
     /// physics of its own may set it between the two.
     pub planned: Vec2,
-    /// The velocity the unit walked in its last walk, per second: what it
-    /// really did, walls and others considered (in a frame it could not
-    /// walk, no time passing or off every map, the one it was given).
+    /// The velocity the unit moved at in its last frame, per second: what
+    /// it really did, its walk (walls considered) and the push of others'
+    /// bodies after it (so a unit held in a jam shows it stands, and one
+    /// shoved aside shows it moves, to the others that avoid it next
+    /// frame; position-based crowds take velocities so). In a frame it could
+    /// not walk (no time passing, or off every map), the one it was given.
     pub velocity: Vec2,
     /// Where a standing unit belongs; pushed off it, it walks back.
     pub rest: Option<Vec2>,
@@ -273,6 +276,11 @@ pub enum Arrival {
     /// [`AvoidanceSettings::give_up_after`]: close enough, it rests where
     /// it stands.
     StoppedShort,
+    /// Stopped in a jam, far from its goal, after making no headway for
+    /// [`AvoidanceSettings::stop_after`]: it stands where it was held, and
+    /// [`MoveBlocked`] says where. The game may order it again (elsewhere,
+    /// or the same way once the jam clears).
+    Blocked,
 }
 
 impl Arrival {
@@ -317,6 +325,30 @@ pub struct UnitArrived {
     pub entity: Entity,
     /// How its order ended.
     pub outcome: Arrival,
+}
+
+/// A [`Mover`] gave up: others held it where it stands, far from its goal,
+/// with no headway for [`AvoidanceSettings::stop_after`]. Its order ended
+/// with [`Arrival::Blocked`] (its [`UnitArrived`] is sent too). Triggered
+/// as an observer event and written as a message.
+///
+/// ```
+/// use bevy::prelude::*;
+/// use bevy_frontier::movement::MoveBlocked;
+///
+/// fn report(mut blocked: MessageReader<MoveBlocked>) {
+///     for stuck in blocked.read() {
+///         warn!("{} is stuck at {}", stuck.entity, stuck.at);
+///     }
+/// }
+/// # bevy::ecs::system::assert_is_system(report);
+/// ```
+#[derive(EntityEvent, Message, Clone, Copy, Debug, PartialEq)]
+pub struct MoveBlocked {
+    /// The unit.
+    pub entity: Entity,
+    /// Where it stands, in world units.
+    pub at: Vec2,
 }
 
 /// The stages of the crowd step, in the order each frame runs them, each
@@ -421,6 +453,7 @@ impl Plugin for MovementPlugin {
             .init_resource::<RouteChecks>()
             .init_resource::<passage::Passages>()
             .add_message::<UnitArrived>()
+            .add_message::<MoveBlocked>()
             .configure_sets(
                 self.schedule,
                 (

@@ -12,9 +12,9 @@ use bevy::utils::Parallel;
 use super::headway::{Doing, NEAR_THE_END, Seen, Stall};
 use super::rest::RestingPlaces;
 use super::{
-    Arrival, Arrived, AvoidanceSettings, MapsBesideUnits, Meanwhile, MissesGoal, Motion, Mover,
-    PARALLEL_WALKS, REACHED, Route, Steering, UnitArrived, passage, route_cut_ahead, speed_of,
-    wait_for_new_path, walk_left,
+    Arrival, Arrived, AvoidanceSettings, MapsBesideUnits, Meanwhile, MissesGoal, Motion,
+    MoveBlocked, Mover, PARALLEL_WALKS, REACHED, Route, Steering, UnitArrived, passage,
+    route_cut_ahead, speed_of, wait_for_new_path, walk_left,
 };
 use crate::maps::{AllViews, MapView};
 use crate::order::Ordinal;
@@ -72,6 +72,9 @@ pub(super) enum Effect {
     Resettle,
     /// Blocked too long near its end: it rests where it stands.
     StopShort,
+    /// No headway for [`AvoidanceSettings::stop_after`]: it stops where it
+    /// stands, and the game is told.
+    Blocked,
     /// A route without an order of its own (a group member's) asks for a
     /// path to the same end.
     Ask { goal: Vec2, map: Entity },
@@ -86,6 +89,7 @@ struct Frame<'a, 'v> {
     passages: &'a passage::Passages,
     seconds: f32,
     give_up: f32,
+    stop_after: f32,
 }
 
 /// `FrontierSystems::Move`: walks every mover its velocity for the frame,
@@ -114,6 +118,7 @@ pub(super) fn move_units(
     mut units: Query<WalkQuery>,
     mut places: ResMut<RestingPlaces>,
     mut arrivals: MessageWriter<UnitArrived>,
+    mut blocked: MessageWriter<MoveBlocked>,
     // The frame's effects, kept so no frame allocates them anew.
     mut effects: Local<Vec<(u64, Entity, Effect)>>,
 ) {
@@ -131,6 +136,7 @@ pub(super) fn move_units(
         passages: &ground.passages,
         seconds,
         give_up: ground.settings.give_up_after,
+        stop_after: ground.settings.stop_after,
     };
     let mut left: Parallel<Vec<(u64, Entity, Effect)>> = Parallel::default();
     each_mover!(
@@ -149,6 +155,7 @@ pub(super) fn move_units(
         commands: &mut commands,
         places: &mut places,
         arrivals: &mut arrivals,
+        blocked: &mut blocked,
     };
     for &(_, unit, effect) in effects.iter() {
         if let Ok(mut item) = units.get_mut(unit) {
@@ -158,10 +165,11 @@ pub(super) fn move_units(
 }
 
 /// What the effects write to beyond the unit.
-struct Others<'a, 'c, 's, 'm> {
+struct Others<'a, 'c, 's, 'm, 'b> {
     commands: &'a mut Commands<'c, 's>,
     places: &'a mut RestingPlaces,
     arrivals: &'a mut MessageWriter<'m, UnitArrived>,
+    blocked: &'a mut MessageWriter<'b, MoveBlocked>,
 }
 
 /// One mover's walk for the frame and what it means for it, alone: its
@@ -297,6 +305,7 @@ fn settle(
         cell,
         size: view.size(),
         give_up: frame.give_up,
+        stop_after: frame.stop_after,
         can_move: speed_of(unit.mover) * frame.seconds > 0.0,
         doing,
     };
@@ -311,6 +320,7 @@ fn settle(
         Stall::Resettle if motion.map.is_some() => effects.push(Effect::Resettle),
         Stall::Resettle => {}
         Stall::StopShort => effects.push(Effect::StopShort),
+        Stall::Blocked => effects.push(Effect::Blocked),
         Stall::PushThrough => {
             // Pushed out of sight of its next corner, or its way on from
             // that corner cut by a wall (an edit since its route was
@@ -352,7 +362,14 @@ fn apply(frame: Frame, others: &mut Others, unit: &mut WalkQueryItem, effect: Ef
                 unit.motion.rest = Some(others.places.settle(entity, map, &view, position));
             }
         }
-        Effect::StopShort => stop_short(others, &view, unit),
+        Effect::StopShort => stop_short(others, &view, unit, Arrival::StoppedShort),
+        Effect::Blocked => {
+            let (entity, at) = (unit.entity, unit.transform.translation.truncate());
+            stop_short(others, &view, unit, Arrival::Blocked);
+            let event = MoveBlocked { entity, at };
+            others.blocked.write(event);
+            others.commands.trigger(event);
+        }
         Effect::Ask { goal, map } => {
             others
                 .commands
@@ -403,8 +420,10 @@ fn end_of_route(
 /// way to it, round a corner or not): close enough, it rests where it
 /// stands. It holds the nearest free cell if it half stands on it, and
 /// none if that cell lies further (others keep it from it, and would keep
-/// it from any other).
-fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem) {
+/// it from any other). A unit that made no headway for
+/// [`AvoidanceSettings::stop_after`] stops the same way, `outcome`
+/// [`Arrival::Blocked`].
+fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem, outcome: Arrival) {
     let Steering::Following { route, map, .. } = &mut *unit.steering else {
         return;
     };
@@ -422,7 +441,10 @@ fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem) {
     } else {
         position
     });
-    let outcome = arrival(&unit.steering, true);
+    let outcome = match outcome {
+        Arrival::StoppedShort => arrival(&unit.steering, true),
+        blocked => blocked,
+    };
     arrive(others, unit, outcome);
 }
 

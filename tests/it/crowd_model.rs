@@ -17,7 +17,11 @@
 //! - no unit walks on, two frames running, a route whose legs between the
 //!   corners still ahead a toggled rock cuts (`common::cut_legs`);
 //!
-//! and every unit arrives within a bound (the liveness of taking turns).
+//! and every unit ends within a bound (the liveness of taking turns) in
+//! one of the crowd's defined ends: arrived, or stopped in a jam with the
+//! game told so (`Arrival::Blocked`, with exactly one `MoveBlocked` saying
+//! where it stands). None may still be under way at the bound, making
+//! headway or not.
 //!
 //! `FRONTIER_CROWD_SEEDS=N` (or `A..B`) runs more seeds than the CI's few
 //! and lists every failing one (`FRONTIER_CROWD_SEED=S` runs seed S alone;
@@ -56,7 +60,7 @@
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::core::{Cell, UnitKind};
-use bevy_frontier::movement::Arrived;
+use bevy_frontier::movement::{Arrival, Arrived, MoveBlocked};
 use bevy_frontier::prelude::*;
 
 use crate::common::{PutCell, Rng, app, assert_cut_routes_dropped, position, seeds_from_env};
@@ -67,6 +71,14 @@ const HEIGHT: u32 = 44;
 const RIVER: std::ops::Range<u32> = 31..39;
 /// Frames every unit must have arrived within.
 const BOUND: u32 = 12_000;
+
+/// Every `MoveBlocked` the game was told, in order.
+#[derive(Resource, Default)]
+struct Told(Vec<MoveBlocked>);
+
+fn listen(mut blocked: MessageReader<MoveBlocked>, mut told: ResMut<Told>) {
+    told.0.extend(blocked.read().copied());
+}
 
 /// A bridge: its first row and its width.
 struct Bridge {
@@ -200,7 +212,9 @@ impl Game {
         let mut app = app();
         app.insert_resource(TimeUpdateStrategy::ManualDuration(
             std::time::Duration::from_millis(1_000 / 30),
-        ));
+        ))
+        .init_resource::<Told>()
+        .add_systems(Update, listen.after(FrontierSystems::Last));
         let map = app.world_mut().spawn((grid, Transform::default())).id();
         let mut game = Self {
             seed,
@@ -413,6 +427,29 @@ impl Game {
         self.beside.push_back(cell);
     }
 
+    /// Every unit ended in a defined end: arrived, or stopped in a jam and
+    /// told once, where it stands.
+    fn check_ends(&self, app: &App) {
+        let told = &app.world().resource::<Told>().0;
+        for &(unit, ..) in &self.units {
+            let outcome = app.world().get::<Arrived>(unit).map(|a| a.outcome);
+            let of_unit: Vec<_> = told.iter().filter(|t| t.entity == unit).collect();
+            match outcome {
+                Some(Arrival::Blocked) => assert!(
+                    of_unit.len() == 1 && of_unit[0].at.distance(position(app, unit)) < 0.5,
+                    "seed {}: {unit} stopped blocked, told {of_unit:?}, at {}",
+                    self.seed,
+                    position(app, unit)
+                ),
+                _ => assert!(
+                    of_unit.is_empty(),
+                    "seed {}: {unit} ended {outcome:?} but was told {of_unit:?}",
+                    self.seed
+                ),
+            }
+        }
+    }
+
     /// The checks of one frame.
     fn check(&self, app: &App, frame: u32) {
         let grid = app.world().get::<NavGrid>(self.map).unwrap();
@@ -552,7 +589,7 @@ fn run(seed: u64, ground: Ground) {
             .iter()
             .all(|u| app.world().get::<Arrived>(u.0).is_some());
         if arrived {
-            return;
+            return game.check_ends(&app);
         }
     }
     let left = game

@@ -223,3 +223,80 @@ fn group_members_given_a_goal_off_the_map_each_fail() {
         assert_eq!(arrival(&app, unit), None);
     }
 }
+
+/// Marks a unit the game holds in place (a net, a spell): its own system
+/// sets the velocity it walks to nothing, as a game's physics may.
+#[derive(Component)]
+struct HeldInPlace;
+
+fn hold(mut held: Query<&mut bevy_frontier::movement::Motion, With<HeldInPlace>>) {
+    for mut motion in &mut held {
+        motion.planned = Vec2::ZERO;
+    }
+}
+
+/// Everything `MoveBlocked` said, in order.
+#[derive(Resource, Default)]
+struct Blocked(Vec<MoveBlocked>);
+
+fn listen_blocked(mut blocked: MessageReader<MoveBlocked>, mut heard: ResMut<Blocked>) {
+    heard.0.extend(blocked.read().copied());
+}
+
+/// A unit that makes no headway for `AvoidanceSettings::stop_after`
+/// (pushing through gains it nothing) stops where it stands and the game
+/// is told, once: its order ends `Blocked`, `MoveBlocked` says where, and
+/// it stands still after. A unit beside it that can move arrives as ever;
+/// with `stop_after` infinite, a held unit keeps trying.
+#[test]
+fn a_unit_held_without_headway_stops_and_the_game_is_told() {
+    use bevy_frontier::movement::{CrowdSystems, Steering};
+    for stop_after in [3.0, f32::INFINITY] {
+        let (mut app, _, _, _) = scene();
+        app.insert_resource(AvoidanceSettings {
+            stop_after,
+            ..default()
+        })
+        .init_resource::<Blocked>()
+        .add_systems(
+            Update,
+            (
+                hold.after(CrowdSystems::Avoid).before(CrowdSystems::Walk),
+                listen_blocked.after(FrontierSystems::Last),
+            ),
+        );
+        let held = spawn_mover(&mut app, Cell::new(2, 2), 4.0);
+        let free = spawn_mover(&mut app, Cell::new(2, 6), 4.0);
+        app.world_mut()
+            .entity_mut(held)
+            .insert((HeldInPlace, PathRequest::new(Cell::new(20, 2))));
+        app.world_mut()
+            .entity_mut(free)
+            .insert(PathRequest::new(Cell::new(20, 6)));
+        // 3 s of no headway is 60 frames of 50 ms; it is told at the
+        // give-up after that (every 2 s): within 7 s.
+        run(&mut app, 140);
+        assert_eq!(arrival(&app, free), Some(Arrival::Reached));
+        let told = &app.world().resource::<Blocked>().0;
+        if stop_after.is_finite() {
+            assert_eq!(arrival(&app, held), Some(Arrival::Blocked));
+            assert!(!Arrival::Blocked.at_goal());
+            assert_eq!(told.len(), 1, "{told:?}");
+            assert_eq!(told[0].entity, held);
+            let at = crate::common::position(&app, held);
+            assert!(told[0].at.distance(Vec2::new(2.0, 2.0)) < 0.5, "{told:?}");
+            // It stands where it stopped: no order left to push on with.
+            app.world_mut().entity_mut(held).remove::<HeldInPlace>();
+            run(&mut app, 40);
+            assert!(crate::common::position(&app, held).distance(at) < 0.1);
+            assert_eq!(app.world().get::<Steering>(held), Some(&Steering::Idle));
+        } else {
+            assert_eq!(arrival(&app, held), None);
+            assert!(told.is_empty(), "{told:?}");
+            assert!(matches!(
+                app.world().get::<Steering>(held),
+                Some(Steering::Following { .. })
+            ));
+        }
+    }
+}
