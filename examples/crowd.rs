@@ -2,7 +2,7 @@
 //! with local avoidance on, until all arrive or 3,000 frames pass.
 //!
 //! ```text
-//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages] [--seed S] [--checksum]
+//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--separation-rounds R] [--threads T] [--stages] [--seed S] [--checksum]
 //! ```
 //!
 //! The map defaults to `bg512/AR0011SR` (a 512×512 Baldur's Gate map of
@@ -43,7 +43,9 @@
 //! `checksum=`, its total over the run: what it costs is the difference
 //! between a run with it and one without. `--no-avoidance` runs the same scenario with bodies passing
 //! through each other (`AvoidanceSettings::enabled` off): how well the
-//! crowd would flow if bodies cost nothing. `--threads T` gives the
+//! crowd would flow if bodies cost nothing. `--separation-rounds R` sets
+//! `AvoidanceSettings::separation_rounds` (32): what fewer rounds save and
+//! how deep bodies then press into each other. `--threads T` gives the
 //! compute task pool (and avoidance planning) T threads; the results are
 //! the same for any T. The line before it gives the same two
 //! times over the frames before the first mover arrives, when every mover
@@ -96,6 +98,8 @@ struct Options {
     open: bool,
     /// Bodies pass through each other (`AvoidanceSettings::enabled` off).
     no_avoidance: bool,
+    /// `AvoidanceSettings::separation_rounds` (`None`: the default).
+    separation_rounds: Option<usize>,
     /// Threads of the compute task pool (and of avoidance planning).
     threads: Option<usize>,
     /// Time each stage of the crowd step alone.
@@ -128,6 +132,7 @@ fn parse_options() -> Result<Options, String> {
         spacing: 2,
         open: false,
         no_avoidance: false,
+        separation_rounds: None,
         threads: None,
         stages: false,
         checksum: false,
@@ -143,6 +148,13 @@ fn parse_options() -> Result<Options, String> {
             "--groups" => options.groups = true,
             "--open" => options.open = true,
             "--no-avoidance" => options.no_avoidance = true,
+            "--separation-rounds" => {
+                let v = value()?;
+                options.separation_rounds = Some(
+                    v.parse()
+                        .map_err(|_| format!("--separation-rounds {v:?} is not a whole number"))?,
+                );
+            }
             "--stages" => options.stages = true,
             "--checksum" => options.checksum = true,
             "--seed" => {
@@ -517,6 +529,9 @@ fn main() -> ExitCode {
     .insert_resource(AvoidanceSettings {
         enabled: !options.no_avoidance,
         threads: options.threads.unwrap_or(0),
+        separation_rounds: options
+            .separation_rounds
+            .unwrap_or(AvoidanceSettings::default().separation_rounds),
         ..default()
     })
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(

@@ -93,6 +93,7 @@ fn hud(
     diagnostics: Res<DiagnosticsStore>,
     gizmos: Res<GizmoConfigStore>,
     selected: Query<(), With<Selected>>,
+    arrived: Query<&Arrived>,
     mut text: Query<&mut Text, With<HudText>>,
 ) {
     let Ok(mut text) = text.single_mut() else {
@@ -115,7 +116,7 @@ fn hud(
          expansions this frame: {}\n\
          searches in flight: {}   queued: {}\n\
          frames from order to path: mean {mean:.1}, worst {worst} (last {} units)\n\
-         selected: {}   FPS: {fps:.0}\n\
+         selected: {}   stopped in a jam (grey): {}   FPS: {fps:.0}\n\
          overlay (F1): {}   regions (F2): {}\n\
          drag: select   right-click: group move   shift+right: one by one\n\
          middle or W+click: wall   T+click: terrain",
@@ -125,6 +126,10 @@ fn hud(
         pathfinding.queue.queued(),
         times.recent.len(),
         selected.iter().count(),
+        arrived
+            .iter()
+            .filter(|a| a.outcome == Arrival::Blocked)
+            .count(),
         if overlay.enabled { "on" } else { "off" },
         if draw.regions { "on" } else { "off" },
     );

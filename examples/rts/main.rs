@@ -201,7 +201,7 @@ fn script(
     options: Res<Options>,
     mut frame: Local<u32>,
     mut scene: Scene,
-    units: Query<(Entity, &Unit, Has<Arrived>)>,
+    units: Query<(Entity, &Unit, Option<&Arrived>)>,
     mut done: Local<[usize; 3]>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
@@ -217,11 +217,19 @@ fn script(
             (2, &[NAVY], "boats_hover"),
         ];
         for (slot, colors, name) in parts {
-            let (all, arrived) = units
+            // Arrived, not stopped in a jam (`Arrival::Blocked`).
+            let (all, arrived, blocked) = units
                 .iter()
                 .filter(|(_, unit, _)| colors.contains(&unit.color))
-                .fold((0, 0), |(all, arrived), (_, _, has)| {
-                    (all + 1, arrived + usize::from(has))
+                .fold((0, 0, 0), |(all, arrived, blocked), (_, _, end)| {
+                    let end = end.map(|a| a.outcome);
+                    let stopped = end == Some(Arrival::Blocked);
+                    let there = end.is_some() && !stopped;
+                    (
+                        all + 1,
+                        arrived + usize::from(there),
+                        blocked + usize::from(stopped),
+                    )
                 });
             for (step, (part, of)) in [(1, 2), (9, 10), (1, 1)].into_iter().enumerate() {
                 if done[slot] == step && arrived * of >= all * part {
@@ -230,7 +238,10 @@ fn script(
                 }
             }
             if *frame == options.frames && arrived < all {
-                println!("{name}: {arrived} of {all} arrived by frame {}", *frame);
+                println!(
+                    "{name}: {arrived} of {all} arrived by frame {}, {blocked} stopped in a jam",
+                    *frame
+                );
             }
         }
     }

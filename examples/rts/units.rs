@@ -2,7 +2,7 @@
 //! tiles, slower), and a flotilla of boats (two by two, on the river only)
 //! and hovercraft (one tile, over land and water alike), drawn at the size
 //! of their bodies, turned the way they go, in their team's colour (white
-//! while selected).
+//! while selected, grey once stopped in a jam: `Arrival::Blocked`).
 
 use std::collections::HashSet;
 
@@ -202,8 +202,19 @@ fn face_heading(mut units: Query<(&Motion, &mut Transform), With<Unit>>) {
     }
 }
 
-fn show_selection(mut units: Query<(&Unit, &mut Sprite, Has<Selected>)>) {
-    for (unit, mut sprite, selected) in &mut units {
-        sprite.color = if selected { Color::WHITE } else { unit.color };
+/// Grey: a unit that gave up in a jam (`MoveBlocked`), until its next
+/// order.
+const BLOCKED: Color = Color::srgb(0.45, 0.45, 0.45);
+
+fn show_selection(mut units: Query<(&Unit, &mut Sprite, Has<Selected>, Option<&Arrived>)>) {
+    for (unit, mut sprite, selected, arrived) in &mut units {
+        let blocked = arrived.is_some_and(|a| a.outcome == Arrival::Blocked);
+        sprite.color = if selected {
+            Color::WHITE
+        } else if blocked {
+            BLOCKED
+        } else {
+            unit.color
+        };
     }
 }

@@ -811,6 +811,7 @@ pub(crate) fn separate(
         views: &views,
         passages: &passages,
         colouring: &crowd.colouring,
+        rounds: settings.separation_rounds,
     };
     let walked = crowd.positions.clone();
     let moved = separation.settle(&mut crowd.positions, threads);
@@ -1156,6 +1157,7 @@ mod tests {
                 views: &views,
                 passages: &passages,
                 colouring: &colouring,
+                rounds: 32,
             };
             let start: Vec<Vec2> = agents.iter().map(|a| a.position).collect();
             let deepest = |positions: &[Vec2]| {

@@ -53,6 +53,17 @@ pub struct AvoidanceSettings {
     /// stopped units elsewhere). `f32::INFINITY`: never; a unit then
     /// pushes on for as long as it takes.
     pub stop_after: f32,
+    /// Rounds at most of pushing bodies still overlapping apart after the
+    /// walk (default 32). They end early, once no pair is deeper than 1%
+    /// of its radii's sum, so a loose crowd runs two or three; a dense jam
+    /// needs many, each round carrying a push one body further down a
+    /// chain of bodies pressed together. Fewer cost less in a jam and
+    /// leave bodies deeper in each other (8 left a crossing of 1,000
+    /// movers with pairs 0.22 of a radius deep; 32 keeps them under 0.06).
+    /// In the first half a unit pushing through gives nothing against a
+    /// standing one, which is shoved aside; the second half shares out
+    /// what is left.
+    pub separation_rounds: usize,
 }
 
 impl Default for AvoidanceSettings {
@@ -65,6 +76,7 @@ impl Default for AvoidanceSettings {
             give_up_after: 2.0,
             passage_turn: 4.0,
             stop_after: 30.0,
+            separation_rounds: 32,
         }
     }
 }

@@ -351,13 +351,13 @@ fn away(offset: Vec2, distance: f32, me: &Agent, other: &Agent) -> Vec2 {
     }
 }
 
-/// Rounds of pushing overlapping bodies apart after the move, at most. A
-/// dense crowd needs many: each round moves a push one body further down
-/// a chain of bodies pressed together. Eight (before) left pairs of a
-/// crossing of 1,000 movers up to 0.22 of a radius deep; 32 keeps them
-/// under 0.1, and the rounds end early, once no pair is deeper than the
-/// slop, so a loose crowd runs two or three.
-const SEPARATION_ROUNDS: usize = 32;
+/// The least share a unit that avoids gives in the second half of the
+/// separation's rounds. In the first half a unit pushing through gives
+/// nothing against a standing one (which is pushed aside, as players
+/// expect); where those rounds have not parted every pair (a standing unit
+/// pressed by pushers from two sides has nowhere to go), the rest share it
+/// out.
+const SHARED_OUT: f32 = 0.05;
 
 /// Depth (a fraction of two bodies' radii's sum) a pair may keep without
 /// being pushed apart (Box2D's linear slop): a round that leaves no pair
@@ -371,6 +371,8 @@ pub(super) struct Separation<'a> {
     pub(super) views: &'a [Option<MapView<'a>>],
     pub(super) passages: &'a Passages,
     pub(super) colouring: &'a Colouring,
+    /// [`AvoidanceSettings::separation_rounds`](crate::movement::AvoidanceSettings::separation_rounds).
+    pub(super) rounds: usize,
 }
 
 impl Separation<'_> {
@@ -389,13 +391,13 @@ impl Separation<'_> {
         // round before it changed nothing (and ended the others).
         run_rounds(
             parts,
-            SEPARATION_ROUNDS + 1,
+            self.rounds + 1,
             true,
             colouring.phases(),
             |r, p, part| {
                 let pairs = colouring.share(p, part, parts);
-                if r < SEPARATION_ROUNDS {
-                    self.round(&shared, pairs)
+                if r < self.rounds {
+                    self.round(&shared, pairs, r >= self.rounds / 2)
                 } else {
                     self.step_back(&shared, pairs);
                     false
@@ -413,7 +415,7 @@ impl Separation<'_> {
     /// One round over `pairs`: each pair deeper than the slop pushed
     /// apart, each body its share. Whether any body moved.
     #[inline(never)] // a parallel body of its own in profiles
-    fn round(&self, positions: &Shared, pairs: &[(u32, u32)]) -> bool {
+    fn round(&self, positions: &Shared, pairs: &[(u32, u32)], shared_out: bool) -> bool {
         let (agents, walk_views) = (self.agents, self.views);
         let mut changed = false;
         for &(i, j) in pairs {
@@ -431,7 +433,14 @@ impl Separation<'_> {
             }
             let away = away(offset, distance, me, other);
             let (my, their) = (priority(me, other), priority(other, me));
-            let (mine, theirs) = (my.gives, their.gives);
+            let share = |agent: &Agent, gives: f32| {
+                if shared_out && agent.avoids {
+                    gives.max(SHARED_OUT)
+                } else {
+                    gives
+                }
+            };
+            let (mine, theirs) = (share(me, my.gives), share(other, their.gives));
             let total = mine + theirs;
             if total <= 0.0 {
                 continue;
