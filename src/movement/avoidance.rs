@@ -1194,6 +1194,95 @@ mod tests {
         }
     }
 
+    /// A crowd packed shoulder to shoulder in the open presses in on its
+    /// middle, every body walking a frame's way (0.13 of a cell) toward it,
+    /// frame after frame, some pushing through, some standing: after each
+    /// frame's separation no pair is deeper than 0.1 of a radius, however
+    /// few its rounds. (The rounds alone left pairs 0.86 of a radius deep
+    /// here: the hold back of what they leave keeps the limit.)
+    #[test]
+    fn a_crowd_pressing_in_stays_under_the_limit() {
+        let grid = NavGrid::new(48, 48).unwrap();
+        let layout = GridLayout::default();
+        let view = MapView::new(&grid, &layout, None);
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut agents = Vec::new();
+        for row in 0..20 {
+            for column in 0..20 {
+                let x = 12.0 + column as f32 * 0.9 + if row % 2 == 1 { 0.45 } else { 0.0 };
+                let mut a = agent(
+                    agents.len() as u32 + 1,
+                    Vec2::new(x, 12.0 + row as f32 * 0.78),
+                );
+                a.pushing = rng.next() < 0.2;
+                a.idle = !a.pushing && rng.next() < 0.2;
+                agents.push(a);
+            }
+        }
+        let middle = Vec2::new(21.0, 19.5);
+        let deepest = |rounds: usize| {
+            let mut agents = agents.clone();
+            let mut worst = 0.0f32;
+            for _ in 0..20 {
+                let walked: Vec<Vec2> = agents
+                    .iter()
+                    .map(|a| match a.idle {
+                        true => a.position,
+                        false => a.position + (middle - a.position).normalize_or_zero() * 0.13,
+                    })
+                    .collect();
+                worst = worst.max(separate_once(&mut agents, walked, &view, rounds));
+            }
+            worst / 0.45
+        };
+        for rounds in [2, 8, 32] {
+            let deepest = deepest(rounds);
+            assert!(
+                deepest <= 0.1,
+                "{deepest} of a radius deep, {rounds} rounds"
+            );
+        }
+    }
+
+    /// One separation in the open with `rounds` of `agents` (where they
+    /// started the frame) having walked to `walked`, their positions moved
+    /// to its result: the deepest pair after it.
+    fn separate_once(
+        agents: &mut [Agent],
+        mut positions: Vec<Vec2>,
+        view: &MapView,
+        rounds: usize,
+    ) -> f32 {
+        let count = agents.len();
+        let mut contacts = Vec::new();
+        for i in 0..count {
+            for j in i + 1..count {
+                if agents[i].position.distance(agents[j].position) < 1.5 {
+                    contacts.push((i as u32, j as u32));
+                }
+            }
+        }
+        let mut colouring = Colouring::default();
+        colouring.rebuild(&contacts, count);
+        let passages = Passages::default();
+        let views: Vec<Option<MapView>> = vec![Some(*view); count];
+        Separation {
+            agents,
+            views: &views,
+            passages: &passages,
+            colouring: &colouring,
+            rounds,
+        }
+        .settle(&mut positions, 1);
+        for (a, &at) in agents.iter_mut().zip(&positions) {
+            a.position = at;
+        }
+        contacts
+            .iter()
+            .map(|&(i, j)| 0.9 - positions[i as usize].distance(positions[j as usize]))
+            .fold(0.0f32, f32::max)
+    }
+
     /// The contacts' linear sort puts pairs in the order, and drops the
     /// repeats, that sorting and `dedup` would: separation's rounds take
     /// them in that order.

@@ -359,6 +359,12 @@ fn away(offset: Vec2, distance: f32, me: &Agent, other: &Agent) -> Vec2 {
 /// out.
 const SHARED_OUT: f32 = 0.05;
 
+/// How deep (a fraction of the smaller radius) a pair may end a frame
+/// in each other: deeper, and deeper than it started the frame, after the
+/// rounds, both go back to where they started it
+/// ([`Separation::hold_back`]).
+const LIMIT: f32 = 0.1;
+
 /// Depth (a fraction of two bodies' radii's sum) a pair may keep without
 /// being pushed apart (Box2D's linear slop): a round that leaves no pair
 /// deeper ends the rounds, and bodies that just touch are not jostled.
@@ -405,6 +411,7 @@ impl Separation<'_> {
             },
         );
         shared.read_into(positions);
+        self.hold_back(positions);
         start
             .iter()
             .zip(positions.iter())
@@ -470,6 +477,45 @@ impl Separation<'_> {
             changed |= positions.set(j, at_j);
         }
         changed
+    }
+
+    /// The last resort, for what the rounds left (a jam pressing harder
+    /// than they could part in a frame): each body of a pair deeper than
+    /// [`LIMIT`] and deeper than it started the frame goes back to where it
+    /// started it, until no such pair is left. Units held back lose their
+    /// frame's walk, and only they: a few in a hard jam, and none in most
+    /// frames. A pair never ends a frame deeper than the limit, unless it
+    /// started it so (spawned into each other, or pressed by walls), and
+    /// then no deeper than it started. On the frame's thread, in the
+    /// contacts' order.
+    fn hold_back(&self, positions: &mut [Vec2]) {
+        let agents = self.agents;
+        let too_deep = |i: usize, j: usize, positions: &[Vec2]| {
+            let (me, other) = (&agents[i], &agents[j]);
+            let touching = me.radius + other.radius;
+            let limit = LIMIT * me.radius.min(other.radius);
+            let depth = touching - positions[i].distance(positions[j]);
+            let before = touching - me.position.distance(other.position);
+            depth > limit && depth > before + 1e-4
+        };
+        loop {
+            let mut held = false;
+            for &(i, j) in &self.colouring.pairs {
+                let (i, j) = (i as usize, j as usize);
+                if self.views[i].is_none() || self.views[j].is_none() {
+                    continue;
+                }
+                if too_deep(i, j, positions) {
+                    for k in [i, j] {
+                        held |= positions[k] != agents[k].position;
+                        positions[k] = agents[k].position;
+                    }
+                }
+            }
+            if !held {
+                return;
+            }
+        }
     }
 
     /// Pushing through never ends in another body: where the crowd behind
