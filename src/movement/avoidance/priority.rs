@@ -153,10 +153,10 @@ fn yields(me: &Agent, other: &Agent) -> bool {
 /// How far two bodies may stay pressed into each other after separation
 /// where one of them cannot give way (a wall, a passage's mouth), as a
 /// fraction of their radii's sum: the other (a unit pushing through, say)
-/// presses on a little instead of stopping dead. 0.03 of the sum is 0.06 of
-/// a radius between equals, under the 0.1 a crowd keeps to (0.05, before,
-/// was that limit itself, and pairs left at it went over).
-pub(super) const SQUEEZE: f32 = 0.03;
+/// presses on a little instead of stopping dead. 0.05 of the sum is 0.1 of
+/// a radius between equals: the limit the separation holds its pairs to
+/// (deeper, it holds them back; see `Separation::hold_back`).
+pub(super) const SQUEEZE: f32 = 0.05;
 
 /// A unit's share of the avoiding between two units is its responsibility
 /// over the sum of both: a unit that does not avoid leaves all of it to the

@@ -484,14 +484,19 @@ impl Separation<'_> {
     /// [`LIMIT`] and deeper than it started the frame goes back to where it
     /// started it, until no such pair is left. Units held back lose their
     /// frame's walk, and only they: a few in a hard jam, and none in most
-    /// frames. A pair never ends a frame deeper than the limit, unless it
-    /// started it so (spawned into each other, or pressed by walls), and
+    /// frames. A pair of units that avoid never ends a frame deeper than
+    /// the limit, unless it started it so (spawned into each other), and
     /// then no deeper than it started. On the frame's thread, in the
     /// contacts' order.
     fn hold_back(&self, positions: &mut [Vec2]) {
         let agents = self.agents;
         let too_deep = |i: usize, j: usize, positions: &[Vec2]| {
             let (me, other) = (&agents[i], &agents[j]);
+            // A unit that does not avoid walks its own way, through the
+            // others if need be: the others make way, and are not held.
+            if !me.avoids || !other.avoids {
+                return false;
+            }
             let touching = me.radius + other.radius;
             let limit = LIMIT * me.radius.min(other.radius);
             let depth = touching - positions[i].distance(positions[j]);
