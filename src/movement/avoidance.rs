@@ -1121,22 +1121,27 @@ mod tests {
         let view = MapView::new(&grid, &layout, None);
         for round in 0..6 {
             let count = 400 + round * 60;
+            // Where each started the frame: a cell apart (bodies apart,
+            // as the frame before left them), and where each walked to.
             let agents: Vec<Agent> = (0..count)
                 .map(|k| {
-                    let mut a = agent(
-                        k as u32 + 1,
-                        Vec2::new(4.0 + rng.next() * 24.0, 4.0 + rng.next() * 24.0),
-                    );
+                    let cell = Vec2::new((k % 24) as f32, (k / 24) as f32);
+                    let jitter = Vec2::new(rng.next() - 0.5, rng.next() - 0.5) * 0.1;
+                    let mut a = agent(k as u32 + 1, Vec2::splat(4.0) + cell + jitter);
                     a.pushing = rng.next() < 0.2;
                     a.idle = rng.next() < 0.2;
                     a.avoids = rng.next() < 0.9;
                     a
                 })
                 .collect();
-            let views: Vec<Option<MapView>> = agents
+            let walked: Vec<Vec2> = agents
                 .iter()
-                .map(|a| {
-                    view.cell_at(a.position)
+                .map(|a| a.position + Vec2::new(rng.next() - 0.5, rng.next() - 0.5) * 0.3)
+                .collect();
+            let views: Vec<Option<MapView>> = walked
+                .iter()
+                .map(|&at| {
+                    view.cell_at(at)
                         .filter(|&c| grid.is_walkable(c))
                         .map(|_| view)
                 })
@@ -1144,7 +1149,7 @@ mod tests {
             let mut contacts = Vec::new();
             for i in 0..count {
                 for j in i + 1..count {
-                    if agents[i].position.distance(agents[j].position) < 1.2 {
+                    if walked[i].distance(walked[j]) < 1.2 {
                         contacts.push((i as u32, j as u32));
                     }
                 }
@@ -1159,7 +1164,7 @@ mod tests {
                 colouring: &colouring,
                 rounds: 32,
             };
-            let start: Vec<Vec2> = agents.iter().map(|a| a.position).collect();
+            let start = walked;
             let deepest = |positions: &[Vec2]| {
                 contacts
                     .iter()
@@ -1237,8 +1242,9 @@ mod tests {
         };
         for rounds in [2, 8, 32] {
             let deepest = deepest(rounds);
+            // At the squeeze a pair may stay: the limit, to the last bits.
             assert!(
-                deepest <= 0.1,
+                deepest <= 0.1 + 1e-4,
                 "{deepest} of a radius deep, {rounds} rounds"
             );
         }

@@ -13,7 +13,8 @@
 //!   a rock that stood before its step, however new);
 //! - no bridge one lane wide (for the biggest unit there) carries units
 //!   going both ways at once (bodies wholly between the banks);
-//! - no two bodies overlap by more than a quarter of their radii;
+//! - no two bodies overlap by more than 0.1 of the smaller radius (a
+//!   quarter of their radii's sum before the separation promised it);
 //! - no unit walks on, two frames running, a route whose legs between the
 //!   corners still ahead a toggled rock cuts (`common::cut_legs`);
 //!
@@ -27,11 +28,14 @@
 //! and lists every failing one (`FRONTIER_CROWD_SEED=S` runs seed S alone;
 //! a unit still under way at the end is listed with its steering, its
 //! motion and the ground round it, and a bridge carrying units both ways
-//! with the units on it). Of the first 1,000 seeds of each ground, none
-//! fails on the rocky field or on the waters; at the bridges 252, 439 and
-//! 555 fail, all on overlap, two bodies pressed 25–30% into each other
-//! against the river bank at a bridge's end. `seeds_that_fail_today` runs
-//! them; CI leaves it out. Since the crowd went by its units' places
+//! with the units on it). Of the first 2,500 seeds of each ground, none
+//! fails, since the separation of bodies ends its rounds at a slop (not
+//! after 8), shares out what its first half left, and holds back the
+//! pairs still deeper than 0.1 of a radius (the jams issue). Before that,
+//! 252, 439 and 555 at the bridges failed, all on overlap, two bodies
+//! pressed 25–30% into each other against the river bank at a bridge's
+//! end, and 1391 failed the same way with the slop and the rounds alone.
+//! Since the crowd went by its units' places
 //! (`Ordinal`) rather than the query's order, and turned right without
 //! the platform's sine and cosine, 780, 2421 and 2441 at the bridges and
 //! 788 on the waters (a unit walking on a route a rock cut two frames
@@ -471,9 +475,12 @@ impl Game {
                 at[i]
             );
             for (j, &(other, other_size, _)) in self.units.iter().enumerate().skip(i + 1) {
+                // No deeper than 0.1 of the smaller radius: what the
+                // separation promises (its hold back keeps it).
                 let touching = 0.45 * (size + other_size) as f32;
+                let limit = 0.1 * 0.45 * size.min(other_size) as f32;
                 assert!(
-                    at[i].distance(at[j]) >= 0.75 * touching,
+                    at[i].distance(at[j]) >= touching - limit - 1e-4,
                     "seed {}, frame {frame}: {unit} at {} and {other} at {} overlap, {} apart\n  {:?} {:?}\n  {:?} {:?}",
                     self.seed,
                     at[i],
@@ -763,25 +770,14 @@ fn vehicles_kept_a_few_cells_from_their_ends_still_arrive() {
 fn seeds_that_once_failed_still_pass() {
     let bridges = failing(
         Ground::Bridges,
-        [135, 161, 403, 780, 895, 1321, 1947, 2421, 2441],
+        [
+            135, 161, 252, 403, 439, 555, 780, 895, 1321, 1391, 1947, 2421, 2441,
+        ],
     );
     let rocks = failing(Ground::RockyField, [44, 237, 809, 2140]);
     let waters = failing(Ground::Waters, [788]);
     assert!(
         bridges.is_empty() && rocks.is_empty() && waters.is_empty(),
         "failed seeds at the bridges {bridges:?}, on the rocky field {rocks:?}, on the waters {waters:?}"
-    );
-}
-
-/// The seeds that fail today (the module's doc says how), so that the work
-/// that mends them can run them: `cargo test --test it seeds_that_fail_today
-/// -- --ignored`.
-#[test]
-#[ignore = "open: bodies pressed against a bank at a bridge's end (the jams issue)"]
-fn seeds_that_fail_today() {
-    let bridges = failing(Ground::Bridges, [252, 439, 555]);
-    assert!(
-        bridges.is_empty(),
-        "failed seeds at the bridges {bridges:?}"
     );
 }
