@@ -172,10 +172,20 @@ fn agent_of(
     let map = steering.map().or(motion.map);
     let view = map.and_then(|map| all_views.get(map));
     let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+    // A unit of a class its map lacks stands still: an obstacle the others
+    // walk round, doing none of the avoiding.
+    let kind = crate::pathfinding::unit_kind(footprint, class);
+    let stands = view.is_some_and(|view| !view.knows(kind));
+    let usable = |v: Vec2| {
+        if v.is_finite() && !stands {
+            v
+        } else {
+            Vec2::ZERO
+        }
+    };
     let radius = body_radius(avoidance, footprint, cell);
     let avoidance = avoidance.copied().unwrap_or_default();
     let position = transform.translation.truncate();
-    let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
     position.is_finite().then(|| Agent {
         entity,
         order: ordinal.crowd_rank(),
@@ -187,7 +197,7 @@ fn agent_of(
         preferred: usable(motion.preferred),
         radius,
         speed: speed_of(mover),
-        avoids: settings.enabled && avoidance.enabled,
+        avoids: settings.enabled && avoidance.enabled && !stands,
         pushing: motion.pushing_through(),
         heading: motion.heading,
         held_up: motion.held_up(),
@@ -838,8 +848,9 @@ pub(crate) fn separate(
 }
 
 /// One chunk of the movers' bodies (in rank) as separation starts: where
-/// each stands after the walk, and its map for its kind (`None` for a
-/// mover off every map, or one standing nowhere finite).
+/// each stands after the walk, and its map for its kind (`None`, a body
+/// the separation does not move: a mover off every map, one of a class
+/// its map lacks, or one standing nowhere finite).
 #[inline(never)] // the parallel body of `separate`'s gathering
 fn place_bodies<'a>(
     first: usize,
@@ -854,10 +865,12 @@ fn place_bodies<'a>(
         let Some(at) = at.map(|body| body.transform.translation.truncate()) else {
             continue;
         };
+        let kind = UnitKind::new(agent.class, agent.size);
         let view = agent
             .map
             .and_then(|map| all_views.get(map))
-            .map(|view| view.for_kind(UnitKind::new(agent.class, agent.size)));
+            .filter(|view| view.knows(kind))
+            .map(|view| view.for_kind(kind));
         *placed = (at, view.filter(|_| at.is_finite()));
     }
 }

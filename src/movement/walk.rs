@@ -183,6 +183,13 @@ fn walk_one(frame: Frame, mut unit: WalkQueryItem, out: &mut Vec<(u64, Entity, E
     let Some(view) = walking_view(frame.views, &unit) else {
         return;
     };
+    // A unit of a class its map lacks stands still (its order was
+    // answered `UnknownClass`): walking as another class would take a boat
+    // onto land.
+    if !view.knows(unit_kind(unit.footprint, unit.class)) {
+        unit.motion.velocity = Vec2::ZERO;
+        return;
+    }
     let Some(stride) = stride(frame, &view, &mut unit) else {
         return;
     };

@@ -300,3 +300,36 @@ fn a_unit_held_without_headway_stops_and_the_game_is_told() {
         }
     }
 }
+
+/// A unit of a class the map lacks stands still, whatever its order: the
+/// order is answered `UnknownClass` (never walked as another class, which
+/// would take a boat onto land), and the crowd walks round it as round a
+/// rock, never into its body.
+#[test]
+fn a_unit_of_a_class_the_map_lacks_stands_still_as_an_obstacle() {
+    let (mut app, _, _, _) = scene();
+    let stray = spawn_mover(&mut app, Cell::new(10, 8), 4.0);
+    let walker = spawn_mover(&mut app, Cell::new(2, 8), 4.0);
+    app.world_mut().entity_mut(stray).insert((
+        MovementClass(ClassId::from_index(7)),
+        PathRequest::new(Cell::new(20, 20)),
+    ));
+    app.world_mut()
+        .entity_mut(walker)
+        .insert(PathRequest::new(Cell::new(20, 8)));
+    let at = Vec2::new(10.0, 8.0);
+    let mut closest = f32::INFINITY;
+    for _ in 0..200 {
+        app.update();
+        assert_eq!(crate::common::position(&app, stray), at, "the stray moved");
+        closest = closest.min(crate::common::position(&app, walker).distance(at));
+    }
+    assert_eq!(
+        failures(&app, stray),
+        [PathStatus::Invalid(InvalidReason::UnknownClass)]
+    );
+    assert_eq!(arrival(&app, stray), None);
+    assert_eq!(arrival(&app, walker), Some(Arrival::Reached));
+    // Two bodies of 0.45 touch at 0.9: the walker kept out of the stray's.
+    assert!(closest >= 0.9 - 0.1 * 0.45 - 1e-4, "{closest}");
+}

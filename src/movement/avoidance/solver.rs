@@ -428,10 +428,14 @@ impl Separation<'_> {
         for &(i, j) in pairs {
             let (i, j) = (i as usize, j as usize);
             let (me, other) = (&agents[i], &agents[j]);
-            if walk_views[i].is_none() || walk_views[j].is_none() {
+            let (mut at_i, mut at_j) = (positions.get(i), positions.get(j));
+            // A body with no map to move on (off every map, or of a class
+            // its map lacks) stands like a wall: the other takes the whole
+            // push.
+            let neither = walk_views[i].is_none() && walk_views[j].is_none();
+            if neither || !at_i.is_finite() || !at_j.is_finite() {
                 continue;
             }
-            let (mut at_i, mut at_j) = (positions.get(i), positions.get(j));
             let offset = at_i - at_j;
             let distance = offset.length();
             let depth = me.radius + other.radius - distance;
