@@ -633,8 +633,10 @@ fn main() -> ExitCode {
     let mut bodies = Vec::with_capacity(units.len());
     // Movers not yet arrived at each frame's start.
     let mut under_way = Vec::new();
-    // The frame each mover arrived in.
+    // The frame each mover arrived in, and whether it stopped in a jam
+    // instead (`Arrival::Blocked`).
     let mut arrivals: Vec<Option<u32>> = vec![None; units.len()];
+    let mut blocked = vec![false; units.len()];
     while frames < options.frames {
         under_way.push(units.len() - arrived);
         app.update();
@@ -654,19 +656,15 @@ fn main() -> ExitCode {
             worst_frame = frames;
             worst_pair = describe(&app, units[a], units[b]);
         }
-        for (at, &unit) in arrivals.iter_mut().zip(&units) {
-            if at.is_none() && app.world().get::<Arrived>(unit).is_some() {
+        for ((at, blocked), &unit) in arrivals.iter_mut().zip(&mut blocked).zip(&units) {
+            if at.is_none()
+                && let Some(end) = app.world().get::<Arrived>(unit)
+            {
                 *at = Some(frames);
+                *blocked = end.outcome == Arrival::Blocked;
             }
         }
-        stopped = units
-            .iter()
-            .filter(|&&unit| {
-                app.world()
-                    .get::<Arrived>(unit)
-                    .is_some_and(|a| a.outcome == Arrival::Blocked)
-            })
-            .count();
+        stopped = blocked.iter().filter(|&&b| b).count();
         arrived = arrivals.iter().flatten().count() - stopped;
         if frames % 300 == 0 {
             println!(
@@ -779,12 +777,8 @@ fn main() -> ExitCode {
     // stopped, blocked).
     let arrived_at: Vec<u32> = arrivals
         .iter()
-        .zip(&units)
-        .filter(|&(_, &unit)| {
-            app.world()
-                .get::<Arrived>(unit)
-                .is_some_and(|a| a.outcome != Arrival::Blocked)
-        })
+        .zip(&blocked)
+        .filter(|&(_, &blocked)| !blocked)
         .filter_map(|(at, _)| *at)
         .collect();
     let mean_arrival =

@@ -823,8 +823,7 @@ pub(crate) fn separate(
         colouring: &crowd.colouring,
         rounds: settings.separation_rounds,
     };
-    let walked = crowd.positions.clone();
-    let moved = separation.settle(&mut crowd.positions, threads);
+    let pushes = separation.pushes(&mut crowd.positions, threads);
     let (positions, crowd) = (&crowd.positions, &*crowd);
     let seconds = time.delta_secs();
     each_mover!(
@@ -836,11 +835,12 @@ pub(crate) fn separate(
              slot,
          }| {
             if let Some(i) = crowd.rank_of(slot)
-                && moved.get(i) == Some(&true)
+                && let Some(&push) = pushes.get(i)
+                && push != Vec2::ZERO
             {
                 transform.translation = positions[i].extend(transform.translation.z);
                 if seconds > 0.0 {
-                    motion.velocity += (positions[i] - walked[i]) / seconds;
+                    motion.velocity += push / seconds;
                 }
             }
         }

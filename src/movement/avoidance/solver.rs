@@ -385,10 +385,11 @@ impl Separation<'_> {
     /// Pushes overlapping bodies at `positions` apart: a few rounds over
     /// the contacts, colour by colour, each unit taking its share as in
     /// avoidance, every step checked on the grid; then a unit pushing
-    /// through deeper than a squeeze into another steps back. Whether each
-    /// body moved. The same for any `threads`: the pairs of a colour share
+    /// through deeper than a squeeze into another steps back, and what is
+    /// still too deep is held back. How far each body was pushed (zero:
+    /// not moved). The same for any `threads`: the pairs of a colour share
     /// no body.
-    pub(super) fn settle(&self, positions: &mut [Vec2], threads: usize) -> Vec<bool> {
+    pub(super) fn pushes(&self, positions: &mut [Vec2], threads: usize) -> Vec<Vec2> {
         let start = positions.to_vec();
         let colouring = self.colouring;
         let parts = parts(colouring, threads);
@@ -412,11 +413,14 @@ impl Separation<'_> {
         );
         shared.read_into(positions);
         self.hold_back(positions);
-        start
-            .iter()
-            .zip(positions.iter())
-            .map(|(a, b)| a != b)
-            .collect()
+        positions.iter().zip(&start).map(|(b, a)| b - a).collect()
+    }
+
+    /// [`pushes`](Self::pushes), as whether each body moved.
+    #[cfg(test)]
+    pub(super) fn settle(&self, positions: &mut [Vec2], threads: usize) -> Vec<bool> {
+        let pushes = self.pushes(positions, threads);
+        pushes.iter().map(|&push| push != Vec2::ZERO).collect()
     }
 
     /// One round over `pairs`: each pair deeper than the slop pushed
