@@ -84,8 +84,9 @@
 //! ground) and the grid gets K movement classes, the first K of foot, boat,
 //! hover and wheels; unit i is of class i mod K, its start and goal in
 //! its class's largest region. The last line adds `frames_to_first_path=`
-//! (as with `--terrain`: woods and water are terrain costs, so units get
-//! quick routes first where their class has any), `classes=K`,
+//! (as with `--terrain`: woods and water are terrain costs, so units of
+//! every class get quick routes first, hover's even ground included),
+//! `first_path_by_class=` (the same, per class: `F0/F1/...`), `classes=K`,
 //! `grid_bytes_per_cell=` (every class's layer built and its regions
 //! labelled, the terrain byte included), `class_bytes_per_cell=` (what
 //! each class beside the default adds), `size_bytes_per_cell=` (what one
@@ -377,6 +378,12 @@ fn main() -> ExitCode {
     if let Some(count) = options.classes {
         let worst = run.first_path.iter().max().copied().unwrap_or_default();
         last += &format!(" frames_to_first_path={worst}");
+        let by_class: Vec<String> = run
+            .first_path_by_class
+            .iter()
+            .map(|frames| frames.to_string())
+            .collect();
+        last += &format!(" first_path_by_class={}", by_class.join("/"));
         last += &class_memory(&grid, count, &run);
     }
     if options.terrain || options.swamp > 1 || options.refine.is_some() {
@@ -607,6 +614,9 @@ struct Run {
     /// one, with refinement) and to its final one.
     first_path: Vec<u32>,
     final_path: Vec<u32>,
+    /// Per movement class (with `--classes`), the most frames one of its
+    /// units waited for its first path.
+    first_path_by_class: Vec<u32>,
     /// Per unit, its last final path: first and last cell, and cost.
     final_costs: std::collections::HashMap<Entity, (Cell, Cell, f64)>,
     /// Per unit with both, the cost of its last provisional path over that
@@ -797,6 +807,7 @@ fn run_orders(
         edit_ms: Vec::new(),
         flagged: 0,
         first_path: Vec::new(),
+        first_path_by_class: Vec::new(),
         final_path: Vec::new(),
         quick_ratios: Vec::new(),
         final_costs: Default::default(),
@@ -813,7 +824,7 @@ fn run_orders(
     let sink = answered.clone();
     app.add_observer(move |ready: On<PathReady>| sink.lock().unwrap().push(ready.entity));
     let mut waiting = units.clone();
-    let mut unseen = units.clone();
+    let mut unseen: Vec<(usize, Entity)> = units.iter().copied().enumerate().collect();
     while !waiting.is_empty() {
         let began = std::time::Instant::now();
         app.update();
@@ -884,7 +895,19 @@ fn run_orders(
             run.final_path.push(run.frames);
         }
         let before = unseen.len();
-        unseen.retain(|&unit| !has_path(&app, unit, false));
+        unseen.retain(|&(i, unit)| {
+            if !has_path(&app, unit, false) {
+                return true;
+            }
+            if let Some(class) = orders.classes.get(i) {
+                let class = class.index() as usize;
+                if run.first_path_by_class.len() <= class {
+                    run.first_path_by_class.resize(class + 1, 0);
+                }
+                run.first_path_by_class[class] = run.frames;
+            }
+            false
+        });
         for _ in unseen.len()..before {
             run.first_path.push(run.frames);
         }

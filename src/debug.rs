@@ -1,5 +1,6 @@
 //! A gizmo overlay: each unit's route, the shared paths of group moves, the
-//! frontier of every search in flight, and the map's connected regions.
+//! frontier of every search in flight, and the map's connected regions
+//! for one movement class at a time.
 //! Needs the `debug_draw` feature.
 //!
 //! The overlay is a gizmo config group, [`FrontierGizmos`]: turn it on and
@@ -19,6 +20,7 @@
 
 use bevy::prelude::*;
 
+use crate::core::{ClassId, UnitKind};
 use crate::groups::SharedRoute;
 use crate::maps::Maps;
 use crate::movement::{Mover, Steering};
@@ -36,8 +38,44 @@ pub struct FrontierGizmos {
     pub groups: bool,
     /// The open cells of every search in flight.
     pub searches: bool,
-    /// Every walkable cell, coloured by its connected region.
+    /// Every cell a unit of class [`regions_of`](Self::regions_of) can
+    /// stand on, coloured by its connected region for that class.
     pub regions: bool,
+    /// The movement class whose regions are drawn (the grid's own by
+    /// default; a map without it draws none). Boats and walkers see other
+    /// regions on the same map.
+    pub regions_of: ClassId,
+}
+
+impl FrontierGizmos {
+    /// Steps the regions drawn on, for a map of `classes` movement classes:
+    /// from none to the first class's, then the next class's, and after
+    /// the last back to none (what a key that cycles them does).
+    ///
+    /// ```
+    /// use bevy_frontier::debug::FrontierGizmos;
+    /// use bevy_frontier::prelude::ClassId;
+    ///
+    /// let mut overlay = FrontierGizmos::default();
+    /// overlay.cycle_regions(2);
+    /// assert!(overlay.regions && overlay.regions_of == ClassId::DEFAULT);
+    /// overlay.cycle_regions(2);
+    /// assert_eq!(overlay.regions_of, ClassId::from_index(1));
+    /// overlay.cycle_regions(2);
+    /// assert!(!overlay.regions);
+    /// ```
+    pub fn cycle_regions(&mut self, classes: usize) {
+        let next = self.regions_of.index() as usize + 1;
+        if !self.regions {
+            self.regions = true;
+            self.regions_of = ClassId::DEFAULT;
+        } else if next < classes.min(u8::MAX as usize + 1) {
+            self.regions_of = ClassId::from_index(next as u8);
+        } else {
+            self.regions = false;
+            self.regions_of = ClassId::DEFAULT;
+        }
+    }
 }
 
 impl Default for FrontierGizmos {
@@ -47,6 +85,7 @@ impl Default for FrontierGizmos {
             groups: true,
             searches: true,
             regions: false,
+            regions_of: ClassId::DEFAULT,
         }
     }
 }
@@ -161,12 +200,16 @@ fn draw_regions(maps: Maps, mut gizmos: Gizmos<FrontierGizmos>) {
     if !gizmos.config_ext.regions {
         return;
     }
+    let kind = UnitKind::new(gizmos.config_ext.regions_of, 1);
     for (_, view) in maps.iter() {
         let grid = view.grid;
+        let Some(class) = grid.view(kind) else {
+            continue;
+        };
         let size = view.layout.cell_size.abs() * 0.6;
         for index in 0..grid.cell_count() {
             let cell = grid.cell(index);
-            if let Some(region) = grid.region(cell) {
+            if let Some(region) = class.region(cell) {
                 let color = Color::hsla(hue(region), 0.8, 0.55, 0.45);
                 gizmos.rect_2d(
                     Isometry2d::from_translation(view.cell_to_world(cell)),

@@ -79,12 +79,14 @@ fn track_orders(mut times: ResMut<OrderTimes>, units: Query<&Steering>) {
     }
 }
 
-/// What pathfinding reports: its settings, last frame and queue.
+/// What pathfinding reports: its settings, last frame and queue, and the
+/// maps (their classes' names).
 #[derive(SystemParam)]
-struct Pathfinding<'w> {
+struct Pathfinding<'w, 's> {
     settings: Res<'w, PathfindingSettings>,
     stats: Res<'w, PathfindingStats>,
     queue: Res<'w, PathfindingQueue>,
+    maps: Query<'w, 's, &'static NavGrid>,
 }
 
 fn hud(
@@ -131,6 +133,17 @@ fn hud(
             .filter(|a| a.outcome == Arrival::Blocked)
             .count(),
         if overlay.enabled { "on" } else { "off" },
-        if draw.regions { "on" } else { "off" },
+        regions_shown(draw, &pathfinding.maps),
     );
+}
+
+/// Which class's regions the overlay draws (F2 cycles them), by name.
+fn regions_shown(draw: &FrontierGizmos, maps: &Query<&NavGrid>) -> String {
+    if !draw.regions {
+        return "off".to_string();
+    }
+    let class = draw.regions_of;
+    maps.iter()
+        .find_map(|grid| grid.classes()?.name(class).map(str::to_string))
+        .unwrap_or_else(|| format!("class {}", class.index()))
 }

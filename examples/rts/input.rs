@@ -238,6 +238,7 @@ fn keys(
     keys: Res<ButtonInput<KeyCode>>,
     mut settings: ResMut<PathfindingSettings>,
     mut gizmos: ResMut<GizmoConfigStore>,
+    maps: Query<&NavGrid>,
 ) {
     let (overlay, draw) = gizmos.config_mut::<FrontierGizmos>();
     if keys.just_pressed(KeyCode::Equal) || keys.just_pressed(KeyCode::NumpadAdd) {
@@ -250,7 +251,9 @@ fn keys(
         overlay.enabled = !overlay.enabled;
     }
     if keys.just_pressed(KeyCode::F2) {
-        draw.regions = !draw.regions;
+        // Off, then each class's regions in turn (walkers', boats', ...).
+        let classes = maps.iter().map(NavGrid::class_count).max().unwrap_or(1);
+        draw.cycle_regions(classes);
         overlay.enabled |= draw.regions;
     }
 }

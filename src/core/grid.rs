@@ -643,6 +643,30 @@ impl NavGrid {
 
     /// [`NavGrid::dearer_since`] as movement class `class` reads the cells.
     pub(super) fn dearer_for(&self, class: ClassId, version: u64) -> GridChanges {
+        self.changes_for(class, version, |old, now| {
+            old != Self::BLOCKED && (now == Self::BLOCKED || now > old)
+        })
+    }
+
+    /// The cells whose cost to movement class `class` (a wall counting as
+    /// a cost) differs now from at `version`: the changes a unit of that
+    /// class can tell. A cell turned from open ground to shallows is one
+    /// for a walker, not for a hovercraft that pays the same on both; a
+    /// cell changed and changed back is none. [`GridChanges::Everything`]
+    /// as for [`NavGrid::changes_since`].
+    pub fn told_apart_by(&self, class: ClassId, version: u64) -> GridChanges {
+        self.changes_for(class, version, |old, now| old != now)
+    }
+
+    /// The cells changed after `version` whose cost to `class` then and
+    /// now (`old`, `now`) meet `kept`, each once, in the order it first
+    /// changed.
+    fn changes_for(
+        &self,
+        class: ClassId,
+        version: u64,
+        kept: impl Fn(u8, u8) -> bool,
+    ) -> GridChanges {
         let Some(entries) = self.journal_since(version) else {
             return GridChanges::Everything;
         };
@@ -656,10 +680,7 @@ impl NavGrid {
         GridChanges::Cells(
             entries
                 .filter(|&(i, _)| seen.insert(i))
-                .filter(|&(i, before)| {
-                    let (old, now) = (cost(before), cost(self.terrain_at(i as usize)));
-                    old != Self::BLOCKED && (now == Self::BLOCKED || now > old)
-                })
+                .filter(|&(i, before)| kept(cost(before), cost(self.terrain_at(i as usize))))
                 .map(|(i, _)| self.cell(i as usize))
                 .collect(),
         )

@@ -215,7 +215,13 @@ impl<'a> SizeClass<'a> {
     /// covers a cell the grid's journal lists (see
     /// [`NavGrid::changes_since`]).
     pub fn changes_since(&self, version: u64) -> GridChanges {
-        match self.grid.changes_since(version) {
+        self.anchors_of(self.grid.changes_since(version))
+    }
+
+    /// The anchors whose footprint covers one of the cells `changes`
+    /// lists.
+    fn anchors_of(&self, changes: GridChanges) -> GridChanges {
+        match changes {
             GridChanges::Cells(cells) if self.size > 1 => GridChanges::Cells(
                 cells
                     .into_iter()
@@ -225,6 +231,13 @@ impl<'a> SizeClass<'a> {
             ),
             changes => changes,
         }
+    }
+
+    /// The anchors whose footprint covers a cell whose cost to this
+    /// view's class changed after `version` ([`NavGrid::told_apart_by`]):
+    /// the changes a unit of this kind can tell.
+    pub(crate) fn told_apart_since(&self, version: u64) -> GridChanges {
+        self.anchors_of(self.grid.told_apart_by(self.class, version))
     }
 
     /// The cells (not anchors) that cost this class more now than at

@@ -28,7 +28,7 @@ use bevy::tasks::futures_lite::future;
 use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
 
 use crate::clock;
-use crate::core::{CoarseGraph, GraphBuild, NavGrid, UnitKind};
+use crate::core::{ClassId, CoarseGraph, GraphBuild, NavGrid, UnitKind};
 use crate::schedule::GraphTakeUp;
 
 /// Whether Bevy's task pools have threads to run a build on (its
@@ -247,7 +247,7 @@ impl CoarseGraphs {
         if build
             && !self.supplied
             && self.entry(UnitKind::sized(1)).is_none()
-            && has_terrain(grid, UnitKind::sized(1))
+            && wants_quick_routes(grid, UnitKind::sized(1))
         {
             self.begin(grid, UnitKind::sized(1), frame);
         }
@@ -366,11 +366,21 @@ impl CoarseGraphs {
     }
 }
 
-/// Whether the walkable anchors of `grid` for units of `kind` cost more in
-/// some places than in others (the maps quick routes are for).
-pub(crate) fn has_terrain(grid: &NavGrid, kind: UnitKind) -> bool {
-    let class = grid.kind_view(kind);
-    class.min_walkable_cost() != class.max_walkable_cost()
+/// Whether units of `kind` get quick routes on `grid`: the walkable
+/// anchors of their class cost more in some places than in others, or
+/// those of another class of the grid do. The classes of a map share one
+/// budget, so on a map of land and water a class whose ground costs the
+/// same everywhere (hover) would otherwise wait for its real searches
+/// behind the other classes' long ones, with no path at all.
+pub(crate) fn wants_quick_routes(grid: &NavGrid, kind: UnitKind) -> bool {
+    let uneven = |kind: UnitKind| {
+        let class = grid.kind_view(kind);
+        class.min_walkable_cost() != class.max_walkable_cost()
+    };
+    uneven(kind)
+        || (0..grid.class_count())
+            .map(|class| UnitKind::new(ClassId::from_index(class as u8), 1))
+            .any(|other| other.class != kind.class && uneven(other))
 }
 
 /// A build started: a small map's graph, built at once, or a build under

@@ -10,7 +10,7 @@ use bevy::prelude::*;
 use super::result::{PathInvalidated, PathResult};
 use super::stats::PathfindingStats;
 use crate::core::size_class::anchors_over;
-use crate::core::{Cell, GridChanges, NavGrid, SizeClass};
+use crate::core::{Cell, ClassId, GridChanges, NavGrid, SizeClass};
 use crate::order::Ordinal;
 
 /// Side of the square blocks of cells the index files paths under.
@@ -79,9 +79,15 @@ impl PathIndex {
         }
     }
 
-    /// Indexed paths on `map` that a change of `cell` can make illegal or
-    /// dearer.
-    fn hit_by(&self, map: Entity, cell: Cell, results: &Results, hits: &mut Vec<Entity>) {
+    /// Indexed paths of units of movement class `class` on `map` that a
+    /// change of `cell` can make illegal, dearer or cheaper.
+    fn hit_by(
+        &self,
+        map: Entity,
+        (cell, class): (Cell, ClassId),
+        results: &Results,
+        hits: &mut Vec<Entity>,
+    ) {
         // The anchors whose footprint covers the cell lie up to
         // `largest - 1` before it; the steps that read them, one more.
         let reach = self.largest as u32;
@@ -105,6 +111,9 @@ impl PathIndex {
                     let Ok((_, result, _)) = results.get(run.unit) else {
                         continue;
                     };
+                    if result.class != class {
+                        continue;
+                    }
                     let cells = &result.cells;
                     let hit = (run.last as usize) < cells.len()
                         && anchors_over(cell.x, cell.y, result.size).any(|(x, y)| {
@@ -139,9 +148,9 @@ fn step_uses(cells: &[Cell], i: usize, cell: Cell) -> bool {
 }
 
 /// Whether a path found on an older version of `grid` crosses a cell
-/// changed since.
+/// changed since whose cost its unit's class can tell apart.
 pub(super) fn changed_since(grid: SizeClass<'_>, version: u64, cells: &[Cell]) -> bool {
-    match grid.changes_since(version) {
+    match grid.told_apart_since(version) {
         GridChanges::Everything => true,
         GridChanges::Cells(changed) => changed
             .iter()
@@ -153,8 +162,10 @@ pub(super) fn changed_since(grid: SizeClass<'_>, version: u64, cells: &[Cell]) -
 type Results<'w, 's> = Query<'w, 's, (Entity, &'static mut PathResult, Option<&'static Ordinal>)>;
 
 /// `Invalidate`: flags finished paths that a map edit made illegal or
-/// dearer: a changed cell on the path, or beside one of its diagonal steps.
-/// Each edit looks only at the paths indexed in the blocks round it, and a
+/// changed the cost of: a cell on the path, or beside one of its diagonal
+/// steps, whose cost the unit's movement class can tell apart from before
+/// (an edit another class alone can tell re-plans none of its paths). Each
+/// edit looks only at the paths indexed in the blocks round it, and a
 /// path delivered from an older version of its map (one that finished on a
 /// copy) is checked against the edits made since, once.
 pub(crate) fn invalidate_paths(
@@ -203,9 +214,17 @@ pub(crate) fn invalidate_paths(
                         .map(|(&u, _)| u),
                 );
             }
-            GridChanges::Cells(cells) => {
-                for cell in cells {
-                    index.hit_by(map, cell, &results, &mut hits);
+            GridChanges::Cells(_) => {
+                // Each class's paths against the cells whose cost it can
+                // tell apart: a cell turned from open ground to shallows
+                // leaves a hovercraft's path as it was.
+                for class in (0..grid.class_count()).map(|c| ClassId::from_index(c as u8)) {
+                    let GridChanges::Cells(cells) = grid.told_apart_by(class, checked) else {
+                        continue;
+                    };
+                    for cell in cells {
+                        index.hit_by(map, (cell, class), &results, &mut hits);
+                    }
                 }
             }
         }

@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use bevy::prelude::{App, Entity};
 use bevy_frontier::core::{
     Cell, CoarseGraph, CoarseRoute, Flood, FloodDirection, MovementClasses, Neighborhood,
     RouteStatus, Scratch, Search, SearchConfig, SearchError, SearchStatus, UnitKind,
@@ -255,4 +256,79 @@ fn a_class_the_grid_does_not_have_is_an_error() {
         grid.view(UnitKind::new(ClassId::from_index(1), 1))
             .is_none()
     );
+}
+
+/// Flagged paths: each unit's `PathResult::invalidated` after the frame.
+fn flagged(app: &App, units: &[Entity]) -> Vec<bool> {
+    units
+        .iter()
+        .map(|&unit| crate::common::result(app, unit).is_some_and(|r| r.invalidated))
+        .collect()
+}
+
+#[test]
+fn a_terrain_change_only_one_class_can_tell_replans_only_that_class() {
+    // Open ground (1) and shallows (2): a walker pays 3 in shallows, a
+    // hovercraft 1 on both.
+    let (open, shallow) = (Terrain(1), Terrain(2));
+    let classes = MovementClasses::new()
+        .class("walker", [(open, 1), (shallow, 3)])
+        .class("hover", [(open, 1), (shallow, 1)]);
+    let grid = NavGrid::from_costs(24, 5, vec![open.0; 24 * 5])
+        .unwrap()
+        .with_classes(classes)
+        .unwrap();
+    let mut app = crate::common::app();
+    let map = crate::common::spawn_map(&mut app, grid);
+    let hover = ClassId::from_index(1);
+    // Two of each class along the middle row, not moving: their paths stay.
+    let units: Vec<Entity> = (0..4)
+        .map(|i| {
+            let unit = crate::common::spawn_unit(
+                &mut app,
+                Cell::new(0, 1 + i % 2),
+                PathRequest::new(Cell::new(23, 1 + i % 2)),
+            );
+            if i >= 2 {
+                app.world_mut()
+                    .entity_mut(unit)
+                    .insert(MovementClass(hover));
+            }
+            unit
+        })
+        .collect();
+    crate::common::run_until_answered(&mut app, &units, 50);
+    let before: Vec<PathResult> = units
+        .iter()
+        .map(|&unit| crate::common::result(&app, unit).unwrap())
+        .collect();
+    assert!(before.iter().all(|r| r.status == PathStatus::Complete));
+    let set = |app: &mut App, cells: &[Cell], terrain: Terrain| {
+        let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+        for &cell in cells {
+            grid.set_terrain(cell, terrain).unwrap();
+        }
+    };
+    // Shallows across both rows: the walkers' paths cost more, the
+    // hovercrafts' do not.
+    let across = [Cell::new(12, 1), Cell::new(12, 2)];
+    set(&mut app, &across, shallow);
+    app.update();
+    assert_eq!(flagged(&app, &units), [true, true, false, false]);
+    for (i, &unit) in units.iter().enumerate().skip(2) {
+        let now = crate::common::result(&app, unit).unwrap();
+        assert_eq!(now.cells, before[i].cells, "a hovercraft re-planned");
+    }
+    // A wall is a change every class can tell.
+    crate::common::run_until_answered(&mut app, &units, 50);
+    for _ in 0..10 {
+        app.update();
+    }
+    set(
+        &mut app,
+        &[Cell::new(16, 1), Cell::new(16, 2)],
+        Terrain::WALL,
+    );
+    app.update();
+    assert_eq!(flagged(&app, &units)[2..], [true, true]);
 }

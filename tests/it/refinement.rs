@@ -64,6 +64,13 @@ fn run_until_final(app: &mut App, frame: &Arc<Mutex<u32>>, units: &[Entity]) {
 fn terrain_app(seed: u64, budget: u32) -> (App, NavGrid, Rng, Log, Arc<Mutex<u32>>) {
     let mut rng = Rng::new(seed);
     let grid = random_grid(&mut rng, 96, 96, 15, 4);
+    let (app, log, frame) = app_on(&grid, budget);
+    (app, grid, rng, log, frame)
+}
+
+/// An app with `budget` expansions a frame on `grid`, run one frame; with
+/// the `PathReady` log.
+fn app_on(grid: &NavGrid, budget: u32) -> (App, Log, Arc<Mutex<u32>>) {
     let mut app = app();
     app.insert_resource(PathfindingSettings {
         nodes_per_frame: budget,
@@ -72,7 +79,7 @@ fn terrain_app(seed: u64, budget: u32) -> (App, NavGrid, Rng, Log, Arc<Mutex<u32
     let (log, frame) = listen(&mut app);
     spawn_map(&mut app, grid.clone());
     app.update();
-    (app, grid, rng, log, frame)
+    (app, log, frame)
 }
 
 #[test]
@@ -451,14 +458,7 @@ fn a_quick_route_goes_round_a_swamp_like_the_best_path() {
     let mut grid = NavGrid::new(192, 192).unwrap();
     grid.fill_rect(Cell::new(60, 0), Cell::new(130, 160), 9)
         .unwrap();
-    let mut app = app();
-    app.insert_resource(PathfindingSettings {
-        nodes_per_frame: 300,
-        ..default()
-    });
-    let (log, frame) = listen(&mut app);
-    spawn_map(&mut app, grid.clone());
-    app.update();
+    let (mut app, log, frame) = app_on(&grid, 300);
     let mut units = Vec::new();
     for i in 0..5 {
         let (start, goal) = (Cell::new(10, 20 + 20 * i), Cell::new(180, 120 - 20 * i));
@@ -576,4 +576,61 @@ fn a_unit_walks_on_from_a_quick_routes_first_stretch_and_arrives_only_at_its_goa
         "the unit never arrived"
     );
     assert!(position(&app, unit).distance(target) < 1.5);
+}
+
+/// On a map of two classes, one with terrain costs (walkers) and one to
+/// which every walkable cell costs the same (hovercraft), a burst of
+/// orders of both classes, two walkers among them sharing a search to one
+/// goal: every unit gets a quick path first, all of them in a third of the
+/// frames the real searches take. (Before, the
+/// hovercraft had no quick route and waited for their real searches
+/// behind the walkers' long ones, and so did the two sharing a search.)
+#[test]
+fn every_class_and_every_shared_search_gets_its_quick_path_first() {
+    let mut rng = Rng::new(53);
+    // Terrain types 1 to 4 where the random map has costs 1 to 4; open
+    // ground (1) where the pair stands and at their goal.
+    let mut terrain = random_grid(&mut rng, 96, 96, 15, 4).costs().to_vec();
+    let (pair_at, goal) = ([Cell::new(2, 2), Cell::new(3, 2)], Cell::new(92, 92));
+    for cell in pair_at.iter().chain([&goal]) {
+        terrain[(cell.y * 96 + cell.x) as usize] = 1;
+    }
+    let classes = MovementClasses::new()
+        .class("walker", (1..=4).map(|t| (Terrain(t), t)))
+        .class("hover", (1..=4).map(|t| (Terrain(t), 1)));
+    let grid = NavGrid::from_costs(96, 96, terrain)
+        .unwrap()
+        .with_classes(classes)
+        .unwrap();
+    assert!(pair_at.iter().all(|&c| grid.region(c) == grid.region(goal)));
+    let (mut app, log, frame) = app_on(&grid, 300);
+    let hover = ClassId::from_index(1);
+    let mut units = order_units(&mut app, &mut rng, &grid, 40);
+    for &unit in &units[20..] {
+        app.world_mut()
+            .entity_mut(unit)
+            .insert(MovementClass(hover));
+    }
+    let pair: Vec<Entity> = pair_at
+        .iter()
+        .map(|&cell| spawn_unit(&mut app, cell, PathRequest::new(goal)))
+        .collect();
+    units.extend(&pair);
+    run_until_final(&mut app, &frame, &units);
+    let first = |u: Entity| answers(&log, u).first().map_or(u32::MAX, |a| a.1);
+    let last = |us: &[Entity]| us.iter().map(|&u| first(u)).max().unwrap();
+    let finals = units
+        .iter()
+        .map(|&u| answers(&log, u).last().unwrap().1)
+        .max()
+        .unwrap();
+    let (walkers, hovers) = (last(&units[..20]), last(&units[20..40]));
+    assert!(
+        walkers.max(hovers).max(last(&pair)) * 3 < finals,
+        "first paths: walkers by frame {walkers}, hovercraft {hovers}, the pair {}; real ones by {finals}",
+        last(&pair)
+    );
+    for &unit in units[20..].iter().chain(&pair) {
+        assert_eq!(answers(&log, unit)[0].0, PathStatus::Provisional);
+    }
 }

@@ -168,6 +168,11 @@ fn send(app: &mut App, starts: &[Cell], goal: Cell) -> Vec<Entity> {
         .collect()
 }
 
+/// The unit's answer from a search (not a quick path), if it has one.
+fn searched(app: &App, unit: Entity) -> Option<PathResult> {
+    result(app, unit).filter(|r| r.status != PathStatus::Provisional)
+}
+
 /// Runs frames until every unit has a result (not a provisional one);
 /// returns the expansions spent.
 fn answer_all(app: &mut App, units: &[Entity]) -> u64 {
@@ -232,7 +237,12 @@ fn late_requests_join_the_shared_search_or_are_answered_at_once() {
     let first = send(&mut app, &starts[..30], goal);
     // Run until the shared search has reached the squad: some answered,
     // not all.
-    let answered = |app: &App| first.iter().filter(|&&u| result(app, u).is_some()).count();
+    let answered = |app: &App| {
+        first
+            .iter()
+            .filter(|&&u| searched(app, u).is_some())
+            .count()
+    };
     for _ in 0..2_000 {
         app.update();
         if answered(&app) > 0 {
@@ -250,14 +260,14 @@ fn late_requests_join_the_shared_search_or_are_answered_at_once() {
     // A second unit on the cell of one answered (settled), and one on the
     // cell of one still waiting (not settled yet).
     let (settled, unsettled): (Vec<_>, Vec<_>) =
-        (0..first.len()).partition(|&i| result(&app, first[i]).is_some());
+        (0..first.len()).partition(|&i| searched(&app, first[i]).is_some());
     let late_starts = [starts[settled[0]], starts[unsettled[0]]];
     let late = send(&mut app, &late_starts, goal);
     app.update();
-    let at_once = result(&app, late[0]).expect("a settled start is answered in its own frame");
+    let at_once = searched(&app, late[0]).expect("a settled start is answered in its own frame");
     assert_eq!(at_once.frames_waited, 0);
     assert_eq!(at_once.expansions, 0, "answered from the shared search");
-    assert!(result(&app, late[1]).is_none() || result(&app, first[unsettled[0]]).is_some());
+    assert!(searched(&app, late[1]).is_none() || searched(&app, first[unsettled[0]]).is_some());
     let queue = app.world().resource::<PathfindingQueue>();
     assert!(
         queue.shared_searches().all(|(_, waiting, _)| waiting > 1),
@@ -398,7 +408,12 @@ fn a_shared_search_thrown_out_of_its_slot_starts_over_and_answers_all() {
         .iter()
         .map(|&start| order(&mut app, start, goal, 5))
         .collect();
-    let answered = |app: &App| squad.iter().filter(|&&u| result(app, u).is_some()).count();
+    let answered = |app: &App| {
+        squad
+            .iter()
+            .filter(|&&u| searched(app, u).is_some())
+            .count()
+    };
     let mut spent = 0;
     for _ in 0..2_000 {
         app.update();
@@ -411,7 +426,7 @@ fn a_shared_search_thrown_out_of_its_slot_starts_over_and_answers_all() {
         answered(&app) < squad.len(),
         "the squad is still being served"
     );
-    let before: Vec<bool> = squad.iter().map(|&u| result(&app, u).is_some()).collect();
+    let before: Vec<bool> = squad.iter().map(|&u| searched(&app, u).is_some()).collect();
     let urgent = order(&mut app, starts[22], other, 10);
     // The whole map becomes open ground of the cheapest cost.
     let open = NavGrid::new(64, 64).unwrap();
@@ -512,7 +527,7 @@ fn an_urgent_request_does_not_wait_in_a_shared_search() {
     }
     let others_done = squad
         .iter()
-        .filter(|&&u| u != urgent && result(&app, u).is_some())
+        .filter(|&&u| u != urgent && searched(&app, u).is_some())
         .count();
     assert_eq!(
         others_done, 0,

@@ -10,7 +10,7 @@ use bevy::platform::collections::{HashMap, HashSet};
 
 use bevy::prelude::*;
 
-use super::super::graphs::CoarseGraphs;
+use super::super::graphs::{CoarseGraphs, wants_quick_routes};
 use super::super::result::{PathResult, PathStatus};
 use super::delivery::Found;
 use super::flight::Flight;
@@ -34,6 +34,18 @@ const QUICK_FIRST_FRAMES: u64 = 120;
 /// refinement) for the same mean cost (1.098 times the best); 1.15 halves
 /// them again but costs 1.108.
 const QUICK_WEIGHT: f32 = 1.2;
+
+/// Jobs of a shared search that get quick routes of their own while they
+/// wait for it, at most: two or three units that happen to share a goal
+/// would otherwise wait, pathless, for their one search behind every
+/// other's (on Berlin_0_1024 with 1,000 units, two of them until frame
+/// 3,466 against 255 for the rest), and for them a quick route each costs
+/// less than the search. A squad shares its search to save work, and a
+/// quick route for each of its units would cost several times that search
+/// (`stress --goals 20 --terrain`, squads of 50: 4.1 times the
+/// expansions, and the last real path at frame 500 against 129, for first
+/// paths at 113 against 129).
+const SHARED_QUICK_MOST: usize = 4;
 
 /// Quick routes planned for a lane per round: a lane runs them one after
 /// another, so a round covers its whole share.
@@ -143,9 +155,10 @@ impl QuickLane<'_> {
 /// Quick searches before the searches with real costs, on the whole
 /// budget while no request has waited [`QUICK_FIRST_FRAMES`], else on up
 /// to half of it (split among the lanes as the budget is), for the
-/// best-ranked requests alone on a map with terrain costs that have neither
-/// their quick path nor their real one yet and were not answered in the
-/// frame they were made in. Each lane runs its quick searches one after
+/// best-ranked requests (searched alone or sharing a search) on a map
+/// where their kind gets quick routes that have neither their quick path
+/// nor their real one yet and were not answered in the frame they were
+/// made in. Each lane runs its quick searches one after
 /// another in one scratch space (one with one lane: the best request
 /// first, then the next), so a lane holds at most one quick search from
 /// one frame to the next. A quick path leads where the request's real
@@ -548,68 +561,74 @@ fn give_up(queue: &mut PathfindingQueue, spots: &Spots, quick: QuickSearch) {
     }
 }
 
-/// The requests that want a quick path, best-ranked first: searched alone,
-/// on a map with terrain costs (for their unit's class and size), and unanswered
-/// through the frame they were made in.
+/// The requests that want a quick path, best-ranked first: unanswered
+/// through the frame they were made in, on a map where their unit's kind
+/// gets quick routes ([`wants_quick_routes`]), searched alone or sharing a
+/// search with a few others ([`SHARED_QUICK_MOST`]: each gets its own quick
+/// route, from its own start).
 fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u64> {
-    // Whether each (map, kind) seen has terrain costs, looked up once.
-    let mut terrain: Vec<(Entity, UnitKind, bool)> = Vec::new();
-    let mut has_terrain = |job: &Job| {
-        if let Some(&(.., known)) = terrain
+    // Whether each (map, kind) seen gets quick routes, looked up once.
+    let mut wanted_on: Vec<(Entity, UnitKind, bool)> = Vec::new();
+    let mut gets_quick = |job: &Job| {
+        if let Some(&(.., known)) = wanted_on
             .iter()
             .find(|(map, kind, _)| (*map, *kind) == (job.map, job.kind))
         {
             return known;
         }
-        let known = maps.get(job.map).is_some_and(|view| {
-            let view = view.for_kind(job.kind);
-            let class = view.class();
-            class.min_walkable_cost() != class.max_walkable_cost()
-        });
-        terrain.push((job.map, job.kind, known));
+        let known = maps
+            .get(job.map)
+            .is_some_and(|view| wants_quick_routes(view.grid, job.kind));
+        wanted_on.push((job.map, job.kind, known));
         known
     };
     let mut wanted: Vec<&Job> = queue
         .flights
         .all()
-        .filter(|flight| !flight.is_shared())
-        .map(|flight| flight.lead())
+        .filter(|flight| !flight.is_shared() || flight.jobs.len() <= SHARED_QUICK_MOST)
+        .flat_map(|flight| &flight.jobs)
         // A request's first frame goes to its real search: most on a small
         // map end there, and a quick path would only delay them.
         .filter(|job| job.quick && job.frame_requested < queue.frame)
-        .filter(|job| has_terrain(job))
+        .filter(|job| gets_quick(job))
         .collect();
     wanted.sort_by_key(|job| std::cmp::Reverse(job.rank(aging_frames)));
     wanted.into_iter().map(|job| job.ticket).collect()
 }
 
-/// Where each job searched alone sits in the queue's lists, by ticket: the
-/// lists do not change while the quick searches run.
-struct Spots(HashMap<u64, (bool, usize)>);
+/// Where each job sits in the queue's lists, by ticket: its list (waiting
+/// or in flight), its flight there and its place in the flight. The lists
+/// do not change while the quick searches run.
+struct Spots(HashMap<u64, (bool, usize, usize)>);
 
 impl Spots {
     fn of(queue: &PathfindingQueue) -> Self {
-        let alone = |list: &[Flight], waiting: bool| {
+        let spots = |list: &[Flight], waiting: bool| {
             list.iter()
                 .enumerate()
-                .filter(|(_, flight)| !flight.is_shared())
-                .map(move |(i, flight)| (flight.lead().ticket, (waiting, i)))
+                .flat_map(move |(i, flight)| {
+                    flight
+                        .jobs
+                        .iter()
+                        .enumerate()
+                        .map(move |(j, job)| (job.ticket, (waiting, i, j)))
+                })
                 .collect::<Vec<_>>()
         };
-        let mut spots = alone(&queue.flights.waiting, true);
-        spots.extend(alone(&queue.flights.in_flight, false));
-        Self(spots.into_iter().collect())
+        let mut all = spots(&queue.flights.waiting, true);
+        all.extend(spots(&queue.flights.in_flight, false));
+        Self(all.into_iter().collect())
     }
 
-    /// The job with `ticket`, searched alone, waiting or in flight.
+    /// The job with `ticket`, waiting or in flight.
     fn job<'q>(&self, queue: &'q mut PathfindingQueue, ticket: u64) -> Option<&'q mut Job> {
-        let &(waiting, index) = self.0.get(&ticket)?;
+        let &(waiting, index, place) = self.0.get(&ticket)?;
         let list = if waiting {
             &mut queue.flights.waiting
         } else {
             &mut queue.flights.in_flight
         };
-        let job = &mut list.get_mut(index)?.jobs[0];
+        let job = list.get_mut(index)?.jobs.get_mut(place)?;
         (job.ticket == ticket).then_some(job)
     }
 }
