@@ -129,6 +129,37 @@ impl PathIndex {
     }
 }
 
+impl PathIndex {
+    /// Indexed paths on `map` that the edits to `grid` after version
+    /// `checked` hit: each class's paths against the cells whose cost that
+    /// class can tell apart (a cell turned from open ground to shallows
+    /// leaves a hovercraft's path as it was); every path on the map when
+    /// the journal no longer reaches back that far.
+    fn hits_of_edits(
+        &self,
+        map: Entity,
+        grid: &NavGrid,
+        checked: u64,
+        results: &Results,
+        hits: &mut Vec<Entity>,
+    ) {
+        for class in (0..grid.class_count()).map(|c| ClassId::from_index(c as u8)) {
+            match grid.told_apart_by(class, checked) {
+                GridChanges::Everything => {
+                    let on_map = self.paths.iter().filter(|(_, (m, _))| *m == map);
+                    hits.extend(on_map.map(|(&unit, _)| unit));
+                    return;
+                }
+                GridChanges::Cells(cells) => {
+                    for cell in cells {
+                        self.hit_by(map, (cell, class), results, hits);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Whether the path `cells` uses `cell` at or around its `i`-th cell: as
 /// that cell, or as one of the two cells beside a diagonal step into or out
 /// of it (which must stay walkable for the step not to cut a corner).
@@ -204,30 +235,7 @@ pub(crate) fn invalidate_paths(
         if checked == version {
             continue;
         }
-        match grid.changes_since(checked) {
-            GridChanges::Everything => {
-                hits.extend(
-                    index
-                        .paths
-                        .iter()
-                        .filter(|(_, (m, _))| *m == map)
-                        .map(|(&u, _)| u),
-                );
-            }
-            GridChanges::Cells(_) => {
-                // Each class's paths against the cells whose cost it can
-                // tell apart: a cell turned from open ground to shallows
-                // leaves a hovercraft's path as it was.
-                for class in (0..grid.class_count()).map(|c| ClassId::from_index(c as u8)) {
-                    let GridChanges::Cells(cells) = grid.told_apart_by(class, checked) else {
-                        continue;
-                    };
-                    for cell in cells {
-                        index.hit_by(map, (cell, class), &results, &mut hits);
-                    }
-                }
-            }
-        }
+        index.hits_of_edits(map, grid, checked, &results, &mut hits);
     }
     index.checked.retain(|&map, _| maps.contains(map));
     // Paths delivered or changed since the last frame: checked against
