@@ -306,6 +306,12 @@ impl Classes {
         self.table.tables[0][terrain as usize]
     }
 
+    /// The layer of `class` (1 or more, registered) and `size` if it is
+    /// built, without building it.
+    pub(super) fn built(&self, class: u8, size: u8) -> Option<&Layer> {
+        self.layers[class as usize - 1][size as usize - 1].get()
+    }
+
     /// The layer of `class` (1 or more, registered) and `size`, built now
     /// if it is not yet.
     pub(super) fn layer(&self, width: u32, height: u32, class: u8, size: u8) -> &Layer {

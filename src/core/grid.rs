@@ -410,6 +410,18 @@ impl NavGrid {
         }
     }
 
+    /// [`NavGrid::layer_of`] if that layer is built (the default class's
+    /// cells always are), without building it.
+    pub(super) fn built_layer_of(&self, kind: UnitKind) -> Option<&Layer> {
+        match &self.classes {
+            Some(classes) if kind.class != ClassId::DEFAULT => {
+                classes.built(kind.class.index(), kind.size)
+            }
+            _ if kind.size <= 1 => Some(&self.base),
+            _ => self.sized[kind.size as usize - 2].get(),
+        }
+    }
+
     /// Registers the game's movement classes: from now on each cell holds
     /// a [`Terrain`] type (the cost it held becomes the type of that
     /// number: a new grid is all [`Terrain::PLAIN`]), written with

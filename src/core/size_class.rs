@@ -474,6 +474,18 @@ impl NavGrid {
         SizeClass::new(self, self.layer_of(kind), kind)
     }
 
+    /// [`NavGrid::kind_view`] of a registered class if its layer is built
+    /// already, without building it: for a question about every class that
+    /// must not cost the classes nobody uses their layers.
+    pub(crate) fn view_if_built(&self, kind: UnitKind) -> Option<SizeClass<'_>> {
+        let size = kind.size.clamp(1, MAX_UNIT_SIZE);
+        let kind = UnitKind::new(kind.class, size);
+        (kind.class.slot() < self.class_count())
+            .then(|| self.built_layer_of(kind))
+            .flatten()
+            .map(|layer| SizeClass::new(self, layer, kind))
+    }
+
     /// The size-1 view, which every cell-level query below answers from.
     fn cells(&self) -> SizeClass<'_> {
         SizeClass::new(self, self.layer(1), UnitKind::sized(1))

@@ -28,7 +28,7 @@ use bevy::tasks::futures_lite::future;
 use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
 
 use crate::clock;
-use crate::core::{ClassId, CoarseGraph, GraphBuild, NavGrid, UnitKind};
+use crate::core::{ClassId, CoarseGraph, GraphBuild, NavGrid, SizeClass, UnitKind};
 use crate::schedule::GraphTakeUp;
 
 /// Whether Bevy's task pools have threads to run a build on (its
@@ -368,19 +368,19 @@ impl CoarseGraphs {
 
 /// Whether units of `kind` get quick routes on `grid`: the walkable
 /// anchors of their class cost more in some places than in others, or
-/// those of another class of the grid do. The classes of a map share one
-/// budget, so on a map of land and water a class whose ground costs the
-/// same everywhere (hover) would otherwise wait for its real searches
-/// behind the other classes' long ones, with no path at all.
+/// those of another class in use on the grid do (one whose layer a unit of
+/// it has had built: asking of the others would build theirs). The classes
+/// of a map share one budget, so on a map of land and water a class whose
+/// ground costs the same everywhere (hover) would otherwise wait for its
+/// real searches behind the other classes' long ones, with no path at all.
 pub(crate) fn wants_quick_routes(grid: &NavGrid, kind: UnitKind) -> bool {
-    let uneven = |kind: UnitKind| {
-        let class = grid.kind_view(kind);
-        class.min_walkable_cost() != class.max_walkable_cost()
-    };
-    uneven(kind)
+    let uneven = |class: SizeClass| class.min_walkable_cost() != class.max_walkable_cost();
+    uneven(grid.kind_view(kind))
         || (0..grid.class_count())
-            .map(|class| UnitKind::new(ClassId::from_index(class as u8), 1))
-            .any(|other| other.class != kind.class && uneven(other))
+            .map(|class| ClassId::from_index(class as u8))
+            .filter(|&class| class != kind.class)
+            .filter_map(|class| grid.view_if_built(UnitKind::new(class, 1)))
+            .any(uneven)
 }
 
 /// A build started: a small map's graph, built at once, or a build under

@@ -127,9 +127,7 @@ impl PathIndex {
             }
         }
     }
-}
 
-impl PathIndex {
     /// Indexed paths on `map` that the edits to `grid` after version
     /// `checked` hit: each class's paths against the cells whose cost that
     /// class can tell apart (a cell turned from open ground to shallows

@@ -332,3 +332,49 @@ fn a_terrain_change_only_one_class_can_tell_replans_only_that_class() {
     app.update();
     assert_eq!(flagged(&app, &units)[2..], [true, true]);
 }
+
+/// A class nobody uses costs nothing: whether a map's other classes have
+/// rough ground (and so every class quick routes) is asked of the classes
+/// in use only, and never builds another's layer.
+#[test]
+fn a_class_nobody_uses_costs_nothing_on_a_map_of_several() {
+    // Hovercraft (the grid's own class) pay the same everywhere; walkers
+    // would pay for rough ground, but none is ordered until the end.
+    let (open, rough) = (Terrain(1), Terrain(2));
+    let classes = MovementClasses::new()
+        .class("hover", [(open, 1), (rough, 1)])
+        .class("walker", [(open, 1), (rough, 4)]);
+    let terrain = (0..96 * 96)
+        .map(|i| if i % 7 == 0 { rough.0 } else { open.0 })
+        .collect();
+    let grid = NavGrid::from_costs(96, 96, terrain)
+        .unwrap()
+        .with_classes(classes)
+        .unwrap();
+    let mut app = crate::common::app();
+    let map = crate::common::spawn_map(&mut app, grid);
+    let order = |app: &mut App, from: Cell, to: Cell| {
+        crate::common::spawn_unit(app, from, PathRequest::new(to))
+    };
+    let hovers: Vec<Entity> = (0..8)
+        .map(|i| {
+            order(
+                &mut app,
+                Cell::new(1, 10 * i + 3),
+                Cell::new(90, 10 * i + 5),
+            )
+        })
+        .collect();
+    crate::common::run_until_answered(&mut app, &hovers, 200);
+    for _ in 0..30 {
+        app.update();
+    }
+    let layers = |app: &App| app.world().get::<NavGrid>(map).unwrap().class_layer_bytes();
+    assert_eq!(layers(&app), 0, "the walkers' layer was built");
+    let walker = order(&mut app, Cell::new(2, 2), Cell::new(80, 80));
+    app.world_mut()
+        .entity_mut(walker)
+        .insert(MovementClass(ClassId::from_index(1)));
+    crate::common::run_until_answered(&mut app, &[walker], 200);
+    assert!(layers(&app) > 0);
+}

@@ -155,7 +155,8 @@ impl QuickLane<'_> {
 /// Quick searches before the searches with real costs, on the whole
 /// budget while no request has waited [`QUICK_FIRST_FRAMES`], else on up
 /// to half of it (split among the lanes as the budget is), for the
-/// best-ranked requests (searched alone or sharing a search) on a map
+/// best-ranked requests (searched alone or sharing a search with a few
+/// others: [`has_quick_routes`]) on a map
 /// where their kind gets quick routes that have neither their quick path
 /// nor their real one yet and were not answered in the frame they were
 /// made in. Each lane runs its quick searches one after
@@ -585,7 +586,7 @@ fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u
     let mut wanted: Vec<&Job> = queue
         .flights
         .all()
-        .filter(|flight| !flight.is_shared() || flight.jobs.len() <= SHARED_QUICK_MOST)
+        .filter(|flight| has_quick_routes(flight))
         .flat_map(|flight| &flight.jobs)
         // A request's first frame goes to its real search: most on a small
         // map end there, and a quick path would only delay them.
@@ -596,28 +597,38 @@ fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u
     wanted.into_iter().map(|job| job.ticket).collect()
 }
 
-/// Where each job sits in the queue's lists, by ticket: its list (waiting
-/// or in flight), its flight there and its place in the flight. The lists
-/// do not change while the quick searches run.
-struct Spots(HashMap<u64, (bool, usize, usize)>);
+/// Whether the jobs of `flight` may have quick routes: it searches for
+/// one alone, or shares its search with at most [`SHARED_QUICK_MOST`].
+fn has_quick_routes(flight: &Flight) -> bool {
+    !flight.is_shared() || flight.jobs.len() <= SHARED_QUICK_MOST
+}
+
+/// Where each job that may have a quick route ([`has_quick_routes`]) sits
+/// in the queue's lists, by ticket: its list (waiting or in flight), its
+/// flight there and its place in the flight. The lists do not change while
+/// the quick searches run.
+struct Spots(HashMap<u64, Spot>);
+
+/// A job's list (waiting or not), flight and place in it.
+type Spot = (bool, usize, usize);
 
 impl Spots {
     fn of(queue: &PathfindingQueue) -> Self {
-        let spots = |list: &[Flight], waiting: bool| {
-            list.iter()
-                .enumerate()
+        fn spots(list: &[Flight], waiting: bool) -> impl Iterator<Item = (u64, Spot)> + '_ {
+            let flights = list.iter().enumerate();
+            flights
+                .filter(|(_, flight)| has_quick_routes(flight))
                 .flat_map(move |(i, flight)| {
-                    flight
-                        .jobs
-                        .iter()
-                        .enumerate()
-                        .map(move |(j, job)| (job.ticket, (waiting, i, j)))
+                    let jobs = flight.jobs.iter().enumerate();
+                    jobs.map(move |(j, job)| (job.ticket, (waiting, i, j)))
                 })
-                .collect::<Vec<_>>()
-        };
-        let mut all = spots(&queue.flights.waiting, true);
-        all.extend(spots(&queue.flights.in_flight, false));
-        Self(all.into_iter().collect())
+        }
+        let waiting = spots(&queue.flights.waiting, true);
+        Self(
+            waiting
+                .chain(spots(&queue.flights.in_flight, false))
+                .collect(),
+        )
     }
 
     /// The job with `ticket`, waiting or in flight.
