@@ -152,6 +152,8 @@ struct Options {
     fps: u32,
     classes: Option<usize>,
     clutter: Option<usize>,
+    /// `--bake FILE` or `--baked FILE`.
+    bake: Option<(bool, PathBuf)>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -171,6 +173,7 @@ fn parse_options() -> Result<Options, String> {
         fps: 60,
         classes: None,
         clutter: None,
+        bake: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -224,6 +227,10 @@ fn parse_options() -> Result<Options, String> {
                     .parse()
                     .map_err(|_| format!("--edits {v:?} is not a number"))?;
             }
+            "--bake" | "--baked" if cfg!(feature = "serialize") => {
+                options.bake = Some((flag == "--bake", PathBuf::from(value()?)));
+            }
+            "--bake" | "--baked" => return Err(format!("{flag} needs --features serialize")),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -269,6 +276,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         grid = support::land_and_water(&grid, support::movement_classes(count), 7);
+    }
+    #[cfg(feature = "serialize")]
+    if let Some((bake, path)) = &options.bake {
+        match baking::bake_or_load(&grid, options.classes.unwrap_or(1), *bake, path) {
+            Ok(baked) => grid = baked,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     // Starts and goals from the largest region, so every path exists.
     let cells = main_region_cells(&grid);
@@ -699,8 +716,79 @@ fn app_with(grid: &NavGrid, budget: u32, share: Sharing, setup: Setup) -> App {
     if let Some(count) = clutter {
         spawn_clutter(&mut app, count);
     }
-    app.world_mut().spawn((grid.clone(), Transform::default()));
+    let map = app
+        .world_mut()
+        .spawn((grid.clone(), Transform::default()))
+        .id();
+    #[cfg(feature = "serialize")]
+    if let Some(baked) = baking::BAKED.get() {
+        app.world_mut()
+            .entity_mut(map)
+            .insert(baked.coarse_graphs());
+    }
+    #[cfg(not(feature = "serialize"))]
+    let _ = map;
     app
+}
+
+/// `--bake FILE` and `--baked FILE`: the grid's coarse graphs built before
+/// the first frame and written to FILE, or the grid and its graphs read
+/// from FILE. Both runs start with every class's graph in place, so they
+/// give the same digest when the file holds what was built.
+#[cfg(feature = "serialize")]
+mod baking {
+    use std::path::Path;
+    use std::sync::OnceLock;
+
+    use bevy_frontier::bake::BakedMap;
+    use bevy_frontier::core::{ClassId, NavGrid, UnitKind};
+
+    /// The map baked or read, whose graphs every run's map gets.
+    pub static BAKED: OnceLock<BakedMap> = OnceLock::new();
+
+    /// The grid to run on: `grid` with its graphs for `classes` classes
+    /// built and written to `path`, or the grid read from `path`.
+    pub fn bake_or_load(
+        grid: &NavGrid,
+        classes: usize,
+        bake: bool,
+        path: &Path,
+    ) -> Result<NavGrid, String> {
+        let began = std::time::Instant::now();
+        let baked = if bake {
+            let kinds: Vec<UnitKind> = (0..classes as u8)
+                .map(|class| UnitKind::new(ClassId::from_index(class), 1))
+                .collect();
+            let baked = BakedMap::bake(grid.clone(), &kinds);
+            let bytes = baked.to_bytes().map_err(|error| error.to_string())?;
+            std::fs::write(path, &bytes).map_err(|error| format!("{}: {error}", path.display()))?;
+            println!(
+                "baked: {} bytes, {} graphs, grid_memory_bytes={} in {:.3} s",
+                bytes.len(),
+                baked.graphs.len(),
+                baked.grid.memory_bytes(),
+                began.elapsed().as_secs_f64()
+            );
+            baked
+        } else {
+            let bytes =
+                std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+            let baked = BakedMap::from_bytes(&bytes).map_err(|error| error.to_string())?;
+            if baked.grid.costs() != grid.costs() {
+                return Err(format!("{} is not a bake of this map", path.display()));
+            }
+            println!(
+                "loaded: {} bytes, {} graphs in {:.3} s",
+                bytes.len(),
+                baked.graphs.len(),
+                began.elapsed().as_secs_f64()
+            );
+            baked
+        };
+        let grid = baked.grid.clone();
+        let _ = BAKED.set(baked);
+        Ok(grid)
+    }
 }
 
 /// What a game may do before its level (a menu, an overlay): one more

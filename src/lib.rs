@@ -60,6 +60,8 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "serialize")]
+pub mod bake;
 pub mod checksum;
 mod clock;
 pub mod core;

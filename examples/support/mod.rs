@@ -121,6 +121,7 @@ pub fn weight(value: &str) -> Result<f32, String> {
 }
 
 /// Command-line value `value` of `flag` as a number above zero.
+#[allow(dead_code)] // `bake` does not use it.
 pub fn positive<T: std::str::FromStr + PartialOrd + Default>(
     flag: &str,
     value: &str,
@@ -133,6 +134,7 @@ pub fn positive<T: std::str::FromStr + PartialOrd + Default>(
 }
 
 /// The `p`th percentile of sorted samples (nearest rank).
+#[allow(dead_code)] // `bake` does not use it.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -143,6 +145,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// The walkable cells of the grid's largest region (ties: the higher
 /// label), in index order, so that every path between two of them exists.
+#[allow(dead_code)] // `bake` does not use it.
 pub fn main_region_cells(grid: &NavGrid) -> Vec<Cell> {
     main_region_of(grid.size_class(1))
 }

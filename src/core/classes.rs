@@ -274,6 +274,12 @@ impl MovementClasses {
         }
     }
 
+    /// Each class's name and cost per terrain type, in order.
+    #[cfg(feature = "serialize")]
+    pub(crate) fn tables(&self) -> impl Iterator<Item = (&str, &CostTable)> {
+        self.names.iter().map(String::as_str).zip(&self.tables)
+    }
+
     pub(super) fn table(&self, class: u8) -> Option<&CostTable> {
         self.tables.get(class as usize)
     }
@@ -317,6 +323,12 @@ impl Classes {
     pub(super) fn layer(&self, width: u32, height: u32, class: u8, size: u8) -> &Layer {
         let table = &self.table.tables[class as usize];
         self.layers[class as usize - 1][size as usize - 1].get_or_init(|| {
+            if size == 1 {
+                // A footprint of one cell: its terrain's cost (0, a wall,
+                // where the class may not enter).
+                let costs = self.terrain.iter().map(|&t| table[t as usize]).collect();
+                return Layer::new(width, height, costs);
+            }
             let mut costs = vec![0u8; self.terrain.len()];
             for y in 0..height {
                 for x in 0..width {

@@ -210,7 +210,13 @@ impl NavGrid {
                 got: costs.len(),
             });
         }
-        Ok(Self {
+        Ok(Self::assembled(width, height, costs, None))
+    }
+
+    /// A grid of these costs (its first class's) and classes, its layer
+    /// built, at version 0.
+    fn assembled(width: u32, height: u32, costs: Vec<u8>, classes: Option<Box<Classes>>) -> Self {
+        Self {
             width,
             height,
             neighborhood: Neighborhood::Eight,
@@ -220,8 +226,35 @@ impl NavGrid {
             version: 0,
             journal: Vec::new(),
             journal_floor: 0,
-            classes: None,
-        })
+            classes,
+        }
+    }
+
+    /// A grid of terrain types and the classes that read them, as
+    /// [`NavGrid::from_costs`] and then [`NavGrid::set_classes`] make it,
+    /// with its layer built once, not twice (a baked map's load).
+    #[cfg(feature = "serialize")]
+    pub(crate) fn from_terrain(
+        width: u32,
+        height: u32,
+        terrain: Vec<u8>,
+        classes: MovementClasses,
+    ) -> Result<Self, String> {
+        let expected = Self::checked_cells(width, height).map_err(|e| e.to_string())?;
+        if terrain.len() != expected {
+            let got = terrain.len();
+            return Err(GridError::WrongCellCount { expected, got }.to_string());
+        }
+        let classes = Classes::new(classes.checked().map_err(|e| e.to_string())?, terrain);
+        let costs: Vec<u8> = (classes.terrain.iter())
+            .map(|&t| classes.default_cost(t))
+            .collect();
+        Ok(Self::assembled(
+            width,
+            height,
+            costs,
+            Some(Box::new(classes)),
+        ))
     }
 
     fn checked_cells(width: u32, height: u32) -> Result<usize, GridError> {
@@ -455,6 +488,27 @@ impl NavGrid {
     pub fn with_classes(mut self, classes: MovementClasses) -> Result<Self, ClassError> {
         self.set_classes(classes)?;
         Ok(self)
+    }
+
+    /// The byte each cell holds, row by row: its terrain type once classes
+    /// are registered, else its cost. With the move set and the classes,
+    /// all that makes the grid (everything else is worked out from them).
+    #[cfg(feature = "serialize")]
+    pub(crate) fn cell_bytes(&self) -> &[u8] {
+        match &self.classes {
+            Some(classes) => &classes.terrain,
+            None => &self.base.costs,
+        }
+    }
+
+    /// Gives a grid made from baked bytes the version it had when baked,
+    /// so that what was baked with it (its coarse graphs) matches it. No
+    /// change is remembered from before it.
+    #[cfg(feature = "serialize")]
+    pub(crate) fn restore_version(&mut self, version: u64) {
+        self.version = version;
+        self.journal.clear();
+        self.journal_floor = version;
     }
 
     /// The movement classes registered, if any.

@@ -110,12 +110,26 @@ impl Layer {
 /// Clearance of every cell from scratch: the side of the largest square of
 /// walkable cells anchored there, at most [`MAX_UNIT_SIZE`].
 pub(super) fn clearance_of(width: u32, height: u32, costs: &[u8]) -> Vec<u8> {
+    // Row by row from the top, each from the row above it (already final)
+    // and the cell after it: what `clearance_at` does, without its bounds
+    // checks (a grid's load is mostly this and its walk bitmaps).
+    let w = width as usize;
     let mut clearance = vec![0u8; costs.len()];
-    for y in (0..height).rev() {
-        for x in (0..width).rev() {
-            let value = clearance_at(width, height, costs, &clearance, x, y);
-            clearance[(y * width + x) as usize] = value;
+    // The row above and the one being worked out, each with a zero past
+    // its end (the grid's edge).
+    let mut above = vec![0u8; w + 1];
+    let mut row = vec![0u8; w + 1];
+    for y in (0..height as usize).rev() {
+        let cost_row = &costs[y * w..(y + 1) * w];
+        for x in (0..w).rev() {
+            row[x] = if cost_row[x] == BLOCKED {
+                0
+            } else {
+                (1 + row[x + 1].min(above[x]).min(above[x + 1])).min(MAX_UNIT_SIZE)
+            };
         }
+        clearance[y * w..(y + 1) * w].copy_from_slice(&row[..w]);
+        std::mem::swap(&mut above, &mut row);
     }
     clearance
 }

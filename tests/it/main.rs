@@ -5,6 +5,8 @@ mod changing_costs;
 mod common;
 
 mod avoidance;
+#[cfg(feature = "serialize")]
+mod baked_maps;
 mod bridges;
 mod crowd_determinism;
 mod crowd_model;

@@ -8,8 +8,24 @@ use super::CLUSTER;
 use super::build::{Cache, ClusterBuild, Repair, SuperBuild};
 use super::levels::{Dirty, Levels};
 use crate::core::classes::UnitKind;
+#[cfg(feature = "serialize")]
+use crate::core::grid::Neighborhood;
 use crate::core::grid::{Cell, GridChanges};
 use crate::core::size_class::SizeClass;
+
+/// A built graph's parts ([`CoarseGraph::parts`]).
+#[cfg(feature = "serialize")]
+pub(crate) struct GraphParts {
+    pub(crate) kind: UnitKind,
+    /// The grid's width, height and move set.
+    pub(crate) shape: (u32, u32, Neighborhood),
+    /// The grid version it reflects.
+    pub(crate) version: u64,
+    /// Each level's records: their bytes one after another, and each
+    /// one's length.
+    pub(crate) lower: (Vec<u8>, Vec<u16>),
+    pub(crate) upper: (Vec<u8>, Vec<u16>),
+}
 
 /// A coarse graph over one size class of a grid; see the module docs.
 #[derive(Clone, Debug)]
@@ -50,6 +66,69 @@ impl CoarseGraph {
         let mut graph = Self::new(class);
         graph.repair(class, u64::MAX);
         graph
+    }
+
+    /// What a built graph is made of, for baking: the grid's shape and
+    /// version it reflects, and each level's records, as their bytes one
+    /// after another and each one's length. `None` unless every record is
+    /// built and none is being repaired.
+    #[cfg(feature = "serialize")]
+    pub(crate) fn parts(&self) -> Option<GraphParts> {
+        let done = self.usable
+            && self.dirty.is_empty()
+            && self.dirty_upper.is_empty()
+            && self.repair.is_none();
+        let levels = &self.levels;
+        let records = |records: &super::levels::Records| {
+            let lengths = records.bytes().map(|r| r.len() as u16).collect();
+            (records.bytes().flatten().copied().collect(), lengths)
+        };
+        done.then(|| GraphParts {
+            kind: levels.kind,
+            shape: (levels.width, levels.height, levels.neighborhood),
+            version: self.version,
+            lower: records(&levels.lower),
+            upper: records(&levels.upper),
+        })
+    }
+
+    /// A built graph from its [`parts`](Self::parts); `None` if they do
+    /// not make one (records not of the layout a graph writes, or not one
+    /// per cluster of the shape).
+    #[cfg(feature = "serialize")]
+    pub(crate) fn from_parts(parts: GraphParts) -> Option<Self> {
+        use super::levels::Records;
+        let lower = Records::from_lengths(parts.lower.0, &parts.lower.1)?;
+        let upper = Records::from_lengths(parts.upper.0, &parts.upper.1)?;
+        let levels = Levels::from_records(parts.kind, parts.shape, lower, upper)?;
+        Some(Self {
+            levels,
+            dirty: Dirty::default(),
+            dirty_upper: Dirty::default(),
+            usable: true,
+            version: parts.version,
+            repair: None,
+        })
+    }
+
+    /// Whether it is a built graph of a grid of this shape (width, height
+    /// and move set) at this version, for a class the grid has: a baked
+    /// graph's check against its baked grid, which builds no layer.
+    #[cfg(feature = "serialize")]
+    pub(crate) fn is_built_for(
+        &self,
+        shape: (u32, u32, Neighborhood),
+        version: u64,
+        classes: usize,
+    ) -> bool {
+        let levels = &self.levels;
+        (levels.width, levels.height, levels.neighborhood) == shape
+            && self.version == version
+            && (1..=crate::core::MAX_UNIT_SIZE).contains(&levels.kind.size)
+            && levels.kind.class.slot() < classes
+            && self.usable
+            && self.dirty.is_empty()
+            && self.dirty_upper.is_empty()
     }
 
     /// The unit size it is for.

@@ -66,6 +66,80 @@ impl Levels {
         }
     }
 
+    /// The lattice over a grid of this shape, with these records; `None`
+    /// unless they are one per cluster and one per super-cluster, each of
+    /// the layout the module docs give ([`Levels::check`]).
+    #[cfg(feature = "serialize")]
+    pub(super) fn from_records(
+        kind: UnitKind,
+        (width, height, neighborhood): (u32, u32, Neighborhood),
+        lower: Records,
+        upper: Records,
+    ) -> Option<Self> {
+        let columns = width.div_ceil(CLUSTER);
+        let rows = height.div_ceil(CLUSTER);
+        let (super_columns, super_rows) = (columns.div_ceil(SUPER), rows.div_ceil(SUPER));
+        let levels = Self {
+            kind,
+            width,
+            height,
+            neighborhood,
+            columns,
+            rows,
+            super_columns,
+            super_rows,
+            lower,
+            upper,
+        };
+        levels.check().then_some(levels)
+    }
+
+    /// Whether every record reads as the module docs lay it out: a
+    /// cluster's nodes inside it and in ascending order, a super-cluster's
+    /// in clusters inside it, among their nodes and in ascending order,
+    /// and each record as long as its node count says. What reads a graph
+    /// may then index its records without a check.
+    #[cfg(feature = "serialize")]
+    fn check(&self) -> bool {
+        if self.lower.count() != self.cluster_count() || self.upper.count() != self.super_count() {
+            return false;
+        }
+        let ascending = |nodes: &[u8], step: usize| {
+            let keys: Vec<&[u8]> = nodes.chunks(step).collect();
+            keys.windows(2).all(|pair| pair[0] < pair[1])
+        };
+        let lower_ok = (0..self.cluster_count() as u32).all(|cluster| {
+            let record = self.lower.get(cluster as usize);
+            let Some(&n) = record.first() else {
+                return true;
+            };
+            let n = n as usize;
+            let (.., w, h) = self.bounds(cluster);
+            let nodes = record.get(2..2 + n).unwrap_or(&[]);
+            record.len() == 2 + n + n * n.saturating_sub(1)
+                && nodes.iter().all(|&local| (local as u32) < w * h)
+                && ascending(nodes, 1)
+        });
+        lower_ok
+            && (0..self.super_count() as u32).all(|sup| {
+                let record = self.upper.get(sup as usize);
+                let Some(&m) = record.first() else {
+                    return true;
+                };
+                let m = m as usize;
+                let inside: Vec<u8> = self.clusters_of(sup).map(|(inner, _)| inner).collect();
+                let nodes = record.get(1..1 + 2 * m).unwrap_or(&[]);
+                record.len() == 1 + 2 * m + m * m.saturating_sub(1)
+                    && ascending(nodes, 2)
+                    && nodes.chunks(2).all(|key| {
+                        inside.contains(&key[0])
+                            && (self.local_nodes(self.cluster_in(sup, key[0])))
+                                .binary_search(&key[1])
+                                .is_ok()
+                    })
+            })
+    }
+
     /// Clusters in all.
     pub(super) fn cluster_count(&self) -> usize {
         (self.columns * self.rows) as usize
@@ -406,9 +480,26 @@ impl Records {
     }
 
     /// The records, in order.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "serialize"))]
     pub(super) fn bytes(&self) -> impl Iterator<Item = &[u8]> {
         (0..self.at.len()).map(|i| self.get(i))
+    }
+
+    /// Records from their bytes one after another and each one's length;
+    /// `None` if the lengths do not add up to the bytes.
+    #[cfg(feature = "serialize")]
+    pub(super) fn from_lengths(data: Vec<u8>, lengths: &[u16]) -> Option<Self> {
+        let mut at = Vec::with_capacity(lengths.len());
+        let mut start = 0usize;
+        for &len in lengths {
+            at.push((u32::try_from(start).ok()?, len));
+            start += len as usize;
+        }
+        (start == data.len()).then_some(Self {
+            data,
+            at,
+            garbage: 0,
+        })
     }
 }
 

@@ -63,6 +63,8 @@ mod tests;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+#[cfg(feature = "serialize")]
+pub(crate) use graph::GraphParts;
 pub use graph::{BuiltPart, CoarseGraph, GraphBuild};
 pub use route::{CoarseRoute, RouteStatus, RouteWork};
 

@@ -8,6 +8,7 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use super::resolve::{Job, Rank};
+use super::waiting::Waiting;
 use crate::core::{Flood, NavGrid, ScratchPool, Search};
 
 /// What a flight searches with.
@@ -158,16 +159,10 @@ pub(super) struct Flights {
     /// Entities with a request waiting or in flight, so that cancelling the
     /// many that have none skips the scans.
     pub(super) live: EntityHashSet,
-    /// Best last once sorted ([`Flights::sort_waiting`]), so that admitting
-    /// the best is a pop, not a scan of a thousand.
-    pub(super) waiting: Vec<Flight>,
-    /// The ageing `waiting` is sorted for, if it is.
-    pub(super) waiting_sorted: Option<u32>,
+    /// In rank order, indexed by what they could share.
+    pub(super) waiting: Waiting,
     pub(super) in_flight: Vec<Flight>,
     pub(super) pool: ScratchPool,
-    /// Whether a request that could share a search has started waiting
-    /// since requests were last put together (`share_goals`).
-    pub(super) unshared: bool,
     /// Reading back shared searches' paths that a frame's budget had no room
     /// left for: paid first in the next frames.
     pub(super) reading_debt: u64,
@@ -184,34 +179,31 @@ impl Flights {
         if !self.live.remove(&entity) {
             return;
         }
-        for list in [&mut self.waiting, &mut self.in_flight] {
-            let Some(i) = list
-                .iter()
-                .position(|f| f.jobs.iter().any(|job| job.entity == entity))
-            else {
-                continue;
-            };
+        if let Some(mut flight) = self.waiting.take_with(entity) {
+            flight.jobs.retain(|job| job.entity != entity);
+            if flight.jobs.is_empty() {
+                flight.land(&mut self.pool);
+            } else {
+                // Its rank is its best job's, which may have been this one.
+                self.waiting.put_back(flight);
+            }
+            return;
+        }
+        let list = &mut self.in_flight;
+        if let Some(i) = list
+            .iter()
+            .position(|f| f.jobs.iter().any(|job| job.entity == entity))
+        {
             list[i].jobs.retain(|job| job.entity != entity);
             if list[i].jobs.is_empty() {
                 list.swap_remove(i).land(&mut self.pool);
             }
         }
-        // A flight moved or lost its best job.
-        self.waiting_sorted = None;
     }
 
     /// Puts a flight in the waiting list.
     pub(super) fn wait(&mut self, flight: Flight) {
         self.waiting.push(flight);
-        self.waiting_sorted = None;
-    }
-
-    /// Sorts the waiting list for `aging`, best last, if it is not.
-    pub(super) fn sort_waiting(&mut self, aging: u32) {
-        if self.waiting_sorted != Some(aging) {
-            self.waiting.sort_by_cached_key(|flight| flight.rank(aging));
-            self.waiting_sorted = Some(aging);
-        }
     }
 
     /// Bytes of scratch space the flights hold, and the pool keeps.

@@ -31,9 +31,9 @@ pub(super) fn admit(
 ) {
     let slots = settings.max_in_flight.max(1);
     let aging = settings.aging_frames;
+    queue.flights.waiting.set_aging(aging);
     loop {
-        queue.flights.sort_waiting(aging);
-        let Some(best_rank) = queue.flights.waiting.last().map(|best| best.rank(aging)) else {
+        let Some(best_rank) = queue.flights.waiting.best_rank() else {
             return;
         };
         if queue.flights.in_flight.len() >= slots {
@@ -46,25 +46,14 @@ pub(super) fn admit(
                 return;
             }
             let mut evicted = queue.flights.in_flight.swap_remove(worst);
-            let parked = queue
-                .flights
-                .waiting
-                .iter()
-                .filter(|f| f.is_started())
-                .count();
-            if parked >= slots {
+            if queue.flights.waiting.parked() >= slots {
                 evicted.reset(&mut queue.flights.pool);
             }
-            // In its place in the sorted list: it ranks below the best.
-            let rank = evicted.rank(aging);
-            let at = queue
-                .flights
-                .waiting
-                .partition_point(|f| f.rank(aging) < rank);
-            queue.flights.waiting.insert(at, evicted);
+            // In its place in the rank order: it ranks below the best.
+            queue.flights.waiting.put_back(evicted);
             continue;
         }
-        let Some(flight) = queue.flights.waiting.pop() else {
+        let Some(flight) = queue.flights.waiting.pop_best() else {
             return;
         };
         if let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) {
@@ -135,7 +124,6 @@ pub(super) fn refresh(
                 kept.push(job);
             }
             Work::Shared(_) if job.goal != goal => {
-                queue.flights.unshared = true;
                 queue.flights.wait(Flight::new(job));
             }
             Work::Shared(shared) => {

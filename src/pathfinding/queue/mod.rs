@@ -28,6 +28,7 @@ mod quick_routes;
 mod resolve;
 mod shared;
 mod state;
+mod waiting;
 
 use crate::clock;
 use bevy::diagnostic::Diagnostics;
@@ -141,12 +142,14 @@ pub(crate) fn collect_requests(
     still_requesting: Query<(), With<PathRequest>>,
     changed: ChangedRequests,
     maps: Maps,
+    settings: Res<PathfindingSettings>,
     mut delivery: Delivery,
 ) {
     let began = clock::now();
     let queue = &mut *queue;
     queue.frame += 1;
     queue.plans.clear();
+    queue.flights.waiting.set_aging(settings.aging_frames);
     for entity in removed.read() {
         if !still_requesting.contains(entity) {
             queue.flights.cancel(entity);
@@ -219,7 +222,6 @@ pub(crate) fn collect_requests(
                 queue.flights.next_ticket += 1;
                 queue.flights.live.insert(entity);
                 let frame_requested = queue.frame;
-                queue.flights.unshared = true;
                 queue.flights.wait(Flight::new(Job {
                     entity,
                     ticket,
@@ -272,8 +274,10 @@ pub(crate) fn run_searches(
     queue.flights.pool.set_limit(pooled(&settings));
     let owed = queue.flights.reading_debt;
     queue.flights.reading_debt = budget.spend_reading(owed);
-    if settings.share_goals && std::mem::take(&mut queue.flights.unshared) {
+    if settings.share_goals {
         shared::share_goals(queue, &maps, &mut budget, &mut delivery);
+    } else {
+        queue.flights.waiting.take_fresh();
     }
     if settings.refine {
         quick::run_quick(queue, &settings, &mut budget, &maps, &mut graphs);

@@ -15,7 +15,7 @@ use super::super::result::{PathResult, PathStatus};
 use super::delivery::Found;
 use super::flight::Flight;
 use super::quick_routes::QuickSearch;
-use super::resolve::{Job, Plan};
+use super::resolve::{Job, Plan, Rank};
 use super::state::PathfindingQueue;
 use crate::core::{Cell, CoarseGraph, CoarseRoute, NavGrid, RouteStatus, UnitKind};
 use crate::maps::{MapView, Maps};
@@ -177,6 +177,10 @@ pub(super) fn run_quick(
     maps: &Maps,
     graphs: &mut Query<(Entity, &'static mut CoarseGraphs)>,
 ) {
+    let candidates = candidates(queue, settings.aging_frames, maps);
+    if candidates.is_empty() && queue.quick.under_way.is_empty() {
+        return;
+    }
     // A unit with no path is worse off than one with a quick path waiting
     // for its real one, so after a burst of orders the quick paths come
     // first. Once a request has waited QUICK_FIRST_FRAMES (for either
@@ -194,10 +198,6 @@ pub(super) fn run_quick(
         } else {
             settings.nodes_per_frame
         };
-    let candidates = candidates(queue, settings.aging_frames, maps);
-    if candidates.is_empty() && queue.quick.under_way.is_empty() {
-        return;
-    }
     let lanes = budget.lane_count();
     let mut quota_left: Vec<u32> = shares(quota, lanes).collect();
     // The lists do not change while quick searches run: each job is found
@@ -604,42 +604,51 @@ fn has_quick_routes(flight: &Flight) -> bool {
 }
 
 /// Where each job that may have a quick route ([`has_quick_routes`]) sits
-/// in the queue's lists, by ticket: its list (waiting or in flight), its
-/// flight there and its place in the flight. The lists do not change while
-/// the quick searches run.
+/// in the queue's lists, by ticket: its flight (by rank when waiting, by
+/// place in flight) and its place in the flight. The lists do not change
+/// while the quick searches run.
 struct Spots(HashMap<u64, Spot>);
 
-/// A job's list (waiting or not), flight and place in it.
-type Spot = (bool, usize, usize);
+/// A job's flight and place in it.
+type Spot = (Home, usize);
+
+/// Where a flight is: waiting, by rank, or in flight, by place.
+#[derive(Clone, Copy)]
+enum Home {
+    Waiting(Rank),
+    InFlight(usize),
+}
 
 impl Spots {
     fn of(queue: &PathfindingQueue) -> Self {
-        fn spots(list: &[Flight], waiting: bool) -> impl Iterator<Item = (u64, Spot)> + '_ {
-            let flights = list.iter().enumerate();
+        fn spots<'a>(
+            flights: impl Iterator<Item = (Home, &'a Flight)> + 'a,
+        ) -> impl Iterator<Item = (u64, Spot)> + 'a {
             flights
                 .filter(|(_, flight)| has_quick_routes(flight))
-                .flat_map(move |(i, flight)| {
+                .flat_map(move |(home, flight)| {
                     let jobs = flight.jobs.iter().enumerate();
-                    jobs.map(move |(j, job)| (job.ticket, (waiting, i, j)))
+                    jobs.map(move |(j, job)| (job.ticket, (home, j)))
                 })
         }
-        let waiting = spots(&queue.flights.waiting, true);
-        Self(
-            waiting
-                .chain(spots(&queue.flights.in_flight, false))
-                .collect(),
-        )
+        let flights = &queue.flights;
+        let waiting = flights
+            .waiting
+            .ranked()
+            .map(|(rank, flight)| (Home::Waiting(*rank), flight));
+        let in_flight = flights.in_flight.iter().enumerate();
+        let in_flight = in_flight.map(|(i, flight)| (Home::InFlight(i), flight));
+        Self(spots(waiting).chain(spots(in_flight)).collect())
     }
 
     /// The job with `ticket`, waiting or in flight.
     fn job<'q>(&self, queue: &'q mut PathfindingQueue, ticket: u64) -> Option<&'q mut Job> {
-        let &(waiting, index, place) = self.0.get(&ticket)?;
-        let list = if waiting {
-            &mut queue.flights.waiting
-        } else {
-            &mut queue.flights.in_flight
+        let &(home, place) = self.0.get(&ticket)?;
+        let flight = match home {
+            Home::Waiting(rank) => queue.flights.waiting.get_mut(&rank)?,
+            Home::InFlight(i) => queue.flights.in_flight.get_mut(i)?,
         };
-        let job = list.get_mut(index)?.jobs.get_mut(place)?;
+        let job = flight.jobs.get_mut(place)?;
         (job.ticket == ticket).then_some(job)
     }
 }

@@ -3,36 +3,18 @@
 //! backwards from the goal (see
 //! [`PathfindingSettings::share_goals`](crate::schedule::PathfindingSettings::share_goals)).
 
-use bevy::platform::collections::HashMap;
-
 use bevy::prelude::*;
 
 use super::delivery::{Delivery, Found};
-use super::flight::{Flight, Flights, SharedWork, Work, reading_cost};
+use super::flight::{Flight, SharedWork, Work, reading_cost};
+use super::resolve::Job;
 use super::state::PathfindingQueue;
-use crate::core::{Cell, UnitKind};
+use super::waiting::{ShareKey, Span, span_union};
+use crate::core::{Cell, Path};
 use crate::maps::Maps;
 use crate::schedule::FrameBudget;
 
-/// Which jobs can share one search: `(map, unit kind, goal cell,
-/// priority)`. Only requests of one priority share: a shared search
-/// answers its requests in the order it settles their starts, so a more
-/// urgent request must not wait in one for less urgent ones.
-type ShareKey = (Entity, UnitKind, Cell, i32);
-
 impl Flight {
-    /// What a flight with these jobs could share, if it can: a shared
-    /// flight, or a lone job not yet searched that has not left a shared
-    /// flight before.
-    fn share_key(&self) -> Option<ShareKey> {
-        let job = self.lead();
-        let shareable = match &self.work {
-            Work::Shared(_) => true,
-            Work::Alone(search) => search.is_none() && !job.alone && self.jobs.len() == 1,
-        };
-        shareable.then_some((job.map, job.kind, job.goal, job.priority))
-    }
-
     /// Makes a flight not yet searched a shared one.
     fn make_shared(&mut self) {
         if !self.is_shared() {
@@ -49,31 +31,14 @@ pub(super) fn split_alone(queue: &mut PathfindingQueue, flight: Flight) {
     }
 }
 
-/// A box of cells, `[min x, min y, max x, max y]`.
-type Span = [u32; 4];
-
 /// Starts of one goal share a search only while they fit in a box this
 /// many cells wide, or a quarter of their distance from the goal if that
 /// is more: a squad, a base, a crowd at a rally point. Starts spread over
 /// the map would make the shared search flood most of it, far more work
-/// than a search each.
+/// than a search each. Two requests already gain from sharing: on maps
+/// where each would be a jump point search, so is the shared one (a jump
+/// point flood).
 const SHARE_SPAN: u32 = 16;
-
-/// Fewest requests that share a search. On maps where each would be a jump
-/// point search, so is the shared one (a jump point flood), so two already
-/// gain.
-const MIN_SHARED: usize = 2;
-
-/// `span` grown to hold `cell`.
-fn span_with(span: Span, cell: Cell) -> Span {
-    let [min_x, min_y, max_x, max_y] = span;
-    [
-        min_x.min(cell.x),
-        min_y.min(cell.y),
-        max_x.max(cell.x),
-        max_y.max(cell.y),
-    ]
-}
 
 /// Whether starts within `span` are close enough together, for their
 /// distance from `goal`, to share a search (see [`SHARE_SPAN`]).
@@ -84,63 +49,25 @@ fn shareable(span: Span, goal: Cell) -> bool {
     (max_x - min_x).max(max_y - min_y) <= SHARE_SPAN.max(distance / 4)
 }
 
-/// Requests that can share one search.
-struct Cluster {
-    key: ShareKey,
-    span: Span,
-    /// The shared flight in flight they join.
-    in_flight: Option<usize>,
-    /// Requests in it.
-    jobs: usize,
-    /// Where its first waiting flight went in the new waiting list.
-    home: Option<usize>,
-}
-
-/// Clusters by share key, each key's clusters in the order they were made.
+/// What joining a flight yields: requests answered from its search at
+/// once (with the path and the grid version it was read on), and requests
+/// that must wait on their own.
 #[derive(Default)]
-struct Clusters {
-    all: Vec<Cluster>,
-    by_key: HashMap<ShareKey, Vec<usize>>,
+struct Joined {
+    ready: Vec<(Job, Path, u64)>,
+    late: Vec<Flight>,
 }
 
-impl Clusters {
-    /// The cluster a flight with `key` and these starts joins (a new one
-    /// when none of its key has room for them).
-    fn join(&mut self, key: ShareKey, flight: &Flight) -> usize {
-        let list = self.by_key.entry(key).or_default();
-        let grown = |span: Span| {
-            flight
-                .jobs
-                .iter()
-                .fold(span, |span, job| span_with(span, job.start))
-        };
-        for &c in list.iter() {
-            let span = grown(self.all[c].span);
-            if shareable(span, key.2) {
-                self.all[c].span = span;
-                self.all[c].jobs += flight.jobs.len();
-                return c;
-            }
-        }
-        list.push(self.all.len());
-        let first = flight.lead().start;
-        self.all.push(Cluster {
-            key,
-            span: grown([first.x, first.y, first.x, first.y]),
-            in_flight: None,
-            jobs: flight.jobs.len(),
-            home: None,
-        });
-        self.all.len() - 1
-    }
-}
-
-/// Puts waiting requests with the same goal together when their starts lie
-/// close together ([`shareable`]): each joins a shared flight with its goal
-/// (in flight, which answers it at once when it has already settled its
-/// start, or waiting), or enough waiting requests with its goal become a
-/// shared flight. Waiting searches that have already started alone, and
-/// requests that left a shared flight, stay alone. Lists are walked in
+/// Puts each request that started waiting since the last call with a goal
+/// another request has, and a start close to theirs ([`shareable`]), in
+/// one flight with them: a shared flight in flight with its goal (which
+/// answers it at once when it has already settled its start), or else a
+/// waiting flight with its goal, which becomes a shared flight if it was
+/// not. Waiting searches that have already started alone, and requests
+/// that left a shared flight, stay alone. Only the new requests are looked
+/// at, each finding the waiting flights with its goal through the waiting
+/// list's index ([`Waiting::partner`](super::waiting::Waiting::partner)),
+/// so a request costs the same however many wait; lists are walked in
 /// order, so the result never depends on hash order.
 pub(super) fn share_goals(
     queue: &mut PathfindingQueue,
@@ -148,13 +75,11 @@ pub(super) fn share_goals(
     budget: &mut FrameBudget,
     delivery: &mut Delivery,
 ) {
-    let Flights {
-        in_flight,
-        pool,
-        waiting,
-        reading_debt: debt,
-        ..
-    } = &mut queue.flights;
+    let fresh = queue.flights.waiting.take_fresh();
+    if fresh.is_empty() {
+        return;
+    }
+    let flights = &mut queue.flights;
     // A flight pinned to a copy older than its map serves only the
     // requests it has: one made since the edits must not be answered from
     // the map as it was before them.
@@ -164,113 +89,59 @@ pub(super) fn share_goals(
                 .is_none_or(|view| view.grid.version() != copy.version())
         })
     };
-    let mut clusters = Clusters::default();
-    for (i, flight) in in_flight.iter().enumerate() {
-        if behind(flight) {
-            continue;
-        }
-        if let Some(key) = flight.share_key().filter(|_| flight.is_shared()) {
-            let c = clusters.join(key, flight);
-            clusters.all[c].in_flight.get_or_insert(i);
-        }
-    }
-    let waiting = std::mem::take(waiting);
-    let cluster_of: Vec<Option<usize>> = waiting
-        .iter()
-        .map(|flight| {
-            let key = flight.share_key().filter(|_| !behind(flight))?;
-            Some(clusters.join(key, flight))
-        })
+    // Shared flights in flight (few: one per slot), and their starts' box.
+    let mut flying: Vec<(ShareKey, Span, usize)> = (flights.in_flight.iter().enumerate())
+        .filter(|(_, flight)| flight.is_shared() && !behind(flight))
+        .filter_map(|(i, flight)| Some((flight.share_key()?, flight.span(), i)))
         .collect();
-    let mut ready = Vec::new();
-    let mut late = Vec::new();
-    let mut kept: Vec<Flight> = Vec::with_capacity(waiting.len());
-    for (flight, cluster) in waiting.into_iter().zip(cluster_of) {
-        let Some(cluster) = cluster.map(|c| &mut clusters.all[c]) else {
-            kept.push(flight);
+    let mut joined = Joined::default();
+    for rank in fresh {
+        let Some(flight) = flights.waiting.get(&rank) else {
             continue;
         };
-        if cluster.in_flight.is_none() && cluster.jobs < MIN_SHARED {
-            kept.push(flight);
-            continue;
-        }
-        let home = match (cluster.in_flight, cluster.home) {
-            (Some(i), _) => &mut in_flight[i],
-            (None, Some(i)) => &mut kept[i],
-            (None, None) => {
-                cluster.home = Some(kept.len());
-                let mut flight = flight;
-                flight.make_shared();
-                kept.push(flight);
-                continue;
-            }
-        };
-        home.make_shared();
-        let jobs = flight.land(pool);
-        let key = cluster.key;
-        let Some(view) = maps.get(key.0) else {
-            home.jobs.extend(jobs);
+        let Some(key) = flight.share_key().filter(|_| !behind(flight)) else {
             continue;
         };
-        let view = view.for_kind(key.1);
-        let grid = home.pinned.as_deref().unwrap_or(view.grid);
-        for job in jobs {
-            // A flight pinned to a copy answers from that copy without
-            // planning its jobs again: a job planned on another version
-            // (it waited while edits went on) would be answered for cells
-            // the copy does not lead to. It waits to be planned afresh.
-            if home
-                .pinned
-                .as_ref()
-                .is_some_and(|copy| job.grid_version != copy.version())
-            {
-                late.push(Flight::new(job));
-                continue;
-            }
-            let Work::Shared(SharedWork {
-                flood: Some(flood),
-                served,
-                ..
-            }) = &mut home.work
-            else {
-                home.jobs.push(job);
-                continue;
-            };
-            // Settled on another grid version (the flood has not caught up
-            // with edits, or the job was planned on a newer map than the
-            // flight's copy): the job waits for the flood to run again.
-            let current =
-                job.grid_version == grid.version() && flood.grid_version() == grid.version();
-            let afford = budget.left() > 0;
-            match current.then(|| flood.path(grid, job.start)).flatten() {
-                Some(path) if afford => {
-                    *debt += budget.spend_reading(reading_cost(&path));
-                    *served += 1;
-                    ready.push((job, path, grid.version()));
-                }
-                // Settled, but the frame has no room to read it back: the
-                // flight answers it in a coming frame.
-                Some(_) => home.jobs.push(job),
-                // Where a jump point flood's scans have passed, a new start
-                // would make it start over: a stream of late requests must
-                // not keep it from ending, so this one waits on its own.
-                None if !flood.accepts(grid, job.start) => {
-                    let mut job = job;
-                    job.alone = true;
-                    late.push(Flight::new(job));
-                }
-                None => {
-                    flood.add_targets(grid, [job.start]);
-                    home.jobs.push(job);
-                }
-            }
+        let span = flight.span();
+        let in_flight = flying.iter_mut().find_map(|(theirs, box_, i)| {
+            let both = span_union(*box_, span);
+            (*theirs == key && shareable(both, key.2)).then(|| {
+                *box_ = both;
+                *i
+            })
+        });
+        let fits = |other: &Flight, both: Span| !behind(other) && shareable(both, key.2);
+        let partner = match in_flight {
+            Some(_) => None,
+            None => match flights.waiting.partner(key, &rank, span, fits) {
+                Some((home, _)) => Some(home),
+                None => continue,
+            },
+        };
+        let Some(flight) = flights.waiting.take(&rank) else {
+            continue;
+        };
+        let jobs = flight.land(&mut flights.pool);
+        let home = match (in_flight, partner) {
+            (Some(i), _) => &mut flights.in_flight[i],
+            (None, Some(home)) => match flights.waiting.get_mut(&home) {
+                Some(home) => home,
+                None => continue,
+            },
+            (None, None) => continue,
+        };
+        let debt = &mut flights.reading_debt;
+        join(home, jobs, (maps, key), (budget, debt), &mut joined);
+        if let Some(home) = partner {
+            // Its best job may be one that joined it.
+            flights.waiting.rekey(&home);
         }
     }
-    kept.extend(late);
-    queue.flights.waiting = kept;
-    queue.flights.waiting_sorted = None;
+    for flight in joined.late {
+        flights.wait(flight);
+    }
     let frame = queue.frame;
-    for (job, path, version) in ready {
+    for (job, path, version) in joined.ready {
         let Some(view) = maps.get(job.map) else {
             continue;
         };
@@ -282,5 +153,75 @@ pub(super) fn share_goals(
             version,
         };
         delivery.deliver(&job, job.found_status(), found, &view, frame);
+    }
+}
+
+/// Puts `jobs` (of share key `key`) in the shared flight `home`, making it
+/// one if it is not: each job settled by its search already is answered
+/// from it (while the frame's budget can pay for reading its path back),
+/// and one it cannot serve waits on its own.
+fn join(
+    home: &mut Flight,
+    jobs: Vec<Job>,
+    (maps, key): (&Maps, ShareKey),
+    (budget, debt): (&mut FrameBudget, &mut u64),
+    joined: &mut Joined,
+) {
+    home.make_shared();
+    let Some(view) = maps.get(key.0) else {
+        home.jobs.extend(jobs);
+        return;
+    };
+    let view = view.for_kind(key.1);
+    let grid = home.pinned.as_deref().unwrap_or(view.grid);
+    for job in jobs {
+        // A flight pinned to a copy answers from that copy without
+        // planning its jobs again: a job planned on another version
+        // (it waited while edits went on) would be answered for cells
+        // the copy does not lead to. It waits to be planned afresh.
+        if home
+            .pinned
+            .as_ref()
+            .is_some_and(|copy| job.grid_version != copy.version())
+        {
+            joined.late.push(Flight::new(job));
+            continue;
+        }
+        let Work::Shared(SharedWork {
+            flood: Some(flood),
+            served,
+            ..
+        }) = &mut home.work
+        else {
+            home.jobs.push(job);
+            continue;
+        };
+        // Settled on another grid version (the flood has not caught up
+        // with edits, or the job was planned on a newer map than the
+        // flight's copy): the job waits for the flood to run again.
+        let current = job.grid_version == grid.version() && flood.grid_version() == grid.version();
+        let afford = budget.left() > 0;
+        match current.then(|| flood.path(grid, job.start)).flatten() {
+            Some(path) if afford => {
+                *debt += budget.spend_reading(reading_cost(&path));
+                *served += 1;
+                joined.ready.push((job, path, grid.version()));
+            }
+            // Settled, but the frame has no room to read it back: the
+            // flight answers it in a coming frame.
+            Some(_) => home.jobs.push(job),
+            // Where a jump point flood's scans have passed, a new start
+            // would make it start over: a stream of late requests must
+            // not keep it from ending, so this one waits on its own.
+            None if !flood.accepts(grid, job.start) => {
+                let mut job = job;
+                job.alone = true;
+                joined.late.push(Flight::new(job));
+            }
+            None => {
+                flood.add_targets(grid, [job.start]);
+                home.jobs.push(job);
+            }
+        }
     }
 }

@@ -1,0 +1,244 @@
+//! The flights waiting for a slot: kept in rank order, so that admitting
+//! the best is a pop and a new request takes its place in O(log n), and
+//! indexed by what they could share, so that a new request finds the
+//! waiting flights it could share a search with without looking at the
+//! others.
+
+use std::collections::BTreeMap;
+
+use bevy::platform::collections::{HashMap, HashSet};
+use bevy::prelude::*;
+
+use super::flight::{Flight, Work};
+use super::resolve::Rank;
+use crate::core::{Cell, UnitKind};
+
+/// Which jobs can share one search: `(map, unit kind, goal cell,
+/// priority)`. Only requests of one priority share: a shared search
+/// answers its requests in the order it settles their starts, so a more
+/// urgent request must not wait in one for less urgent ones.
+pub(super) type ShareKey = (Entity, UnitKind, Cell, i32);
+
+/// A box of cells, `[min x, min y, max x, max y]`.
+pub(super) type Span = [u32; 4];
+
+/// `span` grown to hold `cell`.
+pub(super) fn span_with(span: Span, cell: Cell) -> Span {
+    let [min_x, min_y, max_x, max_y] = span;
+    [
+        min_x.min(cell.x),
+        min_y.min(cell.y),
+        max_x.max(cell.x),
+        max_y.max(cell.y),
+    ]
+}
+
+/// The smallest box holding both.
+pub(super) fn span_union(a: Span, b: Span) -> Span {
+    [
+        a[0].min(b[0]),
+        a[1].min(b[1]),
+        a[2].max(b[2]),
+        a[3].max(b[3]),
+    ]
+}
+
+impl Flight {
+    /// What a flight with these jobs could share, if it can: a shared
+    /// flight, or a lone job not yet searched that has not left a shared
+    /// flight before.
+    pub(super) fn share_key(&self) -> Option<ShareKey> {
+        let job = self.lead();
+        let shareable = match &self.work {
+            Work::Shared(_) => true,
+            Work::Alone(search) => search.is_none() && !job.alone && self.jobs.len() == 1,
+        };
+        shareable.then_some((job.map, job.kind, job.goal, job.priority))
+    }
+
+    /// The box its jobs' starts lie in.
+    pub(super) fn span(&self) -> Span {
+        let first = self.lead().start;
+        let span = [first.x, first.y, first.x, first.y];
+        self.jobs
+            .iter()
+            .fold(span, |span, job| span_with(span, job.start))
+    }
+}
+
+/// The waiting flights, best-ranked last ([`Job::rank`](super::resolve::Job::rank)
+/// for the ageing they are keyed for), and an index of those that could
+/// share a search.
+#[derive(Default)]
+pub(super) struct Waiting {
+    flights: BTreeMap<Rank, Flight>,
+    /// The ageing the keys are ranks for.
+    aging: u32,
+    /// Per share key, the waiting flights with it and their starts' box,
+    /// in the order they started waiting.
+    shares: HashMap<ShareKey, Vec<(Rank, Span)>>,
+    /// Flights with a share key that started waiting since sharing last
+    /// looked for partners ([`Waiting::take_fresh`]), in arrival order.
+    fresh: Vec<Rank>,
+}
+
+impl Waiting {
+    /// Flights waiting.
+    pub(super) fn len(&self) -> usize {
+        self.flights.len()
+    }
+
+    /// Whether none is waiting.
+    pub(super) fn is_empty(&self) -> bool {
+        self.flights.is_empty()
+    }
+
+    /// The waiting flights, worst first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Flight> {
+        self.flights.values()
+    }
+
+    /// The waiting flights and their ranks, worst first.
+    pub(super) fn ranked(&self) -> impl Iterator<Item = (&Rank, &Flight)> {
+        self.flights.iter()
+    }
+
+    /// The flight of rank `rank`.
+    pub(super) fn get(&self, rank: &Rank) -> Option<&Flight> {
+        self.flights.get(rank)
+    }
+
+    /// The flight of rank `rank`. A change to its jobs must be followed by
+    /// [`Waiting::rekey`].
+    pub(super) fn get_mut(&mut self, rank: &Rank) -> Option<&mut Flight> {
+        self.flights.get_mut(rank)
+    }
+
+    /// Keys the flights by their rank for `aging` (again, if it changed).
+    pub(super) fn set_aging(&mut self, aging: u32) {
+        if aging == self.aging {
+            return;
+        }
+        self.aging = aging;
+        let flights = std::mem::take(&mut self.flights);
+        // A flight's rank names its best job, whatever the ageing.
+        let fresh: HashSet<u64> = self.fresh.drain(..).map(|rank| rank.1.0).collect();
+        self.shares.clear();
+        for flight in flights.into_values() {
+            let was_fresh = flight.jobs.iter().any(|job| fresh.contains(&job.ticket));
+            self.insert(flight, was_fresh);
+        }
+    }
+
+    /// Puts a flight that starts waiting in its place: one that could
+    /// share a search is looked at by the next [`Waiting::take_fresh`].
+    pub(super) fn push(&mut self, flight: Flight) {
+        self.insert(flight, true);
+    }
+
+    /// Puts back a flight that waited before (one that lost its slot).
+    pub(super) fn put_back(&mut self, flight: Flight) {
+        self.insert(flight, false);
+    }
+
+    fn insert(&mut self, flight: Flight, fresh: bool) -> Rank {
+        let rank = flight.rank(self.aging);
+        if let Some(key) = flight.share_key() {
+            self.shares
+                .entry(key)
+                .or_default()
+                .push((rank, flight.span()));
+            if fresh {
+                self.fresh.push(rank);
+            }
+        }
+        self.flights.insert(rank, flight);
+        rank
+    }
+
+    /// The best rank waiting.
+    pub(super) fn best_rank(&self) -> Option<Rank> {
+        self.flights.last_key_value().map(|(rank, _)| *rank)
+    }
+
+    /// Takes the best flight out.
+    pub(super) fn pop_best(&mut self) -> Option<Flight> {
+        let rank = self.best_rank()?;
+        self.take(&rank)
+    }
+
+    /// Takes the flight of rank `rank` out.
+    pub(super) fn take(&mut self, rank: &Rank) -> Option<Flight> {
+        let flight = self.flights.remove(rank)?;
+        if let Some(key) = flight.share_key()
+            && let Some(list) = self.shares.get_mut(&key)
+        {
+            list.retain(|(r, _)| r != rank);
+            if list.is_empty() {
+                self.shares.remove(&key);
+            }
+        }
+        if let Some(i) = self.fresh.iter().position(|r| r == rank) {
+            self.fresh.remove(i);
+        }
+        Some(flight)
+    }
+
+    /// Puts the flight of rank `rank` in its place again after its jobs
+    /// changed; its new rank.
+    /// It keeps its places in the index and among the fresh, so that the
+    /// flight requests join first stays first.
+    pub(super) fn rekey(&mut self, rank: &Rank) -> Option<Rank> {
+        let flight = self.flights.remove(rank)?;
+        let new = flight.rank(self.aging);
+        if let Some(key) = flight.share_key() {
+            let list = self.shares.entry(key).or_default();
+            match list.iter_mut().find(|(r, _)| r == rank) {
+                Some(entry) => *entry = (new, flight.span()),
+                None => list.push((new, flight.span())),
+            }
+        }
+        if let Some(r) = self.fresh.iter_mut().find(|r| *r == rank) {
+            *r = new;
+        }
+        self.flights.insert(new, flight);
+        Some(new)
+    }
+
+    /// Waiting flights that hold a search's state.
+    pub(super) fn parked(&self) -> usize {
+        self.flights.values().filter(|f| f.is_started()).count()
+    }
+
+    /// Takes the flight with `entity`'s job out, if one waits.
+    pub(super) fn take_with(&mut self, entity: Entity) -> Option<Flight> {
+        let rank = self
+            .flights
+            .iter()
+            .find(|(_, f)| f.jobs.iter().any(|job| job.entity == entity))
+            .map(|(rank, _)| *rank)?;
+        self.take(&rank)
+    }
+
+    /// The flights that started waiting with a share key since the last
+    /// call, in arrival order.
+    pub(super) fn take_fresh(&mut self) -> Vec<Rank> {
+        std::mem::take(&mut self.fresh)
+    }
+
+    /// The first other waiting flight with `key` whose starts and `span`
+    /// pass `fits`, and the box of both.
+    pub(super) fn partner(
+        &self,
+        key: ShareKey,
+        not: &Rank,
+        span: Span,
+        fits: impl Fn(&Flight, Span) -> bool,
+    ) -> Option<(Rank, Span)> {
+        self.shares.get(&key)?.iter().find_map(|(rank, theirs)| {
+            let both = span_union(*theirs, span);
+            let flight = self.flights.get(rank).filter(|_| rank != not)?;
+            fits(flight, both).then_some((*rank, both))
+        })
+    }
+}
