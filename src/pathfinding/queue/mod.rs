@@ -9,7 +9,10 @@
 //! - `resolve`: a request turned into cells on its map ([`Job`], `plan`),
 //!   and one frame's plans (`Plans`);
 //! - `flight`: a flight (one job's search, or one shared by jobs with one
-//!   goal) and the flights held (`Flights`: waiting, in flight, scratch);
+//!   goal);
+//! - `waiting`: the flights waiting for a slot, in rank order and indexed
+//!   by what they could share (`Waiting`);
+//! - `held`: the flights held (`Flights`: waiting, in flight, scratch);
 //! - `flights`: their admission to slots, their checks against edited
 //!   maps, and the lane runner that spends the budget on them;
 //! - `shared`: requests with one goal put in one shared search;
@@ -23,6 +26,7 @@
 mod delivery;
 mod flight;
 mod flights;
+mod held;
 mod quick;
 mod quick_routes;
 mod resolve;

@@ -4,7 +4,8 @@
 
 use bevy::prelude::*;
 
-use super::flight::{Flights, SharedWork, Work};
+use super::flight::{SharedWork, Work};
+use super::held::Flights;
 use super::quick_routes::QuickRoutes;
 use super::resolve::Plans;
 use crate::core::{Flood, Search};

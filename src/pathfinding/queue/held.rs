@@ -1,0 +1,84 @@
+//! The flights the queue holds: those waiting for a slot (in rank order,
+//! indexed by what they could share) and those in flight, the scratch
+//! space their searches take, the tickets that order requests, and the
+//! reading of shared searches' paths the budget owes.
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+
+use super::flight::{Flight, Work};
+use super::waiting::Waiting;
+use crate::core::ScratchPool;
+
+/// The flights the queue holds and what they share: requests waiting for
+/// a slot and in flight, the scratch space searches take, the tickets that
+/// order requests, and the reading of shared searches' paths the budget
+/// owes.
+#[derive(Default)]
+pub(super) struct Flights {
+    pub(super) next_ticket: u64,
+    /// Entities with a request waiting or in flight, so that cancelling the
+    /// many that have none skips the scans.
+    pub(super) live: EntityHashSet,
+    /// In rank order, indexed by what they could share.
+    pub(super) waiting: Waiting,
+    pub(super) in_flight: Vec<Flight>,
+    pub(super) pool: ScratchPool,
+    /// Reading back shared searches' paths that a frame's budget had no room
+    /// left for: paid first in the next frames.
+    pub(super) reading_debt: u64,
+}
+
+impl Flights {
+    /// Every flight, waiting and in flight.
+    pub(super) fn all(&self) -> impl Iterator<Item = &Flight> {
+        self.waiting.iter().chain(&self.in_flight)
+    }
+
+    /// Drops `entity`'s job wherever it is.
+    pub(super) fn cancel(&mut self, entity: Entity) {
+        if !self.live.remove(&entity) {
+            return;
+        }
+        if let Some(mut flight) = self.waiting.take_with(entity) {
+            flight.jobs.retain(|job| job.entity != entity);
+            if flight.jobs.is_empty() {
+                flight.land(&mut self.pool);
+            } else {
+                // Its rank is its best job's, which may have been this one.
+                self.waiting.put_back(flight);
+            }
+            return;
+        }
+        let list = &mut self.in_flight;
+        if let Some(i) = list
+            .iter()
+            .position(|f| f.jobs.iter().any(|job| job.entity == entity))
+        {
+            list[i].jobs.retain(|job| job.entity != entity);
+            if list[i].jobs.is_empty() {
+                list.swap_remove(i).land(&mut self.pool);
+            }
+        }
+    }
+
+    /// Puts a flight in the waiting list.
+    pub(super) fn wait(&mut self, flight: Flight) {
+        self.waiting.push(flight);
+    }
+
+    /// Bytes of scratch space the flights hold, and the pool keeps.
+    pub(super) fn memory_bytes(&self) -> usize {
+        let work: usize = self
+            .all()
+            .map(|flight| match &flight.work {
+                Work::Alone(search) => search.as_ref().map_or(0, |search| search.memory_bytes()),
+                Work::Shared(shared) => shared
+                    .flood
+                    .as_ref()
+                    .map_or(0, |flood| flood.memory_bytes()),
+            })
+            .sum();
+        work + self.pool.memory_bytes()
+    }
+}
