@@ -62,6 +62,7 @@
 
 #[cfg(feature = "serialize")]
 pub mod bake;
+mod budget;
 pub mod checksum;
 mod clock;
 pub mod core;

@@ -113,23 +113,27 @@ pub(super) fn clearance_of(width: u32, height: u32, costs: &[u8]) -> Vec<u8> {
     // Row by row from the top, each from the row above it (already final)
     // and the cell after it: what `clearance_at` does, without its bounds
     // checks (a grid's load is mostly this and its walk bitmaps).
-    let w = width as usize;
+    let (w, h) = (width as usize, height as usize);
     let mut clearance = vec![0u8; costs.len()];
-    // The row above and the one being worked out, each with a zero past
-    // its end (the grid's edge).
-    let mut above = vec![0u8; w + 1];
-    let mut row = vec![0u8; w + 1];
-    for y in (0..height as usize).rev() {
+    let none = vec![0u8; w + 1];
+    for y in (0..h).rev() {
+        let (below, above) = clearance.split_at_mut((y + 1) * w);
+        let row = &mut below[y * w..];
+        // The row above, with the grid's edge (a zero) past its end.
+        let above = if y + 1 < h { &above[..w] } else { &none[..w] };
         let cost_row = &costs[y * w..(y + 1) * w];
-        for x in (0..w).rev() {
-            row[x] = if cost_row[x] == BLOCKED {
+        let mut right = 0u8;
+        let mut above_right = 0u8;
+        for ((cell, &cost), &up) in row.iter_mut().zip(cost_row).zip(above).rev() {
+            let value = if cost == BLOCKED {
                 0
             } else {
-                (1 + row[x + 1].min(above[x]).min(above[x + 1])).min(MAX_UNIT_SIZE)
+                (1 + right.min(up).min(above_right)).min(MAX_UNIT_SIZE)
             };
+            *cell = value;
+            right = value;
+            above_right = up;
         }
-        clearance[y * w..(y + 1) * w].copy_from_slice(&row[..w]);
-        std::mem::swap(&mut above, &mut row);
     }
     clearance
 }

@@ -976,21 +976,21 @@ impl Search {
 /// instead of a division: exact for every index a grid can have (index ×
 /// width < 2⁶⁰).
 #[derive(Clone, Copy)]
-struct RowDivider {
+pub(crate) struct RowDivider {
     magic: u64,
 }
 
 impl RowDivider {
     const SHIFT: u32 = 60;
 
-    fn new(width: u32) -> Self {
+    pub(crate) fn new(width: u32) -> Self {
         Self {
             magic: (1u64 << Self::SHIFT) / width as u64 + 1,
         }
     }
 
     #[inline(always)]
-    fn row_of(self, index: u32) -> u32 {
+    pub(crate) fn row_of(self, index: u32) -> u32 {
         ((index as u128 * self.magic as u128) >> Self::SHIFT) as u32
     }
 }

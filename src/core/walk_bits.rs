@@ -72,6 +72,29 @@ impl Lines {
     }
 }
 
+/// Bit `i` set where `cells[i]` (at most 64 costs) is walkable (not 0):
+/// eight cells at a time, a byte's "not zero" found by carrying into its
+/// top bit and the eight top bits gathered by one multiply.
+fn walkable_bits(cells: &[u8]) -> u64 {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const TOP: u64 = 0x8080_8080_8080_8080;
+    const GATHER: u64 = 0x0002_0408_1020_4081;
+    let eights = cells.chunks_exact(8);
+    let rest = eights.remainder();
+    let mut word = 0u64;
+    let mut at = 0;
+    for eight in eights {
+        let v = u64::from_le_bytes(eight.try_into().unwrap_or_default());
+        let top = (((v & LOW).wrapping_add(LOW)) | v) & TOP;
+        word |= (top.wrapping_mul(GATHER) >> 56) << at;
+        at += 8;
+    }
+    for (i, &cost) in rest.iter().enumerate() {
+        word |= ((cost != 0) as u64) << (at + i);
+    }
+    word
+}
+
 impl WalkBits {
     /// Bytes of memory the bitmaps hold.
     pub(crate) fn memory_bytes(&self) -> usize {
@@ -86,18 +109,29 @@ impl WalkBits {
         if bytes > 2 * costs.len() as u64 + (64 << 10) {
             return None;
         }
-        let mut bits = Self {
-            rows: Lines::new(height, width),
-            columns: Lines::new(width, height),
-        };
-        for (index, &cost) in costs.iter().enumerate() {
-            // Cost 0 is a wall, as in `NavGrid`.
-            if cost != 0 {
-                let (x, y) = (index as u32 % width, index as u32 / width);
-                bits.set(x, y, true);
+        let mut rows = Lines::new(height, width);
+        let mut columns = Lines::new(width, height);
+        // Whole words at a time: the padding is one word, so cell `i` of a
+        // line is bit `i % 64` of the line's word `1 + i / 64`. Cost 0 is a
+        // wall, as in `NavGrid`.
+        let w = width as usize;
+        for (y, row) in costs.chunks_exact(w).enumerate() {
+            let line = (y + 1) * rows.words + 1;
+            let (bit, at) = (1u64 << (y % 64), 1 + y / 64);
+            let stride = columns.words;
+            for (k, cells) in row.chunks(64).enumerate() {
+                let word = walkable_bits(cells);
+                rows.bits[line + k] = word;
+                // Each walkable cell of the word into its column.
+                let mut left = word;
+                while left != 0 {
+                    let x = k * 64 + left.trailing_zeros() as usize;
+                    columns.bits[(x + 1) * stride + at] |= bit;
+                    left &= left - 1;
+                }
             }
         }
-        Some(bits)
+        Some(Self { rows, columns })
     }
 
     /// Marks a cell walkable or not.

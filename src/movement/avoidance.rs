@@ -231,7 +231,7 @@ pub(crate) fn avoid(
 ) {
     let seconds = time.delta_secs();
     let crowd = &mut *crowd;
-    let threads = crate::schedule::threads_for(settings.threads);
+    let threads = crate::budget::threads_for(settings.threads);
     // Each mover as it stands at the frame's start, each chunk of slots
     // gathered alone (in parallel).
     let all_views = AllViews::new(&maps);
@@ -804,7 +804,7 @@ pub(crate) fn separate(
         return;
     }
     let crowd = &mut *crowd;
-    let threads = crate::schedule::threads_for(settings.threads);
+    let threads = crate::budget::threads_for(settings.threads);
     let all_views = AllViews::new(&maps);
     // Where each body stands after the move, and its map for its kind,
     // each chunk of movers alone (in parallel).

@@ -321,8 +321,9 @@ impl CoarseGraphs {
     /// the same frames on every machine fast enough), built again if it
     /// was made for a grid of another size or most of it changed (another
     /// level of the same size), and otherwise repaired where edits made it
-    /// dirty, on at most `most` expansions. Returns the expansions spent
-    /// (at most `most`).
+    /// dirty, on at most `most` units of the frame's budget (at
+    /// [`REPAIR_EXPANSIONS_PER_UNIT`](crate::core::coarse::REPAIR_EXPANSIONS_PER_UNIT)
+    /// repair expansions a unit). Returns the units spent (at most `most`).
     pub(crate) fn prepare(&mut self, grid: &NavGrid, kind: UnitKind, frame: u64, most: u64) -> u64 {
         let class = grid.kind_view(kind);
         let Some(index) = self.entries.iter().position(|entry| entry.kind == kind) else {
@@ -355,7 +356,10 @@ impl CoarseGraphs {
             }
             return 0;
         }
-        graph.repair(&class, most)
+        // Repairs are charged at their cost in the frame's units.
+        let per_unit = crate::core::coarse::REPAIR_EXPANSIONS_PER_UNIT;
+        let spent = graph.repair(&class, most.saturating_mul(per_unit));
+        spent.div_ceil(per_unit)
     }
 
     /// The graph for `kind` if routes may run on it on `grid` (built for

@@ -292,6 +292,7 @@ impl CoarseGraph {
         std::mem::size_of::<Self>()
             + self.levels.lower.memory_bytes()
             + self.levels.upper.memory_bytes()
+            + self.levels.generations.capacity() * std::mem::size_of::<u32>()
             + self.dirty.memory_bytes()
             + self.dirty_upper.memory_bytes()
             + self
@@ -391,7 +392,7 @@ impl CoarseGraph {
                     } else {
                         Vec::new()
                     };
-                    self.levels.lower.set(cluster as usize, &record);
+                    self.levels.set_lower(cluster as usize, &record);
                     self.dirty.remove(cluster);
                     for neighbour in moved {
                         self.mark(neighbour);
@@ -531,7 +532,7 @@ impl GraphBuild {
                     self.graph.levels.upper.set(i as usize, &record);
                     self.graph.dirty_upper.remove(i);
                 } else {
-                    self.graph.levels.lower.set(i as usize, &record);
+                    self.graph.levels.set_lower(i as usize, &record);
                     self.graph.dirty.remove(i);
                 }
             }

@@ -43,6 +43,10 @@ pub(super) struct Levels {
     pub(super) lower: Records,
     /// One record per super-cluster (likewise).
     pub(super) upper: Records,
+    /// Per cluster, how many times its record was set: a node search that
+    /// numbered a cluster's nodes in the order of its record knows when
+    /// the record changed under it.
+    pub(super) generations: Vec<u32>,
 }
 
 impl Levels {
@@ -63,6 +67,7 @@ impl Levels {
             super_rows,
             lower: Records::new((columns * rows) as usize),
             upper: Records::new((super_columns * super_rows) as usize),
+            generations: vec![0; (columns * rows) as usize],
         }
     }
 
@@ -88,6 +93,7 @@ impl Levels {
             rows,
             super_columns,
             super_rows,
+            generations: vec![0; lower.count()],
             lower,
             upper,
         };
@@ -138,6 +144,12 @@ impl Levels {
                                 .is_ok()
                     })
             })
+    }
+
+    /// Sets cluster `cluster`'s record.
+    pub(super) fn set_lower(&mut self, cluster: usize, record: &[u8]) {
+        self.lower.set(cluster, record);
+        self.generations[cluster] = self.generations[cluster].wrapping_add(1);
     }
 
     /// Clusters in all.
@@ -328,18 +340,6 @@ impl Levels {
         &record[at..at + n - 1]
     }
 
-    /// The cost inside cluster `cluster` from its node `from` to its node
-    /// `to` (positions among its nodes), fixed point; `None` if there is
-    /// no path inside the cluster.
-    pub(super) fn inner_cost(&self, cluster: u32, from: usize, to: usize) -> Option<u64> {
-        if from == to {
-            return Some(0);
-        }
-        let column = if to < from { to } else { to - 1 };
-        let code = self.inner_row(cluster, from)[column];
-        cost_code::decode(code).map(|units| units as u64 * LOWER_UNIT)
-    }
-
     /// The level-2 nodes of a built super-cluster (empty if dirty), as
     /// pairs of bytes: the cluster's index inside it, and the cell's
     /// inside that cluster.
@@ -367,13 +367,6 @@ impl Levels {
             }
         }
         None
-    }
-
-    /// The grid cell index of level-2 node `position` of `sup`.
-    pub(super) fn upper_cell(&self, sup: u32, position: usize) -> u32 {
-        let nodes = self.upper_nodes(sup);
-        let cluster = self.cluster_in(sup, nodes[2 * position]);
-        self.cell_index(cluster, nodes[2 * position + 1])
     }
 
     /// The cost inside super-cluster `sup` between two of its level-2

@@ -72,7 +72,7 @@ pub use route::{CoarseRoute, RouteStatus, RouteWork};
 /// multiply: small distinct integers, not input to defend against, on the
 /// node search's hottest path.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct IndexHasher(u64);
+pub(crate) struct IndexHasher(u64);
 
 impl Hasher for IndexHasher {
     fn finish(&self) -> u64 {
@@ -92,6 +92,17 @@ impl Hasher for IndexHasher {
 
 /// A map keyed by cell index.
 pub(super) type IndexMap<V> = HashMap<u32, V, BuildHasherDefault<IndexHasher>>;
+
+/// A set of cell indices, hashed as [`IndexMap`]'s keys are.
+pub(crate) type IndexSet = std::collections::HashSet<u32, BuildHasherDefault<IndexHasher>>;
+
+/// Expansions of [`CoarseGraph::repair`] (a cluster's Dijkstra, or four
+/// cells labelled) per unit of a frame's
+/// budget when the plugin repairs a graph on it: under callgrind a repair
+/// expansion runs 319 instructions, a plain A* expansion (one unit) 852
+/// (`tools/budget_cost.py`, random512-10-0 with the stress test's
+/// terrain), so three make a unit (958 instructions).
+pub const REPAIR_EXPANSIONS_PER_UNIT: u64 = 3;
 
 /// The side of a cluster, in cells.
 pub const CLUSTER: u32 = 16;

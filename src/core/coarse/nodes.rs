@@ -3,12 +3,13 @@
 //! on level 1 inside two super-clusters side by side, to refine a route's
 //! course through them into level-1 nodes.
 
-use super::levels::Levels;
+use super::cost_code;
+use super::levels::{LOWER_UNIT, Levels};
 use super::local::Positions;
 use super::{ABSENT, IndexMap, WEIGHT_ONE};
 use crate::core::grid::Cell;
 use crate::core::heap::OpenList;
-use crate::core::moves::{MOVE_DELTAS, octile, step_cost};
+use crate::core::moves::{octile, step_cost};
 use crate::core::size_class::SizeClass;
 
 /// How a route reaches a waypoint from the one before it.
@@ -36,8 +37,12 @@ enum Scope {
 /// The A* over the nodes of a [`CoarseGraph`].
 #[derive(Clone, Debug)]
 pub(super) struct Abstract {
-    /// Node cell → id.
-    ids: IndexMap<u32>,
+    /// Per cluster reached: the first of a block of ids, one per node of
+    /// its record in the record's order, the block's length, and the
+    /// record's generation it numbers ([`Levels::generations`]). A node's
+    /// id is its cluster's block plus its place in the record: one lookup
+    /// per cluster an expansion reaches, not one per node.
+    blocks: IndexMap<(u32, u32, u32)>,
     /// Per id: node cell, score, parent id (`ABSENT` for the first), the
     /// leg it was reached by, closed, heap position.
     cells: Vec<u32>,
@@ -58,22 +63,31 @@ pub(super) struct Abstract {
     pub(super) expanded: [u64; 2],
 }
 
-/// What a node expansion is charged, in halves of a budget unit: three, a
-/// unit and a half. A node expansion scores every other node of its
-/// cluster or super-cluster (7 on average) and looks across four borders:
-/// under callgrind it runs about 2,750 instructions, against 855 for an
-/// expansion refining a leg to cells (300 routes on random512-10-0 with
-/// the stress test's terrain). Charged as one, a frame of quick routes
-/// took up to 4.7 ms for its 4,096 expansions against about 1 ms for a
-/// frame of searches (`stress --terrain`); at one and a half, quick frames
-/// no longer stand out, and first routes come a little later (138 frames
-/// at worst for 1,000 units on random512-10-0 instead of 110; at two, 178).
-const NODE_HALVES: u64 = 3;
+/// What a node expansion is charged, in halves of a budget unit: four, two
+/// units (at most four: one expansion pays at most one unit beyond its
+/// own). A node expansion scores every other node of its cluster or
+/// super-cluster (7 on average) and looks across its cluster's borders:
+/// under callgrind it runs about 1,960 instructions on random512-10-0 and
+/// 2,280 on Berlin_0_1024 with the stress test's terrain (quick routes'
+/// weight, `tools/budget_cost.py`), against 852 and 930 for a plain A*
+/// expansion, one unit; so charged, a unit of it costs 982 and 1,141,
+/// within 7% and 10% of the mean of every kind of work the budget pays
+/// for (920 and 1,042). It cost 2,850 before the nodes of a cluster were
+/// numbered as one block (one lookup per cluster reached, not per node)
+/// and the crossings were looked for only on the cluster's own borders.
+const NODE_HALVES: u64 = 4;
+const _: () = assert!(NODE_HALVES >= 2 && NODE_HALVES <= 4);
+
+/// A level-1 table entry's cost, fixed point; `None` for no path.
+#[inline(always)]
+fn inner_cost(code: u8) -> Option<u64> {
+    cost_code::decode(code).map(|units| units as u64 * LOWER_UNIT)
+}
 
 impl Default for Abstract {
     fn default() -> Self {
         Self {
-            ids: IndexMap::default(),
+            blocks: IndexMap::default(),
             cells: Vec::new(),
             g: Vec::new(),
             parent: Vec::new(),
@@ -98,7 +112,7 @@ pub(super) struct Goal<'a> {
 
 impl Abstract {
     pub(super) fn memory_bytes(&self) -> usize {
-        self.ids.capacity() * 12 + self.cells.capacity() * 26 + self.open.capacity() * 12
+        self.blocks.capacity() * 16 + self.cells.capacity() * 26 + self.open.capacity() * 12
     }
 
     /// Begins a route's search from the nodes the start reaches
@@ -119,7 +133,9 @@ impl Abstract {
         ]));
         self.best = direct.map(|cost| (cost, ABSENT));
         for &(node, cost) in from_start {
-            self.score(graph, class, node, cost, (ABSENT, Leg::Cells), goal, weight);
+            if let Some(id) = self.id_of_node(graph, node) {
+                self.score(graph, class, id, cost, (ABSENT, Leg::Cells), goal, weight);
+            }
         }
     }
 
@@ -134,11 +150,13 @@ impl Abstract {
         to: Cell,
     ) {
         self.reset(Scope::Inside(supers));
-        self.score(graph, class, from, 0, (ABSENT, Leg::Cells), to, WEIGHT_ONE);
+        if let Some(id) = self.id_of_node(graph, from) {
+            self.score(graph, class, id, 0, (ABSENT, Leg::Cells), to, WEIGHT_ONE);
+        }
     }
 
     fn reset(&mut self, scope: Scope) {
-        self.ids.clear();
+        self.blocks.clear();
         self.cells.clear();
         self.g.clear();
         self.parent.clear();
@@ -151,19 +169,35 @@ impl Abstract {
         self.owed_halves = 0;
     }
 
-    fn id(&mut self, node: u32) -> u32 {
-        if let Some(&id) = self.ids.get(&node) {
-            return id;
+    /// The first id of `cluster`'s block, numbered now if the cluster was
+    /// not reached yet or its record changed since.
+    fn block(&mut self, graph: &Levels, cluster: u32) -> u32 {
+        let generation = graph.generations[cluster as usize];
+        if let Some(&(first, _, made)) = self.blocks.get(&cluster)
+            && made == generation
+        {
+            return first;
         }
-        let id = self.cells.len() as u32;
-        self.ids.insert(node, id);
-        self.cells.push(node);
-        self.g.push(u64::MAX);
-        self.parent.push(ABSENT);
-        self.leg.push(Leg::Cells);
-        self.closed.push(false);
-        self.positions.push(ABSENT);
-        id
+        let n = graph.local_nodes(cluster).len() as u32;
+        let first = self.cells.len() as u32;
+        self.blocks.insert(cluster, (first, n, generation));
+        for node in graph.nodes(cluster) {
+            self.cells.push(node);
+        }
+        let len = self.cells.len();
+        self.g.resize(len, u64::MAX);
+        self.parent.resize(len, ABSENT);
+        self.leg.resize(len, Leg::Cells);
+        self.closed.resize(len, false);
+        self.positions.resize(len, ABSENT);
+        first
+    }
+
+    /// The id of grid cell index `node`, if it is a node of its cluster.
+    fn id_of_node(&mut self, graph: &Levels, node: u32) -> Option<u32> {
+        let cluster = graph.cluster_of(graph.cell_of(node));
+        let at = graph.node_position(cluster, node)?;
+        Some(self.block(graph, cluster) + at as u32)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -171,18 +205,17 @@ impl Abstract {
         &mut self,
         graph: &Levels,
         class: &SizeClass<'_>,
-        node: u32,
+        id: u32,
         g: u64,
         (parent, leg): (u32, Leg),
         goal: Cell,
         weight: u64,
     ) {
-        let id = self.id(node);
         let i = id as usize;
         if self.closed[i] || g >= self.g[i] {
             return;
         }
-        let cell = graph.cell_of(node);
+        let cell = graph.cell_of(self.cells[i]);
         let h = octile(cell.x.abs_diff(goal.x), cell.y.abs_diff(goal.y))
             * class.min_walkable_cost().max(1) as u64;
         let key = g + (h as u128 * weight as u128 / WEIGHT_ONE as u128) as u64;
@@ -271,13 +304,14 @@ impl Abstract {
             // No longer a node: an edit moved the entrances.
             return;
         };
-        let n = graph.local_nodes(cluster).len();
-        for j in 0..n {
-            if j == at {
-                continue;
-            }
-            if let Some(cost) = graph.inner_cost(cluster, at, j) {
-                let other = graph.cell_index(cluster, graph.local_nodes(cluster)[j]);
+        let first = self.block(graph, cluster);
+        // Node `at`'s row of the cluster's table: the cost to every other
+        // node, its own left out.
+        let row = graph.inner_row(cluster, at);
+        for (column, &code) in row.iter().enumerate() {
+            let j = if column < at { column } else { column + 1 };
+            if let Some(cost) = inner_cost(code) {
+                let other = first + j as u32;
                 self.score(
                     graph,
                     class,
@@ -312,7 +346,13 @@ impl Abstract {
                 continue;
             }
             if let Some(cost) = graph.upper_cost(sup, at, j) {
-                let other = graph.upper_cell(sup, j);
+                let nodes = graph.upper_nodes(sup);
+                let (inner, local) = (nodes[2 * j], nodes[2 * j + 1]);
+                let cluster = graph.cluster_in(sup, inner);
+                let Ok(place) = graph.local_nodes(cluster).binary_search(&local) else {
+                    continue;
+                };
+                let other = self.block(graph, cluster) + place as u32;
                 self.score(
                     graph,
                     class,
@@ -341,17 +381,20 @@ impl Abstract {
     ) {
         let cell = graph.cell_of(node);
         let sup = graph.super_of(cluster);
-        for (dx, dy) in &MOVE_DELTAS[..4] {
-            let (x, y) = (cell.x as i64 + *dx as i64, cell.y as i64 + *dy as i64);
-            if !(0..graph.width as i64).contains(&x) || !(0..graph.height as i64).contains(&y) {
+        let (x0, y0, w, h) = graph.bounds(cluster);
+        // Only across the cluster's own borders, in the order of the four
+        // orthogonal moves (+x, −x, +y, −y).
+        let across = [
+            (cell.x + 1 == x0 + w && cell.x + 1 < graph.width).then(|| (cluster + 1, node + 1)),
+            (cell.x == x0 && cell.x > 0).then(|| (cluster - 1, node - 1)),
+            (cell.y + 1 == y0 + h && cell.y + 1 < graph.height)
+                .then(|| (cluster + graph.columns, node + graph.width)),
+            (cell.y == y0 && cell.y > 0).then(|| (cluster - graph.columns, node - graph.width)),
+        ];
+        for (other, index) in across.into_iter().flatten() {
+            let Some(place) = graph.node_position(other, index) else {
                 continue;
-            }
-            let next = Cell::new(x as u32, y as u32);
-            let other = graph.cluster_of(next);
-            let index = y as u32 * graph.width + x as u32;
-            if other == cluster || graph.node_position(other, index).is_none() {
-                continue;
-            }
+            };
             let other_sup = graph.super_of(other);
             let allowed = match self.scope {
                 Scope::Inside(inside) => inside.contains(&other_sup),
@@ -369,14 +412,15 @@ impl Abstract {
             if !allowed {
                 continue;
             }
-            let Some(cost) = class.cost(next).filter(|&c| c != 0) else {
+            let Some(cost) = class.costs().get(index as usize).filter(|&&c| c != 0) else {
                 continue;
             };
+            let next_id = self.block(graph, other) + place as u32;
             self.score(
                 graph,
                 class,
-                index,
-                g + cost as u64 * step_cost(0),
+                next_id,
+                g + *cost as u64 * step_cost(0),
                 (id, Leg::Step),
                 goal,
                 weight,
@@ -413,8 +457,14 @@ impl Abstract {
     /// A search inside super-clusters once over: the nodes after its first
     /// up to `to` (a grid cell index), with their legs. `None` if it did
     /// not reach it.
-    pub(super) fn inside_path(&self, to: u32) -> Option<Vec<(u32, Leg)>> {
-        let &target = self.ids.get(&to)?;
+    pub(super) fn inside_path(&self, graph: &Levels, to: u32) -> Option<Vec<(u32, Leg)>> {
+        let cluster = graph.cluster_of(graph.cell_of(to));
+        let at = graph.node_position(cluster, to)?;
+        let &(first, len, _) = self.blocks.get(&cluster)?;
+        let target = first + (at as u32).min(len);
+        if at as u32 >= len || self.cells[target as usize] != to {
+            return None;
+        }
         if !self.closed[target as usize] {
             return None;
         }

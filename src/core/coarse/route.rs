@@ -76,11 +76,11 @@ pub struct RouteWork {
     pub join: u64,
     /// The search over nodes: level-1 nodes (inside the super-clusters of
     /// the start and the goal) and level-2 nodes (between them) expanded,
-    /// each charged one and a half to the budget.
+    /// each charged two units of the budget.
     pub nodes: [u64; 2],
     /// Searching the level-1 nodes along the route's course, two
     /// super-clusters at a time, in budget charged (node expansions at
-    /// one and a half).
+    /// two units).
     pub open: u64,
     /// Refining level-1 legs to cells.
     pub refine: u64,
@@ -159,7 +159,7 @@ impl CoarseRoute {
     }
 
     /// Budget spent so far: cells expanded in clusters, and nodes
-    /// expanded, each node charged one and a half.
+    /// expanded, each node charged two.
     pub fn expansions(&self) -> u64 {
         self.expansions
     }
@@ -258,6 +258,9 @@ impl CoarseRoute {
     /// Joins `cell` to the nodes of its cluster, on at most `most`
     /// expansions: the cost from it (`forward`) or to it from each node it
     /// reaches. Returns the expansions, and the costs once done.
+    // Not inlined: each phase is one call per step, and `budget_cost`
+    // reads each one's instructions apart under callgrind.
+    #[inline(never)]
     fn connect(
         &mut self,
         graph: &Levels,
@@ -339,6 +342,9 @@ impl CoarseRoute {
         spent
     }
 
+    // Not inlined: each phase is one call per step, and `budget_cost`
+    // reads each one's instructions apart under callgrind.
+    #[inline(never)]
     fn search(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
         let before = self.nodes.expanded;
         let goal = Goal {
@@ -393,6 +399,9 @@ impl CoarseRoute {
     /// crosses each border between super-clusters where the level-1 graph
     /// crosses it best, not only at the level-2 entrances the node search
     /// went through. The last window keeps its whole way, and the goal.
+    // Not inlined: each phase is one call per step, and `budget_cost`
+    // reads each one's instructions apart under callgrind.
+    #[inline(never)]
     fn through(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
         let (from, _) = *self.waypoints.last().expect("the start");
         let (first, _) = self.course[self.window - 1];
@@ -418,7 +427,7 @@ impl CoarseRoute {
             return spent;
         }
         self.opening = false;
-        let Some(way) = self.nodes.inside_path(b) else {
+        let Some(way) = self.nodes.inside_path(graph, b) else {
             // An edit cut the level-1 graph.
             self.fail();
             return spent;
@@ -449,6 +458,9 @@ impl CoarseRoute {
         spent
     }
 
+    // Not inlined: each phase is one call per step, and `budget_cost`
+    // reads each one's instructions apart under callgrind.
+    #[inline(never)]
     fn refine(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
         if self.leg + 1 >= self.waypoints.len() {
             // Legs refined in earlier steps may have been cut since.

@@ -11,10 +11,11 @@ use super::flight::{Flight, SharedWork, Work, reading_cost};
 use super::resolve::{Replan, search_config};
 use super::shared::split_alone;
 use super::state::PathfindingQueue;
+use crate::budget::{FrameBudget, deal, run_lanes};
 use crate::core::{Flood, FloodDirection, NavGrid, Search};
 use crate::maps::{MapView, Maps};
 use crate::pathfinding::result::InvalidReason;
-use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes};
+use crate::schedule::PathfindingSettings;
 
 /// Starts the best waiting requests while slots are free, and lets a
 /// waiting request that outranks the lowest search in flight take its

@@ -62,6 +62,15 @@ impl Flights {
         }
     }
 
+    /// A ticket for a new request of `entity`'s: arrival order, and the
+    /// entity counted as having a request.
+    pub(super) fn take_ticket(&mut self, entity: Entity) -> u64 {
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        self.live.insert(entity);
+        ticket
+    }
+
     /// Puts a flight in the waiting list.
     pub(super) fn wait(&mut self, flight: Flight) {
         self.waiting.push(flight);

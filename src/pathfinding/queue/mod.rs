@@ -40,12 +40,13 @@ use bevy::prelude::*;
 
 use super::diagnostics::{EXPANSIONS, FRAMES_TO_RESULT, IN_FLIGHT, QUEUED, SEARCH_MS};
 use super::graphs::CoarseGraphs;
-use super::request::{Footprint, KindData, MovementClass, PathRequest, unit_kind};
+use super::request::{Footprint, KindData, MovementClass, PathRequest, PathTarget, unit_kind};
 use super::result::{InvalidReason, PathResult, PathStatus};
-use crate::core::{NavGrid, UnitKind};
-use crate::maps::Maps;
+use crate::budget::FrameBudget;
+use crate::core::{Cell, NavGrid, UnitKind};
+use crate::maps::{MapView, Maps};
 use crate::order::Ordinal;
-use crate::schedule::{FrameBudget, PathfindingSettings};
+use crate::schedule::PathfindingSettings;
 use delivery::Delivery;
 use flight::Flight;
 pub(crate) use resolve::locate;
@@ -176,45 +177,20 @@ pub(crate) fn collect_requests(
                 lookup
             }
         };
-        let (map, view) = match lookup {
-            Ok(found) => found,
-            Err(error) => {
-                let result = PathResult::without_path(PathStatus::Invalid(error.into()), None, 0);
+        let resolved = lookup
+            .map_err(|error| (None, error.into()))
+            .and_then(|(map, view)| resolve_request(map, view, kind, request, transform));
+        let (map, view, asked, (origin, goal)) = match resolved {
+            Ok(resolved) => resolved,
+            Err((map, reason)) => {
+                let result = PathResult::without_path(PathStatus::Invalid(reason), map, 0);
                 delivery.send(entity, result);
                 continue;
             }
         };
-        let invalid = if !Footprint(kind.size).is_valid() {
-            Some(InvalidReason::BadFootprint)
-        } else if !view.knows(kind) {
-            Some(InvalidReason::UnknownClass)
-        } else {
-            None
-        };
-        if let Some(reason) = invalid {
-            let result = PathResult::without_path(PathStatus::Invalid(reason), Some(map), 0);
-            delivery.send(entity, result);
-            continue;
-        }
-        let view = view.for_kind(kind);
-        let asked = resolve::asked(request, transform);
-        let cells = asked.and_then(|asked| Ok((asked, locate_request(&view, asked)?)));
-        let (asked, (origin, goal)) = match cells {
-            Ok(cells) => cells,
-            Err(reason) => {
-                let result = PathResult::without_path(PathStatus::Invalid(reason), Some(map), 0);
-                delivery.send(entity, result);
-                continue;
-            }
-        };
-        match plan(
-            &mut queue.plans.nearest,
-            map,
-            view.class(),
-            origin,
-            goal,
-            request.on_unreachable,
-        ) {
+        let policy = request.on_unreachable;
+        let nearest = &mut queue.plans.nearest;
+        match plan(nearest, map, view.class(), origin, goal, policy) {
             Plan::Answer(status, cells) => {
                 delivery.answer(entity, map, (status, cells), &view, 0);
             }
@@ -222,10 +198,7 @@ pub(crate) fn collect_requests(
                 start,
                 goal: target,
             } => {
-                let ticket = queue.flights.next_ticket;
-                queue.flights.next_ticket += 1;
-                queue.flights.live.insert(entity);
-                let frame_requested = queue.frame;
+                let ticket = queue.flights.take_ticket(entity);
                 queue.flights.wait(Flight::new(Job {
                     entity,
                     ticket,
@@ -236,10 +209,10 @@ pub(crate) fn collect_requests(
                     origin,
                     start,
                     requested_goal: goal,
-                    policy: request.on_unreachable,
+                    policy,
                     goal: target,
                     grid_version: view.grid.version(),
-                    frame_requested,
+                    frame_requested: queue.frame,
                     alone: false,
                     quick: request.refine,
                 }));
@@ -247,6 +220,32 @@ pub(crate) fn collect_requests(
         }
     }
     delivery.stats.frame_time += clock::since(began);
+}
+
+/// A request on map `map` for a unit of `kind`: the map seen by that kind,
+/// where it was asked from and to, and its origin and goal cells; or why
+/// it is invalid, with the map.
+#[allow(clippy::type_complexity)]
+fn resolve_request<'m>(
+    map: Entity,
+    view: MapView<'m>,
+    kind: UnitKind,
+    request: &PathRequest,
+    transform: Option<&Transform>,
+) -> Result<
+    (Entity, MapView<'m>, (PathTarget, PathTarget), (Cell, Cell)),
+    (Option<Entity>, InvalidReason),
+> {
+    if !Footprint(kind.size).is_valid() {
+        return Err((Some(map), InvalidReason::BadFootprint));
+    }
+    if !view.knows(kind) {
+        return Err((Some(map), InvalidReason::UnknownClass));
+    }
+    let view = view.for_kind(kind);
+    let asked = resolve::asked(request, transform).map_err(|reason| (Some(map), reason))?;
+    let cells = locate_request(&view, asked).map_err(|reason| (Some(map), reason))?;
+    Ok((map, view, asked, cells))
 }
 
 /// `Search`: spends what is left of the frame's node budget on the best

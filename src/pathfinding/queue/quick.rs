@@ -17,23 +17,33 @@ use super::flight::Flight;
 use super::quick_routes::QuickSearch;
 use super::resolve::{Job, Plan, Rank};
 use super::state::PathfindingQueue;
+use crate::budget::{FrameBudget, deal, run_lanes, shares};
 use crate::core::{Cell, CoarseGraph, CoarseRoute, NavGrid, RouteStatus, UnitKind};
 use crate::maps::{MapView, Maps};
-use crate::schedule::{FrameBudget, PathfindingSettings, deal, run_lanes, shares};
+use crate::schedule::PathfindingSettings;
 
 /// Frames a request may wait (for its quick path or its real one) before
 /// the quick searches leave half the budget to the searches with real
-/// costs: two seconds at 60 frames a second. Until then they may take all
-/// of it, so that a burst of orders all get a quick path first.
-const QUICK_FIRST_FRAMES: u64 = 120;
+/// costs: two and a half seconds at 60 frames a second. Until then they
+/// may take all of it, so that a burst of orders all get a quick path
+/// first. 150, not 120: with node expansions charged what they cost (two
+/// units, see `NODE_HALVES` in `core/coarse/nodes.rs`), 1,000 units on
+/// random512-10-0 with the stress test's terrain have their first paths
+/// by frame 139; with 120 the last of them came at 157.
+const QUICK_FIRST_FRAMES: u64 = 150;
 
 /// The heuristic weight of a quick route's search over the coarse graph's
 /// nodes (the legs are refined at their exact cost either way). Measured
 /// on 200 routes a map with the stress test's terrain: 1.05 expands a
 /// fifth fewer nodes than 1 on random512-10-0 (918 against 1,165 before
 /// refinement) for the same mean cost (1.098 times the best); 1.15 halves
-/// them again but costs 1.108.
-const QUICK_WEIGHT: f32 = 1.2;
+/// them again but costs 1.108. Raised from 1.2 to 1.5 when node
+/// expansions came to be charged what they cost: `stress --terrain`
+/// (1,000 units) gets its first paths by frame 157 instead of 178 on
+/// random512-10-0 and 153 instead of 214 on Berlin_0_1024, the quick paths
+/// at 1.098 and 1.092 times the final ones on average (1.088 and 1.077 at
+/// 1.2).
+const QUICK_WEIGHT: f32 = 1.5;
 
 /// Jobs of a shared search that get quick routes of their own while they
 /// wait for it, at most: two or three units that happen to share a goal
@@ -309,29 +319,9 @@ fn run_rounds(
         for quick in std::mem::take(&mut queue.quick.under_way) {
             carried.extend(keep_up(queue, spots, quick, maps, graphs));
         }
-        // A set: with a thousand routes parked after their first stretch,
-        // scanning a list for every candidate cost a frame milliseconds.
-        let mut busy: HashSet<u64> = carried
-            .iter()
-            .chain(&queue.quick.extending)
-            .map(|quick| quick.ticket)
-            .collect();
-        // New ones for the best requests, dealt in turn.
-        let mut planned = Vec::new();
-        while planned.len() < open.len() * QUICK_PLANNED_PER_LANE {
-            // Each once: not under way, and not given its quick path (or
-            // found to need none) in an earlier round.
-            let wanted = |ticket: &u64, queue: &mut PathfindingQueue| {
-                !busy.contains(ticket) && spots.job(queue, *ticket).is_some_and(|job| job.quick)
-            };
-            let Some(ticket) = candidates.find(|ticket| wanted(ticket, queue)) else {
-                break;
-            };
-            if let Some(next) = plan_quick(queue, spots, ticket, maps, graphs) {
-                busy.insert(ticket);
-                planned.push(next);
-            }
-        }
+        let wanted = open.len() * QUICK_PLANNED_PER_LANE;
+        let on = (spots, maps, graphs);
+        let planned = plan_round(queue, on, &mut candidates, &carried, wanted);
         // Every request has its first stretch: routes are refined on.
         let extending = carried.is_empty() && planned.is_empty();
         if extending {
@@ -347,27 +337,7 @@ fn run_rounds(
             }
             queue.quick.extending = parked.collect();
         }
-        // Each carried route back in a lane of its own.
-        let mut work: Vec<QuickLane> = (0..lanes).map(|_| QuickLane::default()).collect();
-        let mut idle = open.iter().copied();
-        for quick in carried {
-            let on = place(queue, spots, quick.ticket, maps, graphs);
-            match (idle.next(), on) {
-                (Some(lane), Some((grid, graph, kind))) => {
-                    let on = Planned {
-                        ticket: quick.ticket,
-                        grid,
-                        graph,
-                        kind,
-                        start: quick.route.start(),
-                        goal: quick.route.goal(),
-                    };
-                    work[lane].current = Some((quick, on));
-                }
-                _ if extending => queue.quick.extending.push(quick),
-                _ => queue.quick.under_way.push(quick),
-            }
-        }
+        let mut work = seat(queue, on, carried, (lanes, &open), extending);
         if planned.is_empty() && work.iter().all(|lane| lane.current.is_none()) {
             return;
         }
@@ -386,44 +356,124 @@ fn run_rounds(
         for (lane, used) in spent.iter().enumerate() {
             quota_left[lane] = quota_left[lane].saturating_sub(*used as u32);
         }
-        let mut progress = spent.iter().any(|&used| used > 0);
-        for lane in work {
-            for (ticket, found) in lane.stretches {
-                progress = true;
-                if let Some((entity, mut result)) = provisional(queue, spots, ticket, found, maps) {
-                    result.ends_short = true;
-                    offer(queue, entity, result);
-                }
-            }
-            queue.quick.extending.extend(lane.parked);
-            for (ticket, found) in lane.ended {
-                progress = true;
-                if let Some((entity, result)) =
-                    found.and_then(|found| provisional(queue, spots, ticket, found, maps))
-                {
-                    offer(queue, entity, result);
-                }
-                if let Some(job) = spots.job(queue, ticket) {
-                    job.quick = false;
-                }
-            }
-            if let Some((quick, _)) = lane.current {
-                if quick.setbacks > settings.max_restarts {
-                    // Edits keep hitting it: the real path will do.
-                    give_up(queue, spots, quick);
-                    progress = true;
-                } else if quick.sent {
-                    queue.quick.extending.push(quick);
-                } else {
-                    queue.quick.under_way.push(quick);
-                }
-            }
-            // Planned but not started: they stay wanted.
-        }
-        if !progress {
+        let progress = spent.iter().any(|&used| used > 0);
+        if !land_round(queue, settings, (spots, maps), work) && !progress {
             return;
         }
     }
+}
+
+/// New quick routes for the best requests that want one, at most
+/// `wanted`: each once (not under way, and not given its quick path, or
+/// found to need none, in an earlier round).
+fn plan_round<'m>(
+    queue: &mut PathfindingQueue,
+    (spots, maps, graphs): (&Spots, &'m Maps, &'m Graphs<'_, '_, '_>),
+    candidates: &mut std::vec::IntoIter<u64>,
+    carried: &[QuickSearch],
+    wanted: usize,
+) -> Vec<Planned<'m>> {
+    // A set: with a thousand routes parked after their first stretch,
+    // scanning a list for every candidate cost a frame milliseconds.
+    let mut busy: HashSet<u64> = carried
+        .iter()
+        .chain(&queue.quick.extending)
+        .map(|quick| quick.ticket)
+        .collect();
+    let mut planned = Vec::new();
+    while planned.len() < wanted {
+        let wants = |ticket: &u64, queue: &mut PathfindingQueue| {
+            !busy.contains(ticket) && spots.job(queue, *ticket).is_some_and(|job| job.quick)
+        };
+        let Some(ticket) = candidates.find(|ticket| wants(ticket, queue)) else {
+            break;
+        };
+        if let Some(next) = plan_quick(queue, spots, ticket, maps, graphs) {
+            busy.insert(ticket);
+            planned.push(next);
+        }
+    }
+    planned
+}
+
+/// Each carried route back in a lane of its own, among the `open` lanes
+/// of `lanes`; those with no lane wait (with the extending ones when
+/// `extending`).
+fn seat<'m>(
+    queue: &mut PathfindingQueue,
+    (spots, maps, graphs): (&Spots, &'m Maps, &'m Graphs<'_, '_, '_>),
+    carried: Vec<QuickSearch>,
+    (lanes, open): (usize, &[usize]),
+    extending: bool,
+) -> Vec<QuickLane<'m>> {
+    let mut work: Vec<QuickLane> = (0..lanes).map(|_| QuickLane::default()).collect();
+    let mut idle = open.iter().copied();
+    for quick in carried {
+        let on = place(queue, spots, quick.ticket, maps, graphs);
+        match (idle.next(), on) {
+            (Some(lane), Some((grid, graph, kind))) => {
+                let on = Planned {
+                    ticket: quick.ticket,
+                    grid,
+                    graph,
+                    kind,
+                    start: quick.route.start(),
+                    goal: quick.route.goal(),
+                };
+                work[lane].current = Some((quick, on));
+            }
+            _ if extending => queue.quick.extending.push(quick),
+            _ => queue.quick.under_way.push(quick),
+        }
+    }
+    work
+}
+
+/// What a round's lanes found, sent and put back: first stretches and
+/// whole routes offered as provisional paths, routes still under way kept
+/// (one that edits keep setting back given up). Whether anything came of
+/// the round.
+fn land_round(
+    queue: &mut PathfindingQueue,
+    settings: &PathfindingSettings,
+    (spots, maps): (&Spots, &Maps),
+    work: Vec<QuickLane<'_>>,
+) -> bool {
+    let mut progress = false;
+    for lane in work {
+        for (ticket, found) in lane.stretches {
+            progress = true;
+            if let Some((entity, mut result)) = provisional(queue, spots, ticket, found, maps) {
+                result.ends_short = true;
+                offer(queue, entity, result);
+            }
+        }
+        queue.quick.extending.extend(lane.parked);
+        for (ticket, found) in lane.ended {
+            progress = true;
+            if let Some((entity, result)) =
+                found.and_then(|found| provisional(queue, spots, ticket, found, maps))
+            {
+                offer(queue, entity, result);
+            }
+            if let Some(job) = spots.job(queue, ticket) {
+                job.quick = false;
+            }
+        }
+        if let Some((quick, _)) = lane.current {
+            if quick.setbacks > settings.max_restarts {
+                // Edits keep hitting it: the real path will do.
+                give_up(queue, spots, quick);
+                progress = true;
+            } else if quick.sent {
+                queue.quick.extending.push(quick);
+            } else {
+                queue.quick.under_way.push(quick);
+            }
+        }
+        // Planned but not started: they stay wanted.
+    }
+    progress
 }
 
 /// Keeps `result` to send to `entity` at the frame's end, in place of one
