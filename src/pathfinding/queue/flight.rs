@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use bevy::prelude::*;
 
-use super::resolve::{Job, Rank};
+use super::policy::Rank;
+use super::resolve::Job;
 use crate::core::{Flood, NavGrid, ScratchPool, Search};
 
 /// What a flight searches with.
@@ -134,15 +135,4 @@ impl Flight {
         self.reset(pool);
         self.jobs
     }
-}
-
-/// Cells of a path read back from a shared search per unit of the frame's
-/// budget: a shared search answers each of its requests with a path of its
-/// own, and reading them back is work too. A squad of a hundred units
-/// whose paths are read in one frame would otherwise make it long.
-const PATH_CELLS_PER_EXPANSION: u64 = 8;
-
-/// What reading `path` back from a shared search costs in budget.
-pub(super) fn reading_cost(path: &crate::core::Path) -> u64 {
-    (path.cells.len() as u64).div_ceil(PATH_CELLS_PER_EXPANSION)
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use bevy::prelude::*;
 
 use super::delivery::{Delivery, Found};
-use super::flight::{Flight, SharedWork, Work, reading_cost};
+use super::flight::{Flight, SharedWork, Work};
+use super::policy::{evicts, keeps_state};
 use super::resolve::{Replan, search_config};
 use super::shared::split_alone;
 use super::state::PathfindingQueue;
@@ -43,11 +44,11 @@ pub(super) fn admit(
             else {
                 return;
             };
-            if queue.flights.in_flight[worst].rank(aging) >= best_rank {
+            if !evicts(best_rank, queue.flights.in_flight[worst].rank(aging)) {
                 return;
             }
             let mut evicted = queue.flights.in_flight.swap_remove(worst);
-            if queue.flights.waiting.parked() >= slots {
+            if !keeps_state(queue.flights.waiting.parked(), slots) {
                 evicted.reset(&mut queue.flights.pool);
             }
             // In its place in the rank order: it ranks below the best.
@@ -86,7 +87,7 @@ pub(super) fn refresh(
     let frame = queue.frame;
     let Some(view) = maps.get(flight.lead().map) else {
         for job in flight.land(&mut queue.flights.pool) {
-            queue.flights.live.remove(&job.entity);
+            queue.flights.answered(job.entity);
             delivery.answer_invalid(&job, InvalidReason::MapRemoved, frame);
         }
         return None;
@@ -109,7 +110,7 @@ pub(super) fn refresh(
     for mut job in std::mem::take(&mut flight.jobs) {
         let moved = match job.replan(&mut queue.plans.nearest, &view) {
             Replan::Answer(status, cells) => {
-                queue.flights.live.remove(&job.entity);
+                queue.flights.answered(job.entity);
                 let waited = (frame - job.frame_requested) as u32;
                 delivery.answer(job.entity, job.map, (status, cells), &view, waited);
                 continue;
@@ -269,7 +270,7 @@ fn finish(
             }
             let search = search.take()?;
             let job = jobs.swap_remove(0);
-            queue.flights.live.remove(&job.entity);
+            queue.flights.answered(job.entity);
             let search = delivery.deliver_search(&job, *search, view, version, frame);
             queue.flights.pool.give(search.into_scratch());
             None
@@ -296,13 +297,13 @@ fn finish(
                 let Some(path) = flood.path(grid, jobs[i].start) else {
                     continue;
                 };
-                queue.flights.reading_debt += budget.spend_reading(reading_cost(&path));
+                queue.flights.read_back(budget, &path);
                 let expansions = flood.expansions() - shared.reported;
                 shared.reported = flood.expansions();
                 shared.served += 1;
                 answered.push(i);
                 let job = &jobs[i];
-                queue.flights.live.remove(&job.entity);
+                queue.flights.answered(job.entity);
                 let found = Found {
                     path,
                     expansions,

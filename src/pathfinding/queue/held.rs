@@ -7,8 +7,10 @@ use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use super::flight::{Flight, Work};
+use super::policy::reading_cost;
 use super::waiting::Waiting;
-use crate::core::ScratchPool;
+use crate::budget::FrameBudget;
+use crate::core::{Path, ScratchPool};
 
 /// The flights the queue holds and what they share: requests waiting for
 /// a slot and in flight, the scratch space searches take, the tickets that
@@ -16,17 +18,17 @@ use crate::core::ScratchPool;
 /// owes.
 #[derive(Default)]
 pub(super) struct Flights {
-    pub(super) next_ticket: u64,
+    next_ticket: u64,
     /// Entities with a request waiting or in flight, so that cancelling the
     /// many that have none skips the scans.
-    pub(super) live: EntityHashSet,
+    live: EntityHashSet,
     /// In rank order, indexed by what they could share.
     pub(super) waiting: Waiting,
     pub(super) in_flight: Vec<Flight>,
     pub(super) pool: ScratchPool,
     /// Reading back shared searches' paths that a frame's budget had no room
     /// left for: paid first in the next frames.
-    pub(super) reading_debt: u64,
+    reading_debt: u64,
 }
 
 impl Flights {
@@ -69,6 +71,33 @@ impl Flights {
         self.next_ticket += 1;
         self.live.insert(entity);
         ticket
+    }
+
+    /// Whether `entity` has a request waiting or in flight.
+    pub(super) fn is_live(&self, entity: Entity) -> bool {
+        self.live.contains(&entity)
+    }
+
+    /// `entity`'s request is answered: it has none waiting or in flight.
+    pub(super) fn answered(&mut self, entity: Entity) {
+        self.live.remove(&entity);
+    }
+
+    /// Pays what the frame's budget can of the reading of shared searches'
+    /// paths that earlier frames had no room for.
+    pub(super) fn pay_reading(&mut self, budget: &mut FrameBudget) {
+        self.reading_debt = budget.spend_reading(self.reading_debt);
+    }
+
+    /// Owes `units` of reading paths back to the next frames.
+    pub(super) fn owe_reading(&mut self, units: u64) {
+        self.reading_debt += units;
+    }
+
+    /// Records `path`'s reading back from a shared search on the frame's
+    /// budget, what it has no room for owed to the next frames.
+    pub(super) fn read_back(&mut self, budget: &mut FrameBudget, path: &Path) {
+        self.reading_debt += budget.spend_reading(reading_cost(path));
     }
 
     /// Puts a flight in the waiting list.

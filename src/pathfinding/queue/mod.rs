@@ -4,6 +4,10 @@
 //! concept's code; the code that runs a concept may take the queue whole
 //! (`state`), but no file imports one that imports it back:
 //!
+//! - `policy`: the queue's policy in one file: ranking (so admission and
+//!   eviction), which requests share a search, how much of the budget
+//!   quick routes take and which get them, what reading a shared search's
+//!   paths costs;
 //! - `state`: [`PathfindingQueue`], the resource: the frame count and the
 //!   concepts' states;
 //! - `resolve`: a request turned into cells on its map ([`Job`], `plan`),
@@ -14,7 +18,7 @@
 //!   by what they could share (`Waiting`);
 //! - `held`: the flights held (`Flights`: waiting, in flight, scratch);
 //! - `flights`: their admission to slots, their checks against edited
-//!   maps, and the lane runner that spends the budget on them;
+//!   maps, and the rounds that spend the budget on them in lanes;
 //! - `shared`: requests with one goal put in one shared search;
 //! - `quick_routes`: the quick routes kept between frames (`QuickRoutes`);
 //! - `quick`: running them on maps with terrain costs (on the maps'
@@ -27,6 +31,7 @@ mod delivery;
 mod flight;
 mod flights;
 mod held;
+mod policy;
 mod quick;
 mod quick_routes;
 mod resolve;
@@ -275,8 +280,7 @@ pub(crate) fn run_searches(
     delivery.stats.graph_wait = graph_wait;
 
     queue.flights.pool.set_limit(pooled(&settings));
-    let owed = queue.flights.reading_debt;
-    queue.flights.reading_debt = budget.spend_reading(owed);
+    queue.flights.pay_reading(&mut budget);
     if settings.share_goals {
         shared::share_goals(queue, &maps, &mut budget, &mut delivery);
     } else {
@@ -293,7 +297,7 @@ pub(crate) fn run_searches(
     // A quick path whose real one came in the same frame is not sent: one
     // answer a frame.
     for (entity, result) in std::mem::take(&mut queue.quick.provisional) {
-        if queue.flights.live.contains(&entity) {
+        if queue.flights.is_live(entity) {
             delivery.send(entity, result);
         }
     }

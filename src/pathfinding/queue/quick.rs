@@ -14,48 +14,14 @@ use super::super::graphs::{CoarseGraphs, wants_quick_routes};
 use super::super::result::{PathResult, PathStatus};
 use super::delivery::Found;
 use super::flight::Flight;
+use super::policy::{QUICK_WEIGHT, Rank, has_quick_routes, quick_quota};
 use super::quick_routes::QuickSearch;
-use super::resolve::{Job, Plan, Rank};
+use super::resolve::{Job, Plan};
 use super::state::PathfindingQueue;
 use crate::budget::{FrameBudget, deal, run_lanes, shares};
 use crate::core::{Cell, CoarseGraph, CoarseRoute, NavGrid, RouteStatus, UnitKind};
 use crate::maps::{MapView, Maps};
 use crate::schedule::PathfindingSettings;
-
-/// Frames a request may wait (for its quick path or its real one) before
-/// the quick searches leave half the budget to the searches with real
-/// costs: two and a half seconds at 60 frames a second. Until then they
-/// may take all of it, so that a burst of orders all get a quick path
-/// first. 150, not 120: with node expansions charged what they cost (two
-/// units, see `NODE_HALVES` in `core/coarse/nodes.rs`), 1,000 units on
-/// random512-10-0 with the stress test's terrain have their first paths
-/// by frame 139; with 120 the last of them came at 157.
-const QUICK_FIRST_FRAMES: u64 = 150;
-
-/// The heuristic weight of a quick route's search over the coarse graph's
-/// nodes (the legs are refined at their exact cost either way). Measured
-/// on 200 routes a map with the stress test's terrain: 1.05 expands a
-/// fifth fewer nodes than 1 on random512-10-0 (918 against 1,165 before
-/// refinement) for the same mean cost (1.098 times the best); 1.15 halves
-/// them again but costs 1.108. Raised from 1.2 to 1.5 when node
-/// expansions came to be charged what they cost: `stress --terrain`
-/// (1,000 units) gets its first paths by frame 157 instead of 178 on
-/// random512-10-0 and 153 instead of 214 on Berlin_0_1024, the quick paths
-/// at 1.098 and 1.092 times the final ones on average (1.088 and 1.077 at
-/// 1.2).
-const QUICK_WEIGHT: f32 = 1.5;
-
-/// Jobs of a shared search that get quick routes of their own while they
-/// wait for it, at most: two or three units that happen to share a goal
-/// would otherwise wait, pathless, for their one search behind every
-/// other's (on Berlin_0_1024 with 1,000 units, two of them until frame
-/// 3,466 against 255 for the rest), and for them a quick route each costs
-/// less than the search. A squad shares its search to save work, and a
-/// quick route for each of its units would cost several times that search
-/// (`stress --goals 20 --terrain`, squads of 50: 4.1 times the
-/// expansions, and the last real path at frame 500 against 129, for first
-/// paths at 113 against 129).
-const SHARED_QUICK_MOST: usize = 4;
 
 /// Quick routes planned for a lane per round: a lane runs them one after
 /// another, so a round covers its whole share.
@@ -163,7 +129,7 @@ impl QuickLane<'_> {
 }
 
 /// Quick searches before the searches with real costs, on the whole
-/// budget while no request has waited [`QUICK_FIRST_FRAMES`], else on up
+/// budget while no request has waited [`QUICK_FIRST_FRAMES`](super::policy::QUICK_FIRST_FRAMES), else on up
 /// to half of it (split among the lanes as the budget is), for the
 /// best-ranked requests (searched alone or sharing a search with a few
 /// others: [`has_quick_routes`]) on a map
@@ -193,7 +159,7 @@ pub(super) fn run_quick(
     }
     // A unit with no path is worse off than one with a quick path waiting
     // for its real one, so after a burst of orders the quick paths come
-    // first. Once a request has waited QUICK_FIRST_FRAMES (for either
+    // first. Once a request has waited `QUICK_FIRST_FRAMES` (for either
     // path), half the budget stays for the searches with real costs, so a
     // steady stream of new requests cannot starve them.
     let oldest = queue
@@ -202,12 +168,7 @@ pub(super) fn run_quick(
         .flat_map(|flight| &flight.jobs)
         .map(|job| job.frame_requested)
         .min();
-    let quota =
-        if oldest.is_some_and(|frame| queue.frame.saturating_sub(frame) >= QUICK_FIRST_FRAMES) {
-            settings.nodes_per_frame / 2
-        } else {
-            settings.nodes_per_frame
-        };
+    let quota = quick_quota(settings.nodes_per_frame, queue.frame, oldest);
     let lanes = budget.lane_count();
     let mut quota_left: Vec<u32> = shares(quota, lanes).collect();
     // The lists do not change while quick searches run: each job is found
@@ -615,7 +576,7 @@ fn give_up(queue: &mut PathfindingQueue, spots: &Spots, quick: QuickSearch) {
 /// The requests that want a quick path, best-ranked first: unanswered
 /// through the frame they were made in, on a map where their unit's kind
 /// gets quick routes ([`wants_quick_routes`]), searched alone or sharing a
-/// search with a few others ([`SHARED_QUICK_MOST`]: each gets its own quick
+/// search with a few others ([`SHARED_QUICK_MOST`](super::policy::SHARED_QUICK_MOST): each gets its own quick
 /// route, from its own start).
 fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u64> {
     // Whether each (map, kind) seen gets quick routes, looked up once.
@@ -636,7 +597,7 @@ fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u
     let mut wanted: Vec<&Job> = queue
         .flights
         .all()
-        .filter(|flight| has_quick_routes(flight))
+        .filter(|flight| has_quick_routes(flight.is_shared(), flight.jobs.len()))
         .flat_map(|flight| &flight.jobs)
         // A request's first frame goes to its real search: most on a small
         // map end there, and a quick path would only delay them.
@@ -645,12 +606,6 @@ fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u
         .collect();
     wanted.sort_by_key(|job| std::cmp::Reverse(job.rank(aging_frames)));
     wanted.into_iter().map(|job| job.ticket).collect()
-}
-
-/// Whether the jobs of `flight` may have quick routes: it searches for
-/// one alone, or shares its search with at most [`SHARED_QUICK_MOST`].
-fn has_quick_routes(flight: &Flight) -> bool {
-    !flight.is_shared() || flight.jobs.len() <= SHARED_QUICK_MOST
 }
 
 /// Where each job that may have a quick route ([`has_quick_routes`]) sits
@@ -675,7 +630,7 @@ impl Spots {
             flights: impl Iterator<Item = (Home, &'a Flight)> + 'a,
         ) -> impl Iterator<Item = (u64, Spot)> + 'a {
             flights
-                .filter(|(_, flight)| has_quick_routes(flight))
+                .filter(|(_, flight)| has_quick_routes(flight.is_shared(), flight.jobs.len()))
                 .flat_map(move |(home, flight)| {
                     let jobs = flight.jobs.iter().enumerate();
                     jobs.map(move |(j, job)| (job.ticket, (home, j)))

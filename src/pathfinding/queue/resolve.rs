@@ -49,26 +49,6 @@ pub(super) struct Job {
     pub(super) quick: bool,
 }
 
-/// A job's rank: higher first (see [`Job::rank`]).
-pub(super) type Rank = (i128, std::cmp::Reverse<u64>);
-
-impl Job {
-    /// Orders jobs, higher first: priority plus one level per
-    /// `aging_frames` frames since the request, then arrival. Every job ages
-    /// at the same rate, so the order of two jobs never changes over time
-    /// (`priority × aging_frames − frame requested` is the same at every
-    /// frame): once a job outranks another it always will, and eviction
-    /// cannot go back and forth.
-    pub(super) fn rank(&self, aging_frames: u32) -> Rank {
-        let key = if aging_frames == 0 {
-            self.priority as i128
-        } else {
-            self.priority as i128 * aging_frames as i128 - self.frame_requested as i128
-        };
-        (key, std::cmp::Reverse(self.ticket))
-    }
-}
-
 /// The cell of a start or goal, or why there is none.
 pub(crate) fn locate(
     view: &MapView,

@@ -6,11 +6,12 @@
 use bevy::prelude::*;
 
 use super::delivery::{Delivery, Found};
-use super::flight::{Flight, SharedWork, Work, reading_cost};
+use super::flight::{Flight, SharedWork, Work};
+use super::policy::{Span, reading_cost, shareable, span_union};
 use super::resolve::Job;
 use super::state::PathfindingQueue;
-use super::waiting::{ShareKey, Span, span_union};
-use crate::core::{Cell, Path};
+use super::waiting::ShareKey;
+use crate::core::Path;
 use crate::maps::Maps;
 use crate::schedule::FrameBudget;
 
@@ -31,24 +32,6 @@ pub(super) fn split_alone(queue: &mut PathfindingQueue, flight: Flight) {
     }
 }
 
-/// Starts of one goal share a search only while they fit in a box this
-/// many cells wide, or a quarter of their distance from the goal if that
-/// is more: a squad, a base, a crowd at a rally point. Starts spread over
-/// the map would make the shared search flood most of it, far more work
-/// than a search each. Two requests already gain from sharing: on maps
-/// where each would be a jump point search, so is the shared one (a jump
-/// point flood).
-const SHARE_SPAN: u32 = 16;
-
-/// Whether starts within `span` are close enough together, for their
-/// distance from `goal`, to share a search (see [`SHARE_SPAN`]).
-fn shareable(span: Span, goal: Cell) -> bool {
-    let [min_x, min_y, max_x, max_y] = span;
-    let gap = |v: u32, low: u32, high: u32| low.saturating_sub(v).max(v.saturating_sub(high));
-    let distance = gap(goal.x, min_x, max_x).max(gap(goal.y, min_y, max_y));
-    (max_x - min_x).max(max_y - min_y) <= SHARE_SPAN.max(distance / 4)
-}
-
 /// What joining a flight yields: requests answered from its search at
 /// once (with the path and the grid version it was read on), and requests
 /// that must wait on their own.
@@ -56,6 +39,9 @@ fn shareable(span: Span, goal: Cell) -> bool {
 struct Joined {
     ready: Vec<(Job, Path, u64)>,
     late: Vec<Flight>,
+    /// Reading the ready paths back that the frame's budget had no room
+    /// for.
+    owed: u64,
 }
 
 /// Puts each request that started waiting since the last call with a goal
@@ -130,13 +116,13 @@ pub(super) fn share_goals(
             },
             (None, None) => continue,
         };
-        let debt = &mut flights.reading_debt;
-        join(home, jobs, (maps, key), (budget, debt), &mut joined);
+        join(home, jobs, (maps, key), budget, &mut joined);
         if let Some(home) = partner {
             // Its best job may be one that joined it.
             flights.waiting.rekey(&home);
         }
     }
+    flights.owe_reading(joined.owed);
     for flight in joined.late {
         flights.wait(flight);
     }
@@ -146,7 +132,7 @@ pub(super) fn share_goals(
             continue;
         };
         let view = view.for_kind(job.kind);
-        queue.flights.live.remove(&job.entity);
+        queue.flights.answered(job.entity);
         let found = Found {
             path,
             expansions: 0,
@@ -164,7 +150,7 @@ fn join(
     home: &mut Flight,
     jobs: Vec<Job>,
     (maps, key): (&Maps, ShareKey),
-    (budget, debt): (&mut FrameBudget, &mut u64),
+    budget: &mut FrameBudget,
     joined: &mut Joined,
 ) {
     home.make_shared();
@@ -203,7 +189,7 @@ fn join(
         let afford = budget.left() > 0;
         match current.then(|| flood.path(grid, job.start)).flatten() {
             Some(path) if afford => {
-                *debt += budget.spend_reading(reading_cost(&path));
+                joined.owed += budget.spend_reading(reading_cost(&path));
                 *served += 1;
                 joined.ready.push((job, path, grid.version()));
             }

@@ -10,7 +10,7 @@ use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 
 use super::flight::{Flight, Work};
-use super::resolve::Rank;
+use super::policy::{Rank, Span, span_union, span_with};
 use crate::core::{Cell, UnitKind};
 
 /// Which jobs can share one search: `(map, unit kind, goal cell,
@@ -18,30 +18,6 @@ use crate::core::{Cell, UnitKind};
 /// answers its requests in the order it settles their starts, so a more
 /// urgent request must not wait in one for less urgent ones.
 pub(super) type ShareKey = (Entity, UnitKind, Cell, i32);
-
-/// A box of cells, `[min x, min y, max x, max y]`.
-pub(super) type Span = [u32; 4];
-
-/// `span` grown to hold `cell`.
-pub(super) fn span_with(span: Span, cell: Cell) -> Span {
-    let [min_x, min_y, max_x, max_y] = span;
-    [
-        min_x.min(cell.x),
-        min_y.min(cell.y),
-        max_x.max(cell.x),
-        max_y.max(cell.y),
-    ]
-}
-
-/// The smallest box holding both.
-pub(super) fn span_union(a: Span, b: Span) -> Span {
-    [
-        a[0].min(b[0]),
-        a[1].min(b[1]),
-        a[2].max(b[2]),
-        a[3].max(b[3]),
-    ]
-}
 
 impl Flight {
     /// What a flight with these jobs could share, if it can: a shared
