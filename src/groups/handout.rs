@@ -94,7 +94,7 @@ pub(super) fn assign_routes(
     // Edits since the paths were read out: a route one of them cuts or
     // makes dearer is not handed out (its unit plans its own way).
     let edits = (view.grid.version() != handout.version)
-        .then(|| Edits::new(view.class().dearer_since(handout.version)));
+        .then(|| Edits::new(view.size_class().dearer_since(handout.version)));
     for i in handout.next..end {
         let Pair {
             unit,
@@ -173,7 +173,7 @@ pub(super) fn join_shared(view: &MapView, here: Vec2, cell: Cell, lane: &[Vec2])
     const LOOK_AHEAD: usize = 4;
     (1..lane.len().min(LOOK_AHEAD + 1)).rev().find(|&i| {
         view.cell_at(lane[i])
-            .is_some_and(|target| view.class().line_of_sight(cell, target))
+            .is_some_and(|target| view.size_class().line_of_sight(cell, target))
             && view.segment_clear(here, lane[i])
     })
 }
@@ -199,7 +199,10 @@ pub(super) fn lane_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> Sh
                 to - direction * inset + side,
             );
             let last = *lane.last().unwrap_or(&from);
-            let walkable = |p: Vec2| view.cell_at(p).is_some_and(|c| view.class().is_walkable(c));
+            let walkable = |p: Vec2| {
+                view.cell_at(p)
+                    .is_some_and(|c| view.size_class().is_walkable(c))
+            };
             if walkable(a)
                 && walkable(b)
                 && view.segment_clear(last, a)

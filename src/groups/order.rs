@@ -170,7 +170,7 @@ impl ClassOrder<'_> {
         } = split;
         // Members take the slots nearest the goal, solo units the next; a
         // region with room for fewer footprints than units shares them out.
-        let mut slots = end_slots(view.class(), goal, movers.len(), taken);
+        let mut slots = end_slots(view.size_class(), goal, movers.len(), taken);
         if slots.is_empty() {
             slots.push(goal);
         }
@@ -199,7 +199,7 @@ impl ClassOrder<'_> {
     /// goal is nowhere the units may go (every unit then goes alone).
     fn split(&self, movers: &[(Entity, Vec2)]) -> Option<Split> {
         let Self { order, view, .. } = *self;
-        let grid = view.class();
+        let grid = view.size_class();
         // A goal where the units may not stand (a wall, water for foot
         // soldiers) is taken as the nearest place they may: every unit's
         // order ends short of it, as a unit's ordered alone would.

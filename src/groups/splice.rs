@@ -302,7 +302,7 @@ pub(super) fn keep_flagged(
     view: &MapView,
     cells: &[Cell],
 ) -> bool {
-    replans >= max_restarts && view.class().can_walk(cells)
+    replans >= max_restarts && view.size_class().can_walk(cells)
 }
 
 /// Asks for the shared path again, on the grid as it is now.
@@ -364,7 +364,7 @@ pub(super) fn begin_splice(
     // Reach: members within the spread of the centre, k steps from the
     // head splice cell; slots around the goal. Twice that in cost covers
     // detours; a unit or slot beyond it moves alone.
-    let cost = view.class().max_walkable_cost().max(1) as f64;
+    let cost = view.size_class().max_walkable_cost().max(1) as f64;
     let member_reach = members
         .iter()
         .map(|&(_, cell)| cell.octile_distance(head_cell))

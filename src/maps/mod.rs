@@ -311,8 +311,9 @@ impl<'a> MapView<'a> {
     }
 
     /// The grid as the units this view is for see it: where they fit, and
-    /// which anchors they can reach.
-    pub fn class(&self) -> SizeClass<'a> {
+    /// which anchors they can reach. (Named for the size class it is, as
+    /// [`NavGrid::size_class`] is: a "class" alone is a movement class.)
+    pub fn size_class(&self) -> SizeClass<'a> {
         self.class
     }
 
@@ -816,7 +817,7 @@ mod tests {
             }
             for size in 1..=2 {
                 let view = MapView::new(&grid, &layout, Some(&transform)).for_size(size);
-                let class = view.class();
+                let class = view.size_class();
                 for _ in 0..200 {
                     let a = Cell::new(rng.below(24), rng.below(24));
                     let b = Cell::new(rng.below(24), rng.below(24));

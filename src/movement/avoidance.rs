@@ -935,7 +935,7 @@ fn wall_edges(
         return;
     }
     let reach = reach / cell;
-    let grid = view.class();
+    let grid = view.size_class();
     let wall = |x: i64, y: i64| {
         let cell = Cell::new(
             u32::try_from(x).unwrap_or(u32::MAX),

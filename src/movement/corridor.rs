@@ -22,7 +22,7 @@ pub(crate) fn join_path(
     cell: Cell,
     cells: &[Cell],
 ) -> Option<Vec<Vec2>> {
-    let class = view.class();
+    let class = view.size_class();
     let in_wall = !class.is_walkable(cell);
     // The dearest ground the path has crossed up to each cell: a unit
     // joins it over no dearer ground (not across a swamp it goes round).
@@ -56,7 +56,7 @@ pub(crate) fn join_path(
 /// ground is crossed in straight lines, not 45° zig-zags, and terrain the
 /// path goes round stays gone round.
 pub(crate) fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
-    let class = view.class();
+    let class = view.size_class();
     let cost = |cell: Cell| class.cost(cell).unwrap_or(0);
     let mut kept = Vec::new();
     let mut at = 0;
@@ -161,7 +161,7 @@ impl Edits {
     /// one crosses a changed cell (past the one it starts on).
     pub(crate) fn cut(&self, view: &MapView, position: Vec2, route: &Route) -> Option<Cut> {
         let size = view.size() as u32;
-        let class = view.class();
+        let class = view.size_class();
         let mut from = position;
         let mut found = None;
         for corner in route.remaining() {

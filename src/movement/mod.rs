@@ -797,7 +797,10 @@ fn replan_cut_paths(mut units: PathFollowers, maps: MapsBesideUnits) {
         };
         let walkable = maps.get(*map).is_some_and(|view| {
             if result.map != Some(*map)
-                || !view.for_kind(result.kind()).class().can_walk(&result.cells)
+                || !view
+                    .for_kind(result.kind())
+                    .size_class()
+                    .can_walk(&result.cells)
             {
                 return false;
             }
@@ -941,7 +944,7 @@ impl<'a> EditedMap<'a> {
         let at = match self.edits.iter().position(|e| (e.0, e.1) == (class, since)) {
             Some(at) => at,
             None => {
-                let ground = self.view.for_kind(UnitKind::new(class, 1)).class();
+                let ground = self.view.for_kind(UnitKind::new(class, 1)).size_class();
                 let edits = Edits::new(ground.dearer_since(since));
                 self.edits.push((class, since, edits));
                 self.edits.len() - 1
@@ -993,7 +996,7 @@ pub(super) fn pass_reached_corners(view: &MapView, route: &mut Route, position: 
     let cell = view.layout.cell_size.abs().min_element();
     let cost = |at: Vec2| {
         view.cell_at(at)
-            .and_then(|c| view.class().cost(c))
+            .and_then(|c| view.size_class().cost(c))
             .unwrap_or(0)
     };
     while let Some(next) = route.next_waypoint() {

@@ -297,21 +297,21 @@ impl PassageMap {
 #[derive(Clone, Copy, Debug)]
 enum Miss {
     /// The map, class and size's cache, caught up with the grid.
-    Map((Ground, u8)),
+    Map((ClassMap, u8)),
     /// Whether block `(bx, by)` of the map, class and size holds a
     /// one-lane anchor.
-    Block((Ground, u8), u32, u32),
+    Block((ClassMap, u8), u32, u32),
     /// The passage through this one-lane anchor of the map, class and size.
-    Chain((Ground, u8), Cell),
+    Chain((ClassMap, u8), Cell),
 }
 
 /// A map as one movement class sees it: the map entity and the class.
 /// Passages are found per class (a bridge is one lane to tanks, a river
 /// mouth to boats), and units take turns with units of their class.
-type Ground = (Entity, ClassId);
+type ClassMap = (Entity, ClassId);
 
-/// The ground of a unit of `view`'s class on `map`.
-fn ground(map: Entity, view: &MapView) -> Ground {
+/// The map as the class of a unit of `view` sees it.
+fn class_map(map: Entity, view: &MapView) -> ClassMap {
     (map, view.kind().class)
 }
 
@@ -320,12 +320,12 @@ fn ground(map: Entity, view: &MapView) -> Ground {
 /// scratch for the frame.
 #[derive(Resource, Default)]
 pub(crate) struct Passages {
-    maps: HashMap<(Ground, u8), PassageMap>,
+    maps: HashMap<(ClassMap, u8), PassageMap>,
     /// Per map, the sizes of its movers (bit k for size k). A unit takes
     /// turns at the passages of its own size and of every bigger size on
     /// the map: a bridge two cells wide is one lane where a tank may meet
     /// infantry on it, so the infantry take turns there too.
-    sizes: HashMap<Ground, u16>,
+    sizes: HashMap<ClassMap, u16>,
     seen: Vec<Sighting>,
 }
 
@@ -365,7 +365,7 @@ fn held_in<T>(
     lane: u8,
     mut passage_of: impl FnMut(Cell) -> Option<T>,
 ) -> Option<T> {
-    let class = view.for_size(lane).class();
+    let class = view.for_size(lane).size_class();
     let mut first = None;
     for anchor in holders(view, position, size, lane).filter(|&a| class.is_walkable(a)) {
         let found = passage_of(anchor)?;
@@ -382,14 +382,14 @@ fn holder_grid<'a>(view: &MapView<'a>, size: u8, lane: u8) -> MapView<'a> {
 
 impl Passages {
     /// The sizes of `map`'s movers this frame (bit k for size k).
-    fn present(&self, map: Ground) -> u16 {
+    fn present(&self, map: ClassMap) -> u16 {
         self.sizes.get(&map).copied().unwrap_or(0)
     }
 
     /// Whether a unit of `size` at `position` on `view` of `map` stands in
     /// a passage (of its size or a bigger one) units have looked at this
     /// version of the grid.
-    fn stands_in(&self, map: Ground, view: &MapView, size: u8, position: Vec2) -> bool {
+    fn stands_in(&self, map: ClassMap, view: &MapView, size: u8, position: Vec2) -> bool {
         lanes(self.present(map), size).any(|lane| {
             self.maps.get(&(map, lane)).is_some_and(|cached| {
                 held_in(view, position, size, lane, |a| {
@@ -405,7 +405,7 @@ impl Passages {
     /// asked of the blocks round it, so that a unit in the open pays a
     /// look or two.
     pub(crate) fn beside(&self, map: Entity, view: &MapView, position: Vec2, reach: u32) -> bool {
-        let map = ground(map, view);
+        let map = class_map(map, view);
         lanes(self.present(map), 1).any(|lane| {
             let (Some(cached), Some(cell)) = (
                 self.maps.get(&(map, lane)),
@@ -433,14 +433,14 @@ impl Passages {
     /// Whether cell `cell` (of the grid itself) of `map` is in a passage:
     /// to a unit without a claim on it, avoidance treats it as a wall.
     pub(crate) fn closes(&self, map: Entity, view: &MapView, cell: Cell) -> bool {
-        let map = ground(map, view);
+        let map = class_map(map, view);
         self.stands_in(map, view, 1, view.for_size(1).cell_to_world(cell))
     }
 
     /// Whether a unit of the size `view` is for, going from `from` to `to`
     /// on `map`, steps into a passage from outside one: what only a unit
     /// holding a claim on it may do.
-    fn steps_in(&self, map: Ground, view: &MapView, from: Vec2, to: Vec2) -> bool {
+    fn steps_in(&self, map: ClassMap, view: &MapView, from: Vec2, to: Vec2) -> bool {
         let size = view.size();
         // Where no passage is known (open ground, or a map whose units
         // have looked at none yet), there is none to step into.
@@ -468,7 +468,7 @@ impl Passages {
     /// Where a unit without a claim that walked from `from` to `to` stops:
     /// `to`, or the last point before the way steps into a passage.
     pub(crate) fn stop_outside(&self, map: Entity, view: &MapView, from: Vec2, to: Vec2) -> Vec2 {
-        let map = ground(map, view);
+        let map = class_map(map, view);
         // A unit that did not move stepped nowhere (pressed against a wall
         // or another, as many are in a crowd): no cell to look up.
         if from == to || !self.steps_in(map, view, from, to) {
@@ -487,7 +487,7 @@ impl Passages {
 
 /// A passage's name: its map and class, the size it is for and its key
 /// anchor.
-type PassageId = (Ground, u8, Cell);
+type PassageId = (ClassMap, u8, Cell);
 
 /// Whose turn it is at a passage this frame.
 #[derive(Clone, Copy, Default)]
@@ -501,7 +501,7 @@ struct Turn {
 /// A claim on a passage: the unit may be in it, going from `side`'s mouth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Claim {
-    map: Ground,
+    map: ClassMap,
     size: u8,
     key: Cell,
     side: u8,
@@ -630,7 +630,7 @@ impl Passages {
         self.sizes.clear();
         // Most units of a run share a map and class: the table is asked
         // only when the ground changes.
-        let mut run: Option<(Ground, u16)> = None;
+        let mut run: Option<(ClassMap, u16)> = None;
         for AgentQueryReadOnlyItem {
             steering,
             motion,
@@ -666,7 +666,7 @@ impl Passages {
                 continue;
             };
             for lane in (1..=MAX_UNIT_SIZE).filter(|&k| present & (1 << k) != 0) {
-                let class = view.for_kind(UnitKind::new(map.1, lane)).class();
+                let class = view.for_kind(UnitKind::new(map.1, lane)).size_class();
                 self.maps.entry((map, lane)).or_default().catch_up(&class);
             }
         }
@@ -892,12 +892,12 @@ fn look_ahead(
     view: &MapView,
     lane: u8,
     passages: &PassageMap,
-    key: (Ground, u8),
+    key: (ClassMap, u8),
     position: Vec2,
     way: &[Vec2],
     reach: f32,
 ) -> Result<Option<(u32, Cell, f32)>, Miss> {
-    let class = view.for_size(lane).class();
+    let class = view.for_size(lane).size_class();
     let cells = view.for_size(1);
     let cell = view.layout.cell_size.abs().min_element();
     let Some(here) = cells.cell_at(position) else {
@@ -1002,7 +1002,7 @@ struct Looker<'a> {
     unit: Entity,
     /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)).
     order: u64,
-    map: Ground,
+    map: ClassMap,
     /// Its map, for its class and size.
     view: MapView<'a>,
     position: Vec2,
@@ -1036,7 +1036,7 @@ impl<'a> Looker<'a> {
         let avoids = avoidance.is_none_or(|a| a.enabled);
         let map = steering.map()?;
         let view = views.get(map)?.for_kind(unit_kind(footprint, class));
-        let map = ground(map, &view);
+        let map = class_map(map, &view);
         if !avoids || !enabled {
             return None;
         }
@@ -1195,7 +1195,7 @@ impl Passages {
         let Some(view) = views.get(key.0.0) else {
             return false;
         };
-        let class = view.for_kind(UnitKind::new(key.0.1, key.1)).class();
+        let class = view.for_kind(UnitKind::new(key.0.1, key.1)).size_class();
         let cached = self.maps.entry(key).or_default();
         match miss {
             Miss::Map(_) => cached.catch_up(&class),

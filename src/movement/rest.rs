@@ -90,7 +90,7 @@ impl RestingPlaces {
             self.claim(unit, map, anchor, size);
             return view.cell_to_world(anchor);
         }
-        let class = view.class();
+        let class = view.size_class();
         let Some(first) = class
             .is_walkable(anchor)
             .then_some(anchor)

@@ -27,7 +27,7 @@ const DISPLACED: f32 = 0.3;
 /// What `move_units` walks units on: the frame's time, the maps, the
 /// passages and the settings, read only.
 #[derive(SystemParam)]
-pub(super) struct Ground<'w, 's> {
+pub(super) struct WalkWorld<'w, 's> {
     time: Res<'w, Time>,
     maps: MapsBesideUnits<'w, 's>,
     settings: Res<'w, AvoidanceSettings>,
@@ -113,7 +113,7 @@ struct Frame<'a, 'v> {
 /// settling it there.
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(super) fn move_units(
-    ground: Ground,
+    ground: WalkWorld,
     mut commands: Commands,
     mut units: Query<WalkQuery>,
     mut places: ResMut<RestingPlaces>,

@@ -319,7 +319,10 @@ pub fn cut_legs(world: &mut World) -> Vec<(Entity, Vec2, Vec2)> {
         );
         let view = MapView::new(grid, layout, transform).for_kind(kind);
         let corners: Vec<Vec2> = route.remaining().collect();
-        let fits = |p: Vec2| view.cell_at(p).is_some_and(|c| view.class().is_walkable(c));
+        let fits = |p: Vec2| {
+            view.cell_at(p)
+                .is_some_and(|c| view.size_class().is_walkable(c))
+        };
         // One a wall went up under walks out any way, through the wall.
         if !fits(body.translation.truncate()) {
             continue;

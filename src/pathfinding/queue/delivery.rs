@@ -136,8 +136,8 @@ impl Delivery<'_, '_> {
         let version = found.version;
         let waited = (frame - job.frame_requested) as u32;
         let mut result = found.into_result(status, job.map, view, waited);
-        result.invalidated =
-            version != view.grid.version() && changed_since(view.class(), version, &result.cells);
+        result.invalidated = version != view.grid.version()
+            && changed_since(view.size_class(), version, &result.cells);
         self.send(job.entity, result);
     }
 

@@ -195,7 +195,7 @@ pub(crate) fn collect_requests(
         };
         let policy = request.on_unreachable;
         let nearest = &mut queue.plans.nearest;
-        match plan(nearest, map, view.class(), origin, goal, policy) {
+        match plan(nearest, map, view.size_class(), origin, goal, policy) {
             Plan::Answer(status, cells) => {
                 delivery.answer(entity, map, (status, cells), &view, 0);
             }

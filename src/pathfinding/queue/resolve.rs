@@ -215,7 +215,14 @@ impl Job {
     /// from its cells now ([`Job::cells_now`]).
     pub(super) fn plan_now(&self, nearest: &mut NearestCache, view: &MapView) -> Plan {
         match self.cells_now(view) {
-            Ok((origin, goal)) => plan(nearest, self.map, view.class(), origin, goal, self.policy),
+            Ok((origin, goal)) => plan(
+                nearest,
+                self.map,
+                view.size_class(),
+                origin,
+                goal,
+                self.policy,
+            ),
             Err(reason) => Plan::Answer(PathStatus::Invalid(reason), vec![]),
         }
     }
@@ -232,7 +239,14 @@ impl Job {
             Err(reason) => return Replan::Answer(PathStatus::Invalid(reason), vec![]),
         };
         (self.origin, self.requested_goal) = (origin, goal);
-        match plan(nearest, self.map, view.class(), origin, goal, self.policy) {
+        match plan(
+            nearest,
+            self.map,
+            view.size_class(),
+            origin,
+            goal,
+            self.policy,
+        ) {
             Plan::Answer(status, cells) => Replan::Answer(status, cells),
             Plan::Search { start, goal } => {
                 self.grid_version = grid.version();
