@@ -151,7 +151,7 @@ impl BakedMap {
 
     /// The map as bytes: header, then the payload (see the module docs).
     pub fn to_bytes(&self) -> Result<Vec<u8>, BakeError> {
-        if let Some(graph) = self.graphs.iter().find(|g| g.parts().is_none()) {
+        if let Some(graph) = self.graphs.iter().find(|g| !g.is_built()) {
             return Err(BakeError::GraphNotBuilt(graph.kind()));
         }
         let payload = postcard::to_allocvec(&(&self.grid, &self.graphs))
@@ -219,6 +219,23 @@ fn fnv1a(bytes: &[u8]) -> u64 {
         .fold(hash, |hash, &byte| (hash ^ byte as u64).wrapping_mul(PRIME))
 }
 
+/// A move set as written: the number of neighbours.
+fn neighbours_code(neighborhood: Neighborhood) -> u8 {
+    match neighborhood {
+        Neighborhood::Four => 4,
+        Neighborhood::Eight => 8,
+    }
+}
+
+/// The move set of a written number of neighbours.
+fn neighborhood_of(neighbours: u8) -> Result<Neighborhood, String> {
+    match neighbours {
+        4 => Ok(Neighborhood::Four),
+        8 => Ok(Neighborhood::Eight),
+        n => Err(format!("{n} neighbours")),
+    }
+}
+
 /// What makes a grid: its shape, move set, version, each cell's byte and
 /// its classes (everything else is worked out from them on load).
 #[derive(Serialize, Deserialize)]
@@ -244,10 +261,7 @@ impl Serialize for NavGrid {
         GridData {
             width: self.width(),
             height: self.height(),
-            neighbours: match self.neighborhood() {
-                Neighborhood::Four => 4,
-                Neighborhood::Eight => 8,
-            },
+            neighbours: neighbours_code(self.neighborhood()),
             version: self.version(),
             cells: self.cell_bytes().to_vec(),
             classes,
@@ -260,11 +274,7 @@ impl<'de> Deserialize<'de> for NavGrid {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let data = GridData::deserialize(deserializer)?;
-        let neighborhood = match data.neighbours {
-            4 => Neighborhood::Four,
-            8 => Neighborhood::Eight,
-            n => return Err(D::Error::custom(format!("{n} neighbours"))),
-        };
+        let neighborhood = neighborhood_of(data.neighbours).map_err(D::Error::custom)?;
         let (width, height) = (data.width, data.height);
         let mut grid = if data.classes.is_empty() {
             NavGrid::from_costs(width, height, data.cells).map_err(D::Error::custom)?
@@ -335,11 +345,7 @@ impl<'de> Deserialize<'de> for CoarseGraph {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let data = GraphData::deserialize(deserializer)?;
-        let neighborhood = match data.neighbours {
-            4 => Neighborhood::Four,
-            8 => Neighborhood::Eight,
-            n => return Err(D::Error::custom(format!("{n} neighbours"))),
-        };
+        let neighborhood = neighborhood_of(data.neighbours).map_err(D::Error::custom)?;
         CoarseGraph::from_parts(GraphParts {
             kind: UnitKind::new(ClassId::from_index(data.class), data.size),
             shape: (data.width, data.height, neighborhood),

@@ -74,10 +74,7 @@ impl CoarseGraph {
     /// built and none is being repaired.
     #[cfg(feature = "serialize")]
     pub(crate) fn parts(&self) -> Option<GraphParts> {
-        let done = self.usable
-            && self.dirty.is_empty()
-            && self.dirty_upper.is_empty()
-            && self.repair.is_none();
+        let done = self.is_built();
         let levels = &self.levels;
         let records = |records: &super::levels::Records| {
             let lengths = records.bytes().map(|r| r.len() as u16).collect();
@@ -126,9 +123,14 @@ impl CoarseGraph {
             && self.version == version
             && (1..=crate::core::MAX_UNIT_SIZE).contains(&levels.kind.size)
             && levels.kind.class.slot() < classes
-            && self.usable
-            && self.dirty.is_empty()
-            && self.dirty_upper.is_empty()
+            && self.is_built()
+    }
+
+    /// Whether every record is built for its grid and none is being
+    /// repaired: a graph that can be baked.
+    #[cfg(feature = "serialize")]
+    pub(crate) fn is_built(&self) -> bool {
+        self.usable && self.dirty.is_empty() && self.dirty_upper.is_empty() && self.repair.is_none()
     }
 
     /// The unit size it is for.

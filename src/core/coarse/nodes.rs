@@ -461,11 +461,9 @@ impl Abstract {
         let cluster = graph.cluster_of(graph.cell_of(to));
         let at = graph.node_position(cluster, to)?;
         let &(first, len, _) = self.blocks.get(&cluster)?;
-        let target = first + (at as u32).min(len);
-        if at as u32 >= len || self.cells[target as usize] != to {
-            return None;
-        }
-        if !self.closed[target as usize] {
+        let target = first + at as u32;
+        // Numbered on this record (not an older one), and settled.
+        if at as u32 >= len || self.cells[target as usize] != to || !self.closed[target as usize] {
             return None;
         }
         let mut nodes = Vec::new();

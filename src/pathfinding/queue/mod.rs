@@ -184,8 +184,13 @@ pub(crate) fn collect_requests(
         };
         let resolved = lookup
             .map_err(|error| (None, error.into()))
-            .and_then(|(map, view)| resolve_request(map, view, kind, request, transform));
-        let (map, view, asked, (origin, goal)) = match resolved {
+            .and_then(|(map, view)| {
+                let resolved = resolve_request(view, kind, request, transform);
+                resolved
+                    .map(|resolved| (map, resolved))
+                    .map_err(|reason| (Some(map), reason))
+            });
+        let (map, (view, asked, (origin, goal))) = match resolved {
             Ok(resolved) => resolved,
             Err((map, reason)) => {
                 let result = PathResult::without_path(PathStatus::Invalid(reason), map, 0);
@@ -227,30 +232,29 @@ pub(crate) fn collect_requests(
     delivery.stats.frame_time += clock::since(began);
 }
 
-/// A request on map `map` for a unit of `kind`: the map seen by that kind,
-/// where it was asked from and to, and its origin and goal cells; or why
-/// it is invalid, with the map.
-#[allow(clippy::type_complexity)]
+/// A request on its map: the map as its unit's kind sees it, where it was
+/// asked from and to, and its origin and goal cells.
+type Resolved<'m> = (MapView<'m>, (PathTarget, PathTarget), (Cell, Cell));
+
+/// A request on the map `view` shows, for a unit of `kind`: the map as
+/// that kind sees it, where it was asked from and to, and its origin and
+/// goal cells; or why it is invalid.
 fn resolve_request<'m>(
-    map: Entity,
     view: MapView<'m>,
     kind: UnitKind,
     request: &PathRequest,
     transform: Option<&Transform>,
-) -> Result<
-    (Entity, MapView<'m>, (PathTarget, PathTarget), (Cell, Cell)),
-    (Option<Entity>, InvalidReason),
-> {
+) -> Result<Resolved<'m>, InvalidReason> {
     if !Footprint(kind.size).is_valid() {
-        return Err((Some(map), InvalidReason::BadFootprint));
+        return Err(InvalidReason::BadFootprint);
     }
     if !view.knows(kind) {
-        return Err((Some(map), InvalidReason::UnknownClass));
+        return Err(InvalidReason::UnknownClass);
     }
     let view = view.for_kind(kind);
-    let asked = resolve::asked(request, transform).map_err(|reason| (Some(map), reason))?;
-    let cells = locate_request(&view, asked).map_err(|reason| (Some(map), reason))?;
-    Ok((map, view, asked, cells))
+    let asked = resolve::asked(request, transform)?;
+    let cells = locate_request(&view, asked)?;
+    Ok((view, asked, cells))
 }
 
 /// `Search`: spends what is left of the frame's node budget on the best

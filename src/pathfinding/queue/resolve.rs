@@ -215,16 +215,27 @@ impl Job {
     /// from its cells now ([`Job::cells_now`]).
     pub(super) fn plan_now(&self, nearest: &mut NearestCache, view: &MapView) -> Plan {
         match self.cells_now(view) {
-            Ok((origin, goal)) => plan(
-                nearest,
-                self.map,
-                view.size_class(),
-                origin,
-                goal,
-                self.policy,
-            ),
+            Ok(cells) => self.plan_between(nearest, view, cells),
             Err(reason) => Plan::Answer(PathStatus::Invalid(reason), vec![]),
         }
+    }
+
+    /// What [`plan`] chooses for the job between `origin` and `goal` on its
+    /// map as `view` shows it.
+    fn plan_between(
+        &self,
+        nearest: &mut NearestCache,
+        view: &MapView,
+        (origin, goal): (Cell, Cell),
+    ) -> Plan {
+        plan(
+            nearest,
+            self.map,
+            view.size_class(),
+            origin,
+            goal,
+            self.policy,
+        )
     }
 
     /// Chooses the job's cells again on its map as `view` shows it now, if
@@ -239,14 +250,7 @@ impl Job {
             Err(reason) => return Replan::Answer(PathStatus::Invalid(reason), vec![]),
         };
         (self.origin, self.requested_goal) = (origin, goal);
-        match plan(
-            nearest,
-            self.map,
-            view.size_class(),
-            origin,
-            goal,
-            self.policy,
-        ) {
+        match self.plan_between(nearest, view, (origin, goal)) {
             Plan::Answer(status, cells) => Replan::Answer(status, cells),
             Plan::Search { start, goal } => {
                 self.grid_version = grid.version();

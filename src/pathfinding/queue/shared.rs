@@ -7,7 +7,7 @@ use bevy::prelude::*;
 
 use super::delivery::{Delivery, Found};
 use super::flight::{Flight, SharedWork, Work};
-use super::policy::{Span, reading_cost, shareable, span_union};
+use super::policy::{Rank, Span, reading_cost, shareable, span_union};
 use super::resolve::Job;
 use super::state::PathfindingQueue;
 use super::waiting::ShareKey;
@@ -30,6 +30,14 @@ pub(super) fn split_alone(queue: &mut PathfindingQueue, flight: Flight) {
         job.alone = true;
         queue.flights.wait(Flight::new(job));
     }
+}
+
+/// The flight a new request joins: a shared flight in flight, by place,
+/// or a waiting flight, by rank.
+#[derive(Clone, Copy)]
+enum Home {
+    InFlight(usize),
+    Waiting(Rank),
 }
 
 /// What joining a flight yields: requests answered from its search at
@@ -97,27 +105,27 @@ pub(super) fn share_goals(
             })
         });
         let fits = |other: &Flight, both: Span| !behind(other) && shareable(both, key.2);
-        let partner = match in_flight {
-            Some(_) => None,
+        let home = match in_flight {
+            Some(i) => Home::InFlight(i),
             None => match flights.waiting.partner(key, &rank, span, fits) {
-                Some((home, _)) => Some(home),
+                Some(home) => Home::Waiting(home),
                 None => continue,
             },
         };
         let Some(flight) = flights.waiting.take(&rank) else {
             continue;
         };
-        let jobs = flight.land(&mut flights.pool);
-        let home = match (in_flight, partner) {
-            (Some(i), _) => &mut flights.in_flight[i],
-            (None, Some(home)) => match flights.waiting.get_mut(&home) {
-                Some(home) => home,
-                None => continue,
-            },
-            (None, None) => continue,
+        let found = match home {
+            Home::InFlight(i) => flights.in_flight.get_mut(i),
+            Home::Waiting(home) => flights.waiting.get_mut(&home),
         };
-        join(home, jobs, (maps, key), budget, &mut joined);
-        if let Some(home) = partner {
+        let Some(found) = found else {
+            flights.waiting.put_back(flight);
+            continue;
+        };
+        let jobs = flight.land(&mut flights.pool);
+        join(found, jobs, (maps, key), budget, &mut joined);
+        if let Home::Waiting(home) = home {
             // Its best job may be one that joined it.
             flights.waiting.rekey(&home);
         }

@@ -161,11 +161,12 @@ impl Waiting {
     }
 
     /// Puts the flight of rank `rank` in its place again after its jobs
-    /// changed; its new rank.
-    /// It keeps its places in the index and among the fresh, so that the
-    /// flight requests join first stays first.
-    pub(super) fn rekey(&mut self, rank: &Rank) -> Option<Rank> {
-        let flight = self.flights.remove(rank)?;
+    /// changed. It keeps its places in the index and among the fresh, so
+    /// that the flight requests join first stays first.
+    pub(super) fn rekey(&mut self, rank: &Rank) {
+        let Some(flight) = self.flights.remove(rank) else {
+            return;
+        };
         let new = flight.rank(self.aging);
         if let Some(key) = flight.share_key() {
             let list = self.shares.entry(key).or_default();
@@ -178,7 +179,6 @@ impl Waiting {
             *r = new;
         }
         self.flights.insert(new, flight);
-        Some(new)
     }
 
     /// Waiting flights that hold a search's state.
@@ -203,18 +203,17 @@ impl Waiting {
     }
 
     /// The first other waiting flight with `key` whose starts and `span`
-    /// pass `fits`, and the box of both.
+    /// pass `fits` (given the box of both).
     pub(super) fn partner(
         &self,
         key: ShareKey,
         not: &Rank,
         span: Span,
         fits: impl Fn(&Flight, Span) -> bool,
-    ) -> Option<(Rank, Span)> {
+    ) -> Option<Rank> {
         self.shares.get(&key)?.iter().find_map(|(rank, theirs)| {
-            let both = span_union(*theirs, span);
             let flight = self.flights.get(rank).filter(|_| rank != not)?;
-            fits(flight, both).then_some((*rank, both))
+            fits(flight, span_union(*theirs, span)).then_some(*rank)
         })
     }
 }
