@@ -121,15 +121,8 @@ fn every_byte_flipped_or_cut_gives_an_error_or_the_same_map() {
     ));
 }
 
-#[test]
-fn a_game_loads_a_baked_map_as_an_asset_and_routes_at_once() {
-    let dir = std::env::temp_dir().join(format!("frontier-baked-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let grid = land_and_lake(96, 80);
-    let baked = BakedMap::bake(grid.clone(), &kinds()[..2]);
-    std::fs::write(dir.join("lake.navgrid"), baked.to_bytes().unwrap()).unwrap();
-    std::fs::write(dir.join("cut.navgrid"), &baked.to_bytes().unwrap()[..100]).unwrap();
-
+/// A headless app with the plugins and Bevy's asset system reading `dir`.
+fn asset_app(dir: &std::path::Path) -> App {
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins,
@@ -140,21 +133,32 @@ fn a_game_loads_a_baked_map_as_an_asset_and_routes_at_once() {
         FrontierPlugins::default(),
         NavGridAssetPlugin,
     ));
+    app
+}
+
+/// A map entity given the baked map in `file` (of the asset folder).
+fn spawn_baked(app: &mut App, file: &str) -> Entity {
     let server = app.world().resource::<AssetServer>().clone();
-    let map = app
-        .world_mut()
+    app.world_mut()
         .spawn((
-            BakedNavGrid(server.load("lake.navgrid")),
+            BakedNavGrid(server.load(file.to_owned())),
             Transform::default(),
         ))
-        .id();
-    let broken = app
-        .world_mut()
-        .spawn((
-            BakedNavGrid(server.load("cut.navgrid")),
-            Transform::default(),
-        ))
-        .id();
+        .id()
+}
+
+#[test]
+fn a_game_loads_a_baked_map_as_an_asset_and_routes_at_once() {
+    let dir = std::env::temp_dir().join(format!("frontier-baked-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let grid = land_and_lake(96, 80);
+    let baked = BakedMap::bake(grid.clone(), &kinds()[..2]);
+    std::fs::write(dir.join("lake.navgrid"), baked.to_bytes().unwrap()).unwrap();
+    std::fs::write(dir.join("cut.navgrid"), &baked.to_bytes().unwrap()[..100]).unwrap();
+
+    let mut app = asset_app(&dir);
+    let map = spawn_baked(&mut app, "lake.navgrid");
+    let broken = spawn_baked(&mut app, "cut.navgrid");
     let mut frames = 0;
     while app.world().get::<NavGrid>(map).is_none() {
         app.update();
@@ -235,4 +239,102 @@ fn a_game_loads_a_baked_map_as_an_asset_and_routes_at_once() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// How a game hands a baked map's graphs in.
+#[derive(Clone, Copy, Debug)]
+enum HandedIn {
+    /// `BakedMap::coarse_graphs()`, spawned with the grid.
+    CoarseGraphs,
+    /// Each graph through `CoarseGraphs::insert` on the map entity.
+    Inserted,
+    /// A `.navgrid` file through `NavGridAssetPlugin`.
+    Asset,
+}
+
+/// A baked map, loaded, then edited like any other and ordered on: its
+/// graphs (loaded built, with no record dirty) take the edit and keep
+/// giving routes. Every way of handing them in once panicked at the first
+/// edit (the loaded graph had no dirty flag per cluster to set).
+#[test]
+fn a_baked_map_is_edited_and_played_like_any_other() {
+    for way in [HandedIn::CoarseGraphs, HandedIn::Inserted, HandedIn::Asset] {
+        let mut grid = NavGrid::new(160, 120).unwrap();
+        // A swamp across the middle: quick routes on.
+        grid.fill_rect(Cell::new(70, 0), Cell::new(90, 119), 3)
+            .unwrap();
+        let baked = BakedMap::bake(grid, &[UnitKind::sized(1)]);
+        let bytes = baked.to_bytes().unwrap();
+        let baked = BakedMap::from_bytes(&bytes).unwrap();
+        let dir = std::env::temp_dir().join(format!(
+            "frontier-baked-edit-{}-{way:?}",
+            std::process::id()
+        ));
+        let (mut app, map) = match way {
+            HandedIn::Asset => {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join("swamp.navgrid"), &bytes).unwrap();
+                let mut app = asset_app(&dir);
+                let map = spawn_baked(&mut app, "swamp.navgrid");
+                for _ in 0..500 {
+                    if app.world().get::<NavGrid>(map).is_some() {
+                        break;
+                    }
+                    app.update();
+                }
+                (app, map)
+            }
+            handed => {
+                let graphs = match handed {
+                    HandedIn::CoarseGraphs => baked.coarse_graphs(),
+                    _ => {
+                        let mut graphs = CoarseGraphs::supplied_by_game();
+                        for graph in baked.graphs {
+                            graphs.insert(graph);
+                        }
+                        graphs
+                    }
+                };
+                let mut app = crate::common::app();
+                let map = app
+                    .world_mut()
+                    .spawn((baked.grid, graphs, Transform::default()));
+                let map = map.id();
+                (app, map)
+            }
+        };
+        app.update();
+        let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+        grid.set_cost(Cell::new(40, 40), NavGrid::BLOCKED).unwrap();
+        app.update();
+        let unit = app
+            .world_mut()
+            .spawn((
+                Transform::from_xyz(5.0, 5.0, 0.0),
+                PathRequest::new(Cell::new(150, 112)),
+            ))
+            .id();
+        let mut provisional = false;
+        for _ in 0..200 {
+            app.update();
+            provisional |= result(&app, unit).is_some_and(|r| r.status == PathStatus::Provisional);
+            // Edits go on while it plans: cells on the swamp's edge.
+            let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+            let cost = if grid.cost(Cell::new(70, 60)) == Some(3) {
+                1
+            } else {
+                3
+            };
+            grid.set_cost(Cell::new(70, 60), cost).unwrap();
+        }
+        let answer = result(&app, unit).unwrap();
+        assert_eq!(answer.status, PathStatus::Complete, "{way:?}");
+        assert!(
+            provisional,
+            "{way:?}: a quick route first, on the baked graph"
+        );
+        let graphs = app.world().get::<CoarseGraphs>(map).unwrap();
+        assert!(graphs.is_ready(UnitKind::sized(1)), "{way:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

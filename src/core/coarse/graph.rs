@@ -98,10 +98,11 @@ impl CoarseGraph {
         let lower = Records::from_lengths(parts.lower.0, &parts.lower.1)?;
         let upper = Records::from_lengths(parts.upper.0, &parts.upper.1)?;
         let levels = Levels::from_records(parts.kind, parts.shape, lower, upper)?;
+        let (count, supers) = (levels.cluster_count(), levels.super_count());
         Some(Self {
             levels,
-            dirty: Dirty::default(),
-            dirty_upper: Dirty::default(),
+            dirty: Dirty::none(count as u32),
+            dirty_upper: Dirty::none(supers as u32),
             usable: true,
             version: parts.version,
             repair: None,

@@ -496,8 +496,9 @@ impl Records {
     }
 }
 
-/// Records still to build, each once, oldest first.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Records still to build, each once, oldest first: a flag per record
+/// (so `add` is O(1)), and the dirty ones in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Dirty {
     list: std::collections::VecDeque<u32>,
     flag: Vec<bool>,
@@ -508,6 +509,15 @@ impl Dirty {
         Self {
             list: (0..count).collect(),
             flag: vec![true; count as usize],
+        }
+    }
+
+    /// `count` records, none dirty (a graph loaded built).
+    #[cfg(feature = "serialize")]
+    pub(super) fn none(count: u32) -> Self {
+        Self {
+            list: Default::default(),
+            flag: vec![false; count as usize],
         }
     }
 
