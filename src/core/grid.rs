@@ -714,14 +714,62 @@ impl NavGrid {
         })
     }
 
-    /// The cells whose cost to movement class `class` (a wall counting as
-    /// a cost) differs now from at `version`: the changes a unit of that
-    /// class can tell. A cell turned from open ground to shallows is one
-    /// for a walker, not for a hovercraft that pays the same on both; a
-    /// cell changed and changed back is none. [`GridChanges::Everything`]
-    /// as for [`NavGrid::changes_since`].
+    /// The cells written after `version` by at least one write that
+    /// changed their cost to movement class `class` (a wall counting as a
+    /// cost): the changes a unit of that class can tell. A cell turned
+    /// from open ground to shallows is one for a walker, not for a
+    /// hovercraft that pays the same on both; a wall put up and taken down
+    /// again is one for both, though the cell ends as it was (a path held
+    /// over it was crossed by a wall for a moment: it is flagged, as it
+    /// would have been had anyone looked in between). Each cell once, in
+    /// the order it first changed. [`GridChanges::Everything`] as for
+    /// [`NavGrid::changes_since`].
+    ///
+    /// ```
+    /// use bevy_frontier::core::{Cell, ClassId, GridChanges, NavGrid};
+    ///
+    /// let mut grid = NavGrid::new(8, 8).unwrap();
+    /// let v = grid.version();
+    /// grid.set_cost(Cell::new(2, 2), NavGrid::BLOCKED).unwrap();
+    /// grid.set_cost(Cell::new(2, 2), 1).unwrap();
+    /// let told = grid.told_apart_by(ClassId::DEFAULT, v);
+    /// assert_eq!(told, GridChanges::Cells(vec![Cell::new(2, 2)]));
+    /// ```
     pub fn told_apart_by(&self, class: ClassId, version: u64) -> GridChanges {
-        self.changes_for(class, version, |old, now| old != now)
+        let Some(entries) = self.journal_since(version) else {
+            return GridChanges::Everything;
+        };
+        let entries: Vec<(u32, u8)> = entries.collect();
+        let cost = self.class_cost_of(class);
+        // Newest first: each write's byte after it is the byte before the
+        // next write of its cell, or the cell's byte now.
+        let mut after = std::collections::HashMap::new();
+        let mut told = std::collections::HashSet::new();
+        for &(i, before) in entries.iter().rev() {
+            let next = *after.get(&i).unwrap_or(&self.terrain_at(i as usize));
+            if cost(before) != cost(next) {
+                told.insert(i);
+            }
+            after.insert(i, before);
+        }
+        let mut listed = std::collections::HashSet::new();
+        GridChanges::Cells(
+            entries
+                .iter()
+                .filter(|&&(i, _)| told.contains(&i) && listed.insert(i))
+                .map(|&(i, _)| self.cell(i as usize))
+                .collect(),
+        )
+    }
+
+    /// How `class` reads a cell's byte: its cost table on a grid with
+    /// classes, else the byte (a cost) itself.
+    fn class_cost_of(&self, class: ClassId) -> impl Fn(u8) -> u8 + '_ {
+        let table = self
+            .classes
+            .as_ref()
+            .and_then(|c| c.table.table(class.index()));
+        move |byte: u8| table.map_or(byte, |t| t[byte as usize])
     }
 
     /// The cells changed after `version` whose cost to `class` then and
@@ -736,11 +784,7 @@ impl NavGrid {
         let Some(entries) = self.journal_since(version) else {
             return GridChanges::Everything;
         };
-        let table = self
-            .classes
-            .as_ref()
-            .and_then(|c| c.table.table(class.index()));
-        let cost = |terrain: u8| table.map_or(terrain, |t| t[terrain as usize]);
+        let cost = self.class_cost_of(class);
         // Each cell's cost at `version`: the cost before its first change.
         let mut seen = std::collections::HashSet::new();
         GridChanges::Cells(

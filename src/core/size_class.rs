@@ -233,9 +233,10 @@ impl<'a> SizeClass<'a> {
         }
     }
 
-    /// The anchors whose footprint covers a cell whose cost to this
-    /// view's class changed after `version` ([`NavGrid::told_apart_by`]):
-    /// the changes a unit of this kind can tell.
+    /// The anchors whose footprint covers a cell written after `version`
+    /// by a write that changed its cost to this view's class
+    /// ([`NavGrid::told_apart_by`]): the changes a unit of this kind can
+    /// tell.
     pub(crate) fn told_apart_since(&self, version: u64) -> GridChanges {
         self.anchors_of(self.grid.told_apart_by(self.class, version))
     }

@@ -172,9 +172,14 @@ pub struct PathResult {
     pub frames_waited: u32,
     /// The grid version the path was found on.
     pub grid_version: u64,
-    /// Set when a cell on the path changed after it was found (a wall went
-    /// up, or the terrain cost changed): the path may be blocked or no longer
-    /// the best, and should be planned again.
+    /// Set when a cell on the path (or beside one of its diagonal steps,
+    /// or under its footprint) changed after it was found, in the frame
+    /// after the change: a wall went up, or the terrain's cost to the
+    /// unit's class changed (a wall put up and taken down again between
+    /// two frames counts; a change only other classes can tell does not).
+    /// The path may be blocked or no longer the best, and should be
+    /// planned again. Never set when no such cell changed (a new level on
+    /// the map changes every cell).
     pub invalidated: bool,
     /// A [`PathStatus::Provisional`] route sent before it was refined to
     /// the goal: its cells are the route's first stretch (a couple of

@@ -17,6 +17,8 @@
 //!   quarter of their radii's sum before the separation promised it);
 //! - no unit walks on, two frames running, a route whose legs between the
 //!   corners still ahead a toggled rock cuts (`common::cut_legs`);
+//! - every path held is flagged in the frame after a cell under it changed
+//!   for its class, and only then (`path_flags::FlagWatch`);
 //!
 //! and every unit ends within a bound (the liveness of taking turns) in
 //! one of the crowd's defined ends: arrived, or stopped in a jam with the
@@ -68,6 +70,7 @@ use bevy_frontier::movement::{Arrival, Arrived, MoveBlocked};
 use bevy_frontier::prelude::*;
 
 use crate::common::{PutCell, Rng, app, assert_cut_routes_dropped, position, seeds_from_env};
+use crate::path_flags::{FlagWatch, Versions};
 
 const WIDTH: u32 = 70;
 const HEIGHT: u32 = 44;
@@ -571,12 +574,15 @@ fn run(seed: u64, ground: Ground) {
         game.order_boats(&mut app);
     }
     let mut cut = Vec::new();
+    let (mut versions, mut flags) = (Versions::default(), FlagWatch::default());
     for frame in 1..=BOUND {
         if ground == Ground::RockyField && frame == EAST_LATER {
             game.order(&mut app, -1.0);
         }
+        versions.note(app.world_mut());
         app.update();
         game.check(&app, frame);
+        flags.check(app.world_mut(), &versions, frame);
         assert_cut_routes_dropped(app.world_mut(), &mut cut, || {
             format!("seed {seed}, frame {frame}")
         });

@@ -26,6 +26,7 @@ mod movement_units;
 mod movingai_files;
 mod movingai_scenarios;
 mod outcomes;
+mod path_flags;
 mod plugin_bad_requests;
 mod plugin_budget;
 mod plugin_determinism;

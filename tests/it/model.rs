@@ -22,6 +22,9 @@
 //! - no request the game made is answered from a version of its map older
 //!   than the one it was made on;
 //! - every path held is legal on the map as it is now, or flagged;
+//! - every path held (final, provisional, shared, a group's) is flagged in
+//!   the frame after a cell under it changed cost, and a path newly
+//!   flagged has such a cell (`path_flags::FlagWatch`);
 //! - no unit is answered twice in one frame;
 //! - movers never step into a wall (units of 2×2 and 3×3 cells: never to
 //!   where their footprint does not fit);
@@ -49,8 +52,9 @@ use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, app, assert_cut_routes_dropped, clutter, random_grid, seeds_from_env};
+use crate::path_flags::{FlagWatch, Versions};
 use crate::search_vs_dijkstra::{close, dijkstra};
-use crate::unit_sizes::{brute_size_grid, footprint_fits};
+use crate::unit_sizes::footprint_fits;
 
 /// Frames of random orders; then up to this many frames of edits only, in
 /// which every request must be answered in time, and as many more with no
@@ -70,37 +74,8 @@ const FRAMES_PER_BACKLOG: u32 = 20;
 
 struct Map {
     entity: Entity,
-    /// The size and costs at each version the test left the grid at
-    /// (answers are given on those versions only).
-    versions: HashMap<u64, Version>,
     width: u32,
     height: u32,
-}
-
-/// A grid as it was at one version.
-struct Version {
-    width: u32,
-    height: u32,
-    costs: Vec<u8>,
-}
-
-impl Version {
-    fn of(grid: &NavGrid) -> Self {
-        Self {
-            width: grid.width(),
-            height: grid.height(),
-            costs: grid.costs().to_vec(),
-        }
-    }
-
-    /// The grid a unit of `size` walks at this version.
-    fn grid(&self, size: u8) -> NavGrid {
-        let grid = NavGrid::from_costs(self.width, self.height, self.costs.clone()).unwrap();
-        match size {
-            1 => grid,
-            size => brute_size_grid(&grid, size as u32),
-        }
-    }
 }
 
 struct Model {
@@ -127,6 +102,14 @@ struct Model {
     ends: u32,
     /// Every frame's `FrontierChecksum`.
     checksums: Vec<u64>,
+    /// The size and costs of each map at each version the test left it at
+    /// (answers are given on those versions only).
+    versions: Versions,
+    /// Every path held, flagged after a change under it and only then.
+    flags: FlagWatch,
+    /// Whether its maps are baked (with their coarse graphs), written to
+    /// bytes and loaded back before they are spawned.
+    baked: bool,
 }
 
 impl Model {
@@ -134,7 +117,7 @@ impl Model {
     /// joined, or shuffled by `shuffle` (0: not), after other entities
     /// spawned and despawned (`cluttered`: the game's units get other
     /// entity ids).
-    fn new(seed: u64, shuffle: u64, cluttered: bool) -> (App, Self) {
+    fn new(seed: u64, shuffle: u64, cluttered: bool, baked: bool) -> (App, Self) {
         let mut app = app();
         bevy_frontier::order::shuffle_crowd_order(app.world_mut(), shuffle);
         app.init_resource::<FrontierChecksum>();
@@ -162,6 +145,9 @@ impl Model {
             asked: HashMap::new(),
             ends: 0,
             checksums: Vec::new(),
+            versions: Versions::default(),
+            flags: FlagWatch::default(),
+            baked,
         };
         model.spawn_map(&mut app, Vec2::ZERO);
         (app, model)
@@ -172,17 +158,39 @@ impl Model {
         let walls = 10 + self.rng.below(25);
         let max_cost = if self.rng.below(2) == 0 { 1 } else { 4 };
         let grid = random_grid(&mut self.rng, width, height, walls, max_cost);
-        let versions = HashMap::from([(grid.version(), Version::of(&grid))]);
-        let entity = app
+        let mut map = app
             .world_mut()
-            .spawn((grid, Transform::from_translation(offset.extend(0.0))))
-            .id();
+            .spawn(Transform::from_translation(offset.extend(0.0)));
+        self.put_level(&mut map, grid);
+        let entity = map.id();
         self.maps.push(Map {
             entity,
-            versions,
             width,
             height,
         });
+    }
+
+    /// Puts `grid` on a map entity: as it is, or in a game of baked maps
+    /// baked with the graphs of every unit size the model orders, written
+    /// to bytes and loaded back (graphs handed in as a game does, then
+    /// edited like any map's).
+    fn put_level(&self, map: &mut EntityWorldMut, grid: NavGrid) {
+        if !self.baked {
+            map.insert(grid);
+            return;
+        }
+        #[cfg(feature = "serialize")]
+        {
+            use bevy_frontier::bake::BakedMap;
+            use bevy_frontier::core::UnitKind;
+            let kinds = [1, 2, 3].map(UnitKind::sized);
+            let bytes = BakedMap::bake(grid, &kinds).to_bytes().unwrap();
+            let baked = BakedMap::from_bytes(&bytes).unwrap();
+            let graphs = baked.coarse_graphs();
+            map.insert((baked.grid, graphs));
+        }
+        #[cfg(not(feature = "serialize"))]
+        unreachable!("baked maps need the serialize feature: {}", grid.version());
     }
 
     fn pick<T: Copy>(&mut self, items: &[T]) -> Option<T> {
@@ -346,9 +354,10 @@ impl Model {
             let cost = grid.cost(cell).unwrap();
             let _ = grid.set_cost(cell, if cost == 1 { 2 } else { 1 });
         }
-        app.world_mut().entity_mut(map).insert(grid);
+        self.put_level(&mut app.world_mut().entity_mut(map), grid);
         let new = app.world().get::<NavGrid>(map).unwrap().version();
         assert!(new > old, "a level swapped in succeeds the old one");
+        self.versions.swapped(map, new);
         self.maps[m].width = width;
         self.maps[m].height = height;
     }
@@ -522,12 +531,7 @@ impl Model {
     /// Runs a frame and checks everything the module promises.
     fn frame(&mut self, app: &mut App, walkers: &mut HashMap<Entity, Vec2>) {
         // Remember the grids as the frame will see them.
-        for map in &mut self.maps {
-            let grid = app.world().get::<NavGrid>(map.entity).unwrap();
-            map.versions
-                .entry(grid.version())
-                .or_insert_with(|| Version::of(grid));
-        }
+        self.versions.note(app.world_mut());
         // The game's requests of this frame, with their maps' versions now.
         for unit in std::mem::take(&mut self.made) {
             let Some(request) = app
@@ -624,6 +628,10 @@ impl Model {
             }
         }
 
+        // Paths held are flagged after a cell under them changed, and
+        // only then.
+        self.flags.check(world, &self.versions, frame);
+
         // Movers never step into a wall cell from ground (one walled in
         // may walk out through walls), on the grid the frame moved them on.
         let mut movers = world
@@ -668,9 +676,9 @@ impl Model {
         let Some(map) = self.maps.iter().find(|m| Some(m.entity) == answer.map) else {
             return;
         };
-        let version = map
+        let version = self
             .versions
-            .get(&answer.grid_version)
+            .at(map.entity, answer.grid_version)
             .unwrap_or_else(|| panic!("frame {frame}: answered on unknown version"));
         // A unit bigger than a cell walks the grid of its footprints.
         let grid = version.grid(answer.size);
@@ -732,9 +740,19 @@ fn run(seed: u64) {
 /// Seed `seed`'s game with the crowd's order shuffled by `shuffle`, after
 /// other entities if `cluttered`; every frame's `FrontierChecksum`.
 fn run_game(seed: u64, shuffle: u64, cluttered: bool) -> Vec<u64> {
-    let (mut app, mut model) = Model::new(seed, shuffle, cluttered);
+    play(Model::new(seed, shuffle, cluttered, false), seed)
+}
+
+/// Plays a model game to its end; every frame's `FrontierChecksum`.
+fn play((mut app, mut model): (App, Model), seed: u64) -> Vec<u64> {
     let mut walkers = HashMap::new();
-    for _ in 0..ORDER_FRAMES {
+    // `FRONTIER_MODEL_FRAMES`: longer games (what builds up over a long
+    // game shows only in one).
+    let order_frames = std::env::var("FRONTIER_MODEL_FRAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ORDER_FRAMES);
+    for _ in 0..order_frames {
         for _ in 0..model.rng.below(4) {
             model.act(&mut app);
         }
@@ -865,6 +883,20 @@ fn random_games_are_answered_legally_and_in_time_quarter_3() {
 #[test]
 fn random_games_are_answered_legally_and_in_time_quarter_4() {
     run_quarter(3);
+}
+
+/// The model's games on baked maps (feature `serialize`): every map and
+/// every level swapped in is baked with its coarse graphs, written to
+/// bytes and loaded back, then played and edited as any other (a baked
+/// map once panicked at its first edit). CI runs it in its all-features
+/// step; `FRONTIER_BAKED_SEEDS=N` (or `A..B`, `FRONTIER_BAKED_SEED=S`)
+/// runs more.
+#[cfg(feature = "serialize")]
+#[test]
+fn random_games_on_baked_maps_are_answered_legally_and_in_time() {
+    for seed in seeds_from_env("FRONTIER_BAKED_SEEDS", "FRONTIER_BAKED_SEED", 16) {
+        play(Model::new(seed, 0, false, true), seed);
+    }
 }
 
 /// Seeds that found faults, kept whatever `FRONTIER_MODEL_SEEDS` says and

@@ -200,3 +200,40 @@ fn random_wall_toggles_never_leave_an_illegal_path_unflagged() {
         }
     }
 }
+
+/// A wall put up on a held path and taken down again between two frames
+/// (a building placed and cancelled, a gate shut and opened) is a change
+/// under the path: it is flagged in the next frame, as it was before
+/// flags went by movement class; and a cell changed beside the path, not
+/// under it, flags nothing. (Per class, the flags had come to compare
+/// only the cell's cost at the two frames, and missed it.)
+#[test]
+fn a_wall_up_and_down_between_frames_flags_the_path_under_it() {
+    let mut app = app();
+    let map = spawn_map(&mut app, NavGrid::new(40, 20).unwrap());
+    let unit = spawn_unit(
+        &mut app,
+        Cell::new(2, 10),
+        PathRequest::new(Cell::new(37, 10)),
+    );
+    run_until_answered(&mut app, &[unit], 100);
+    let path = result(&app, unit).unwrap().cells;
+    let on = path[path.len() / 2];
+    let beside = Cell::new(on.x, on.y + 3);
+    let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+    grid.set_cost(beside, NavGrid::BLOCKED).unwrap();
+    grid.set_cost(beside, 1).unwrap();
+    app.update();
+    assert!(
+        !result(&app, unit).unwrap().invalidated,
+        "a cell beside the path"
+    );
+    let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+    grid.set_cost(on, NavGrid::BLOCKED).unwrap();
+    grid.set_cost(on, 1).unwrap();
+    app.update();
+    assert!(
+        result(&app, unit).unwrap().invalidated,
+        "a wall went up on {on} and down"
+    );
+}
