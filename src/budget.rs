@@ -324,13 +324,14 @@ pub(crate) fn deal<T>(
     dealt
 }
 
-/// The threads work is spread over: `setting`, or with 0 all the compute
-/// task pool has and the frame's own thread, which works on the tasks too
-/// while it waits for them.
+/// The threads work is spread over: `setting`, or with 0 (or more than
+/// there are) all the compute task pool has and the frame's own thread,
+/// which works on the tasks too while it waits for them.
 pub(crate) fn threads_for(setting: usize) -> usize {
     let pool =
         bevy::tasks::ComputeTaskPool::get_or_init(bevy::tasks::TaskPool::default).thread_num();
-    if setting == 0 { pool + 1 } else { setting }
+    let all = pool + 1;
+    if setting == 0 { all } else { setting.min(all) }
 }
 
 #[cfg(test)]

@@ -184,8 +184,8 @@ pub struct PathfindingSettings {
     /// so that every lane has searches to run.
     pub search_lanes: usize,
     /// Threads of Bevy's compute task pool the lanes run on: 0 (the
-    /// default) for all the pool has plus the frame's own thread. The same
-    /// results in the same frames for every number.
+    /// default), or more than that, for all the pool has plus the frame's
+    /// own thread. The same results in the same frames for every number.
     pub threads: usize,
     /// When a coarse graph built in the background for quick routes (see
     /// [`refine`](Self::refine)) is taken up: on a frame its work alone

@@ -196,7 +196,7 @@ fn agent_of(
         velocity: usable(motion.velocity),
         preferred: usable(motion.preferred),
         radius,
-        speed: speed_of(mover),
+        speed: speed_of(mover, cell),
         avoids: settings.enabled && avoidance.enabled && !stands,
         pushing: motion.pushing_through(),
         heading: motion.heading,
@@ -230,6 +230,7 @@ pub(crate) fn avoid(
     mut crowd: ResMut<Crowd>,
 ) {
     let seconds = time.delta_secs();
+    let settings = settings.clamped();
     let crowd = &mut *crowd;
     let threads = crate::budget::threads_for(settings.threads);
     // Each mover as it stands at the frame's start, each chunk of slots
@@ -776,6 +777,7 @@ fn on_collision_course(
 #[derive(QueryData)]
 #[query_data(mutable)]
 pub(crate) struct BodyQuery {
+    entity: Entity,
     transform: &'static mut Transform,
     motion: &'static mut super::Motion,
     slot: &'static Slot,
@@ -803,6 +805,7 @@ pub(crate) fn separate(
     if !settings.enabled || crowd.contacts.is_empty() {
         return;
     }
+    let settings = settings.clamped();
     let crowd = &mut *crowd;
     let threads = crate::budget::threads_for(settings.threads);
     let all_views = AllViews::new(&maps);
@@ -830,11 +833,16 @@ pub(crate) fn separate(
         bodies,
         PARALLEL_MOVERS,
         |BodyQueryItem {
+             entity,
              mut transform,
              mut motion,
              slot,
          }| {
+            // The mover the agent was: one spawned since avoidance ran
+            // (in an observer of the walk's events, say) may hold the
+            // slot of one despawned since, and was not separated.
             if let Some(i) = crowd.rank_of(slot)
+                && crowd.agents[i].entity == entity
                 && let Some(&push) = pushes.get(i)
                 && push != Vec2::ZERO
             {

@@ -6,6 +6,7 @@ use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 
 use super::{Motion, Mover, Steering};
+use crate::core::MAX_UNIT_SIZE;
 use crate::order::Ordinal;
 use crate::pathfinding::{Footprint, MovementClass};
 
@@ -24,7 +25,8 @@ pub struct AvoidanceSettings {
     /// The nearest neighbours each mover avoids, at most (default 6).
     pub max_neighbours: usize,
     /// Threads of Bevy's compute task pool the planning of velocities is
-    /// spread over: 0 (the default) for all the pool has. Each unit is
+    /// spread over: 0 (the default), or more than it has, for all the pool
+    /// has. Each unit is
     /// planned alone from where every unit stood at the frame's start, so
     /// the result is the same whatever the number.
     pub threads: usize,
@@ -83,6 +85,89 @@ impl Default for AvoidanceSettings {
     }
 }
 
+impl AvoidanceSettings {
+    /// The longest [`time_horizon`](Self::time_horizon), in seconds.
+    pub const MAX_TIME_HORIZON: f32 = 10.0;
+    /// The shortest [`time_horizon`](Self::time_horizon), in seconds (a
+    /// horizon of 0 would ask ORCA to divide by it).
+    pub const MIN_TIME_HORIZON: f32 = 0.01;
+    /// The longest [`passage_turn`](Self::passage_turn), in seconds: a
+    /// side never waits for ever.
+    pub const MAX_PASSAGE_TURN: f32 = 600.0;
+    /// The most [`max_neighbours`](Self::max_neighbours).
+    pub const MAX_NEIGHBOURS: usize = 64;
+    /// The most [`separation_rounds`](Self::separation_rounds).
+    pub const MAX_SEPARATION_ROUNDS: usize = 256;
+
+    /// The settings as the crowd uses them, each number brought into its
+    /// range: a NaN takes the default's value; a time horizon between
+    /// [`MIN_TIME_HORIZON`](Self::MIN_TIME_HORIZON) and
+    /// [`MAX_TIME_HORIZON`](Self::MAX_TIME_HORIZON); no negative
+    /// durations (0: at once); a passage turn of at most
+    /// [`MAX_PASSAGE_TURN`](Self::MAX_PASSAGE_TURN); at most
+    /// [`MAX_NEIGHBOURS`](Self::MAX_NEIGHBOURS) neighbours and
+    /// [`MAX_SEPARATION_ROUNDS`](Self::MAX_SEPARATION_ROUNDS) rounds.
+    /// `give_up_after` and `stop_after` may be `f32::INFINITY` (never).
+    /// The plugins warn once when a game's settings needed it.
+    ///
+    /// ```
+    /// use bevy_frontier::movement::AvoidanceSettings;
+    ///
+    /// let odd = AvoidanceSettings {
+    ///     time_horizon: f32::INFINITY,
+    ///     give_up_after: f32::NAN,
+    ///     stop_after: -1.0,
+    ///     ..Default::default()
+    /// };
+    /// let used = odd.clamped();
+    /// assert_eq!(used.time_horizon, AvoidanceSettings::MAX_TIME_HORIZON);
+    /// assert_eq!(used.give_up_after, AvoidanceSettings::default().give_up_after);
+    /// assert_eq!(used.stop_after, 0.0);
+    /// assert_eq!(AvoidanceSettings::default().clamped(), AvoidanceSettings::default());
+    /// ```
+    pub fn clamped(&self) -> Self {
+        let default = Self::default();
+        let seconds = |value: f32, default: f32, most: f32| {
+            if value.is_nan() {
+                default
+            } else {
+                value.max(0.0).min(most)
+            }
+        };
+        Self {
+            enabled: self.enabled,
+            time_horizon: seconds(
+                self.time_horizon,
+                default.time_horizon,
+                Self::MAX_TIME_HORIZON,
+            )
+            .max(Self::MIN_TIME_HORIZON),
+            max_neighbours: self.max_neighbours.min(Self::MAX_NEIGHBOURS),
+            threads: self.threads,
+            give_up_after: seconds(self.give_up_after, default.give_up_after, f32::INFINITY),
+            passage_turn: seconds(
+                self.passage_turn,
+                default.passage_turn,
+                Self::MAX_PASSAGE_TURN,
+            ),
+            stop_after: seconds(self.stop_after, default.stop_after, f32::INFINITY),
+            separation_rounds: self.separation_rounds.min(Self::MAX_SEPARATION_ROUNDS),
+        }
+    }
+}
+
+/// Warns once a game's [`AvoidanceSettings`] change to numbers out of
+/// their range ([`AvoidanceSettings::clamped`] says what is used
+/// instead).
+pub(crate) fn warn_of_odd_settings(settings: Res<AvoidanceSettings>) {
+    if settings.is_changed() {
+        let used = settings.clamped();
+        if used != *settings {
+            warn!("AvoidanceSettings out of range: {settings:?}; the crowd uses {used:?}");
+        }
+    }
+}
+
 /// A mover's body for local avoidance. A [`Mover`] without one avoids
 /// others with [`Avoidance::default`].
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
@@ -108,6 +193,15 @@ impl Default for Avoidance {
 }
 
 impl Avoidance {
+    /// The smallest body radius, in cells: a radius below it (0 or a
+    /// negative one included) is taken as this.
+    pub const MIN_RADIUS_CELLS: f32 = 0.01;
+
+    /// The largest body radius, in cells (the half side of the largest
+    /// footprint): a radius above it (`f32::INFINITY` included) is taken
+    /// as this. A NaN radius is no radius (the footprint's default).
+    pub const MAX_RADIUS_CELLS: f32 = MAX_UNIT_SIZE as f32 / 2.0;
+
     /// A unit that walks its own way and leaves the avoiding to others.
     pub const OFF: Self = Self {
         radius: None,
@@ -140,16 +234,41 @@ pub(crate) struct AgentQuery {
     pub(crate) slot: &'static super::store::Slot,
 }
 
-/// A mover's body radius: its [`Avoidance::radius`] if that is a usable
-/// number, else 0.45 of its footprint's side (`cell`: the map's cell size).
+/// A mover's body radius: its [`Avoidance::radius`] if that is a number,
+/// else 0.45 of its footprint's side (`cell`: the map's cell size), and
+/// always between [`Avoidance::MIN_RADIUS_CELLS`] and
+/// [`Avoidance::MAX_RADIUS_CELLS`] cells.
 pub(crate) fn body_radius(
     avoidance: Option<&Avoidance>,
     footprint: Option<&Footprint>,
     cell: f32,
 ) -> f32 {
-    let size = footprint.map_or(1, |f| f.0).max(1) as f32;
-    avoidance
+    let cell = usable_cell(cell);
+    let size = footprint.map_or(1, |f| f.0).clamp(1, MAX_UNIT_SIZE) as f32;
+    let radius = avoidance
         .and_then(|a| a.radius)
-        .filter(|r| r.is_finite() && *r >= 0.0)
-        .unwrap_or(0.45 * size * cell)
+        .filter(|r| !r.is_nan())
+        .unwrap_or(0.45 * size * cell);
+    radius
+        .max(Avoidance::MIN_RADIUS_CELLS * cell)
+        .min(Avoidance::MAX_RADIUS_CELLS * cell)
+}
+
+/// A mover's speed (`cell`: its map's cell size): 0 when it is NaN or
+/// negative, and at most [`Mover::MAX_CELLS_PER_SECOND`] cells a second.
+pub(crate) fn speed_of(mover: &Mover, cell: f32) -> f32 {
+    mover
+        .speed
+        .max(0.0)
+        .min(Mover::MAX_CELLS_PER_SECOND * usable_cell(cell))
+}
+
+/// A map's cell size as the bounds above read it: a positive, finite
+/// number (a layout that is neither is no map a unit walks on; 1 then).
+fn usable_cell(cell: f32) -> f32 {
+    if cell.is_finite() && cell > 0.0 {
+        cell
+    } else {
+        1.0
+    }
 }

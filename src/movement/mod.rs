@@ -91,6 +91,7 @@ use headway::Headway;
 use rest::RestingPlaces;
 use store::{Slot, Slots, join_crowd, leave_crowd};
 
+pub(crate) use body::speed_of;
 pub(crate) use corridor::{Cut, Edits, join_path, route_cut_ahead, smooth, walk_left};
 
 /// The maps, as the movement systems read them beside the units'
@@ -104,8 +105,19 @@ type MapsBesideUnits<'w, 's> = Maps<'w, 's, Without<Mover>>;
 #[require(Transform, Steering, Motion, Ordinal, Slot)]
 #[component(on_add = join_crowd, on_remove = leave_crowd)]
 pub struct Mover {
-    /// World units per second.
+    /// World units per second: from 0 up to
+    /// [`Mover::MAX_CELLS_PER_SECOND`] cells a second (a speed above it,
+    /// `f32::INFINITY` included, walks at that; NaN or a negative speed
+    /// stands still).
     pub speed: f32,
+}
+
+impl Mover {
+    /// The fastest a mover walks, in cells of its map a second: far
+    /// beyond any unit's, and short of what would make one frame's walk
+    /// long (a stride is walked and checked in quarter-cell steps, so a
+    /// speed of 1e30 would never end its frame).
+    pub const MAX_CELLS_PER_SECOND: f32 = 1_000.0;
 }
 
 /// What a [`Mover`] is doing.
@@ -474,6 +486,7 @@ impl Plugin for MovementPlugin {
                 self.schedule,
                 (
                     (
+                        body::warn_of_odd_settings,
                         store::seat_strays,
                         begin_orders,
                         adopt_paths,
@@ -975,15 +988,6 @@ pub(super) fn toward(from: Vec2, to: Vec2, speed: f32, seconds: f32) -> Vec2 {
         offset / seconds
     } else {
         offset / distance * speed
-    }
-}
-
-/// A mover's speed, or 0 when it is not a usable number.
-fn speed_of(mover: &Mover) -> f32 {
-    if mover.speed.is_finite() {
-        mover.speed.max(0.0)
-    } else {
-        0.0
     }
 }
 

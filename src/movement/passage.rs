@@ -51,7 +51,7 @@ use bevy::prelude::*;
 
 use bevy::utils::Parallel;
 
-use super::{Motion, Mover, PARALLEL_WALKS, Steering};
+use super::{Motion, Mover, PARALLEL_WALKS, Steering, speed_of};
 use crate::core::{Cell, ClassId, GridChanges, MAX_UNIT_SIZE, SizeClass};
 use crate::maps::{AllViews, MapView, Maps};
 
@@ -606,7 +606,7 @@ pub(crate) fn take_turns(
         }
     }
     passages.seen.sort_unstable_by_key(|s| (s.order, s.unit));
-    let turns = turns(&passages.seen, settings.passage_turn);
+    let turns = turns(&passages.seen, settings.clamped().passage_turn);
     for sighting in &passages.seen {
         let Ok(AgentQueryItem { mut motion, .. }) = units.get_mut(sighting.unit) else {
             continue;
@@ -1059,11 +1059,7 @@ impl<'a> Looker<'a> {
             claim: motion.turn.claim(),
             waited: motion.turn.waited(),
             radius: body_radius(avoidance, footprint, cell),
-            speed: if mover.speed.is_finite() {
-                mover.speed.max(0.0)
-            } else {
-                0.0
-            },
+            speed: speed_of(mover, cell),
         })
     }
 }

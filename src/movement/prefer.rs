@@ -102,7 +102,8 @@ pub(super) fn prefer(
         let view = view.for_kind(unit_kind(footprint, class));
         let rest = places.settle(unit, map, &view, position);
         motion.rest = Some(rest);
-        motion.preferred = toward(position, rest, speed_of(mover), seconds);
+        let cell = view.layout.cell_size.abs().min_element();
+        motion.preferred = toward(position, rest, speed_of(mover, cell), seconds);
     }
 }
 
@@ -135,7 +136,10 @@ fn prefer_one(
         .map
         .and_then(|map| all_views.get(map))
         .map(|view| view.for_kind(unit_kind(footprint, class)));
-    let (speed, position) = (speed_of(mover), transform.translation.truncate());
+    let cell = view
+        .as_ref()
+        .map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+    let (speed, position) = (speed_of(mover, cell), transform.translation.truncate());
     motion.preferred = match &mut *steering {
         Steering::Idle => match (view, motion.rest) {
             (Some(_), Some(rest)) => toward(position, rest, speed, seconds),

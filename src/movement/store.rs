@@ -142,7 +142,7 @@ pub(crate) fn seat_strays(
 /// runs whole on this thread (one thread, or too few items to be worth a
 /// hand-out to the pool).
 fn chunk_len(len: usize, threads: usize, least: usize) -> Option<usize> {
-    (threads > 1 && len > least).then(|| len.div_ceil(2 * threads).max(least))
+    (threads > 1 && len > least).then(|| len.div_ceil(threads.saturating_mul(2)).max(least))
 }
 
 /// Runs `work` over `items` in chunks (see [`chunk_len`]) on the compute

@@ -131,12 +131,13 @@ pub(super) fn move_units(
         return;
     }
     let all_views = AllViews::new(&ground.maps);
+    let settings = ground.settings.clamped();
     let frame = Frame {
         views: &all_views,
         passages: &ground.passages,
         seconds,
-        give_up: ground.settings.give_up_after,
-        stop_after: ground.settings.stop_after,
+        give_up: settings.give_up_after,
+        stop_after: settings.stop_after,
     };
     let mut left: Parallel<Vec<(u64, Entity, Effect)>> = Parallel::default();
     each_mover!(
@@ -219,7 +220,7 @@ fn walk_one(frame: Frame, mut unit: WalkQueryItem, out: &mut Vec<(u64, Entity, E
 /// passages and writes only itself. `None` for a mover off every map, or
 /// one whose frame's walk is no number.
 fn stride(frame: Frame, view: &MapView, unit: &mut WalkQueryItem) -> Option<Stride> {
-    let speed = speed_of(unit.mover);
+    let speed = speed_of(unit.mover, view.layout.cell_size.abs().min_element());
     if !(speed * frame.seconds).is_finite() {
         return None;
     }
@@ -313,7 +314,7 @@ fn settle(
         size: view.size(),
         give_up: frame.give_up,
         stop_after: frame.stop_after,
-        can_move: speed_of(unit.mover) * frame.seconds > 0.0,
+        can_move: speed_of(unit.mover, cell) * frame.seconds > 0.0,
         doing,
     };
     let left = || match &*unit.steering {

@@ -325,3 +325,92 @@ fn a_game_without_the_avoidance_plugin_gets_preferred_velocities_and_drives_them
     let walked = position(&app, unit).x - 5.0;
     assert!((walked - 2.0).abs() < 0.3, "walked {walked} cells");
 }
+
+/// A game that answers arrivals at once, in an observer, by despawning
+/// the unit that arrived and spawning another mover elsewhere (a unit
+/// that enters a building, reinforcements that leave it): the new mover
+/// may take the old one's place in the crowd in the middle of the frame,
+/// between avoidance and the separation of bodies. It is never moved to
+/// where the old one stood, nor to no place at all, and no body ends a
+/// frame off the walkable cells.
+#[test]
+fn movers_despawned_and_spawned_mid_frame_are_not_mixed_up() {
+    #[derive(Resource, Default)]
+    struct Spawned(Vec<(Entity, Vec2)>);
+    let mut app = timed_app(4096);
+    let mut grid = NavGrid::new(40, 30).unwrap();
+    grid.fill_rect(Cell::new(20, 0), Cell::new(20, 29), NavGrid::BLOCKED)
+        .unwrap();
+    grid.fill_rect(Cell::new(20, 14), Cell::new(20, 15), 1)
+        .unwrap();
+    let map = spawn_map(&mut app, grid);
+    app.init_resource::<Spawned>();
+    app.add_observer(
+        |arrived: On<UnitArrived>, mut commands: Commands, mut spawned: ResMut<Spawned>| {
+            commands.entity(arrived.entity).despawn();
+            // Reinforcements on the far side, at once ordered back.
+            let at = Vec2::new(
+                2.0 + (spawned.0.len() % 5) as f32,
+                2.0 + (spawned.0.len() / 5 % 20) as f32,
+            );
+            let unit = commands
+                .spawn((
+                    Mover { speed: 5.0 },
+                    Transform::from_translation(at.extend(0.0)),
+                    PathRequest::new(Vec2::new(36.0, 14.0)),
+                ))
+                .id();
+            spawned.0.push((unit, at));
+        },
+    );
+    // A crowd through the gap, both ways, arriving in a stream.
+    for i in 0..24u32 {
+        let (x, goal) = if i % 2 == 0 { (4, 34.0) } else { (36, 4.0) };
+        let unit = spawn_mover(&mut app, Cell::new(x, 6 + i), 5.0);
+        app.world_mut()
+            .entity_mut(unit)
+            .insert(PathRequest::new(Vec2::new(goal, 14.0)));
+    }
+    for frame in 0..1_500 {
+        let before: Vec<(Entity, Vec2)> = {
+            let world = app.world_mut();
+            let mut movers = world.query_filtered::<(Entity, &Transform), With<Mover>>();
+            movers
+                .iter(world)
+                .map(|(e, t)| (e, t.translation.truncate()))
+                .collect()
+        };
+        app.update();
+        let grid = app.world().get::<NavGrid>(map).unwrap().clone();
+        let world = app.world_mut();
+        let mut movers = world.query_filtered::<(Entity, &Transform), With<Mover>>();
+        for (unit, transform) in movers.iter(world) {
+            let at = transform.translation.truncate();
+            assert!(at.is_finite(), "frame {frame}: {unit} at {at}");
+            assert!(
+                grid.is_walkable(cell_at(at)),
+                "frame {frame}: {unit} in a wall at {at}"
+            );
+            if let Some(&(_, was)) = before.iter().find(|(e, _)| *e == unit) {
+                assert!(
+                    at.distance(was) < 1.0,
+                    "frame {frame}: {unit} jumped from {was} to {at}"
+                );
+            }
+        }
+        let spawned = &world.resource::<Spawned>().0;
+        for &(unit, at) in spawned
+            .iter()
+            .filter(|(u, _)| !before.iter().any(|(e, _)| e == u))
+        {
+            if let Some(transform) = world.get::<Transform>(unit) {
+                let now = transform.translation.truncate();
+                assert!(
+                    now.distance(at) < 1.0,
+                    "frame {frame}: {unit}, spawned at {at}, is at {now} the same frame"
+                );
+            }
+        }
+    }
+    assert!(app.world().resource::<Spawned>().0.len() > 20);
+}

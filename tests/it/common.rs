@@ -417,3 +417,27 @@ impl PutCell for NavGrid {
         }
     }
 }
+
+/// Runs `game` on a thread of its own and waits for it at most `limit`:
+/// a frame that never returns (a hang) fails the test with `what` instead
+/// of stalling the whole suite. A liveness check with a generous bound,
+/// not a timing: what it runs takes a few seconds.
+pub fn returns_within<T: Send + 'static>(
+    limit: Duration,
+    what: &str,
+    game: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let (done, finished) = channel();
+    let thread = std::thread::spawn(move || {
+        let out = game();
+        let _ = done.send(());
+        out
+    });
+    match finished.recv_timeout(limit) {
+        Ok(()) | Err(RecvTimeoutError::Disconnected) => thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        Err(RecvTimeoutError::Timeout) => panic!("{what}: still running after {limit:?} (a hang)"),
+    }
+}

@@ -10,6 +10,7 @@ mod baked_maps;
 mod bridges;
 mod crowd_determinism;
 mod crowd_model;
+mod extreme_values;
 mod fixed_update;
 mod graph_builds;
 mod grid_regions;

@@ -12,7 +12,7 @@ use bevy_frontier::groups::SharedRoute;
 use bevy_frontier::movement::Arrived;
 use bevy_frontier::prelude::*;
 
-use crate::common::{position, settle, spawn_map, timed_app};
+use crate::common::{Rng, position, random_grid, seeds_from_env, settle, spawn_map, timed_app};
 use crate::unit_sizes::footprint_fits;
 
 /// A wall down x = 20 with a one-cell gap at y = 20 (on the way) and a
@@ -223,5 +223,100 @@ fn a_mixed_group_moves_one_path_per_size_to_slots_that_do_not_overlap() {
         for cell in footprint(anchor, size) {
             assert!(covered.insert(cell), "two units on {cell}");
         }
+    }
+}
+
+/// A seeded crowd of movers of sizes 1 to 3 with avoidance on a field of
+/// random walls, ordered about again and again (alone and in groups),
+/// with walls put up and taken down anywhere every frame, beside and
+/// under bodies too. After every frame: no body that fitted where it
+/// stood at the frame's start (on the grid as edited before it) ends the
+/// frame where its footprint does not fit. (A body a wall went up under
+/// may leave any way.) Once, a 2×2 vehicle ended a frame 0.01 of a cell
+/// over a wall's corner.
+fn crowd_among_walls(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let mut app = timed_app(4096);
+    let (width, height) = (30 + rng.below(20), 30 + rng.below(20));
+    let walls = 8 + rng.below(12);
+    let grid = random_grid(&mut rng, width, height, walls, 1);
+    let map = spawn_map(&mut app, grid);
+    let mut units = Vec::new();
+    for _ in 0..20 + rng.below(20) {
+        let size = 1 + rng.below(3) as u8;
+        let back = (size as f32 - 1.0) / 2.0;
+        let at = Vec3::new(
+            rng.below(width - 2) as f32 + back,
+            rng.below(height - 2) as f32 + back,
+            0.0,
+        );
+        let speed = [2.0, 4.0, 7.0][rng.below(3) as usize];
+        let unit = app
+            .world_mut()
+            .spawn((
+                Mover { speed },
+                Footprint(size),
+                Transform::from_translation(at),
+            ))
+            .id();
+        units.push(unit);
+    }
+    let goal = |rng: &mut Rng| Vec2::new(rng.below(width) as f32, rng.below(height) as f32);
+    for frame in 0..600 {
+        if frame % 40 == 0 {
+            if rng.below(2) == 0 {
+                let members = units.iter().copied().filter(|_| rng.below(2) == 0);
+                let order = GroupMove::new(members.collect::<Vec<_>>(), goal(&mut rng));
+                app.world_mut().write_message(order);
+            } else {
+                for &unit in &units {
+                    let to = goal(&mut rng);
+                    app.world_mut()
+                        .entity_mut(unit)
+                        .insert(PathRequest::new(to));
+                }
+            }
+        }
+        for _ in 0..2 {
+            let cell = Cell::new(rng.below(width), rng.below(height));
+            let mut grid = app.world_mut().get_mut::<NavGrid>(map).unwrap();
+            let cost = if grid.is_walkable(cell) {
+                NavGrid::BLOCKED
+            } else {
+                1
+            };
+            grid.set_cost(cell, cost).unwrap();
+        }
+        let grid = app.world().get::<NavGrid>(map).unwrap().clone();
+        let anchor = |app: &App, unit: Entity| {
+            let size = app.world().get::<Footprint>(unit).unwrap().0;
+            let at = position(app, unit).as_dvec2() - (size as f64 - 1.0) / 2.0 + 0.5;
+            let cell = Cell::new(at.x.floor() as u32, at.y.floor() as u32);
+            (cell, footprint_fits(&grid, cell, size as u32))
+        };
+        let before: Vec<(Cell, bool)> = units.iter().map(|&u| anchor(&app, u)).collect();
+        let was: Vec<Vec2> = units.iter().map(|&u| position(&app, u)).collect();
+        app.update();
+        for (i, &unit) in units.iter().enumerate() {
+            let (cell, fits) = anchor(&app, unit);
+            assert!(
+                fits || !before[i].1,
+                "seed {seed}, frame {frame}: {unit} of size {} went from {} (anchor {}) to {} \
+                 (anchor {cell}), where it does not fit",
+                app.world().get::<Footprint>(unit).unwrap().0,
+                was[i],
+                before[i].0,
+                position(&app, unit),
+            );
+        }
+    }
+}
+
+/// [`crowd_among_walls`] over seeds: `FRONTIER_WALLS_SEEDS=N` (or `A..B`)
+/// for more than CI's, `FRONTIER_WALLS_SEED=S` for one.
+#[test]
+fn crowds_among_walls_going_up_keep_every_body_off_them() {
+    for seed in seeds_from_env("FRONTIER_WALLS_SEEDS", "FRONTIER_WALLS_SEED", 12) {
+        crowd_among_walls(seed);
     }
 }
