@@ -10,8 +10,10 @@
 //! ```
 //!
 //! It prints one line of figures: the frame by which every unit had its
-//! first path and its final one, how the orders ended, and the longest
-//! frame (the guide's budget table comes from runs of it). It exits with
+//! first path and its final one, how the orders ended, how many requests
+//! the plugin took in and searches it began (`PathfindingStats`), the
+//! longest frame, and the frame after the wall went up, whole and its
+//! searching part (the guide's budget table comes from runs of it). It exits with
 //! an error if an order went unanswered or ended otherwise than the scene
 //! expects, so CI runs it.
 #![allow(clippy::disallowed_methods)] // wall-clock frame times, printed only
@@ -213,6 +215,9 @@ fn main() {
     app.insert_resource(classes);
     let (units, fort, ashore) = spawn_units(app.world_mut(), classes);
     let mut longest = Duration::ZERO;
+    // The frame after the wall went up: every unit whose route it cut asks
+    // again at once (the budget bounds it, bursts included).
+    let (mut wall_frame, mut wall_searching) = (Duration::ZERO, Duration::ZERO);
     let mut ran = 0;
     for frame in 1..=frames {
         if frame == 200 {
@@ -225,18 +230,25 @@ fn main() {
         let began = Instant::now();
         app.update();
         longest = longest.max(began.elapsed());
+        if frame == 201 {
+            wall_frame = began.elapsed();
+            wall_searching = app.world().resource::<PathfindingStats>().frame_time;
+        }
         ran = frame;
         if app.world().resource::<Heard>().arrived.len() == units.len() {
             break;
         }
     }
+    let stats = app.world().resource::<PathfindingStats>();
+    let (requests, searches) = (stats.requests_total, stats.searches_started_total);
     let heard = app.world().resource::<Heard>();
     let last = |list: &[(Entity, u32)]| list.iter().map(|&(_, f)| f).max().unwrap_or(0);
     let count = |outcome: Arrival| heard.arrived.iter().filter(|a| a.1 == outcome).count();
     println!(
         "budget={budget} units={} frames={ran} last_first_path={} last_final_path={} \
          arrived={} reached={} nearest_reachable={} stopped_short={} failed={} \
-         longest_frame_ms={:.2}",
+         requests={requests} searches={searches} longest_frame_ms={:.2} \
+         after_wall_frame_ms={:.2} after_wall_searching_ms={:.2}",
         units.len(),
         last(&heard.first_path),
         last(&heard.final_path),
@@ -246,6 +258,8 @@ fn main() {
         count(Arrival::StoppedShort),
         heard.failed.len(),
         longest.as_secs_f64() * 1e3,
+        wall_frame.as_secs_f64() * 1e3,
+        wall_searching.as_secs_f64() * 1e3,
     );
     if std::env::var_os("GUIDE_DEBUG").is_some() {
         for &unit in &units {

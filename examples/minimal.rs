@@ -6,7 +6,6 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::core::Cell;
-use bevy_frontier::movement::Arrived;
 use bevy_frontier::prelude::*;
 
 fn main() {

@@ -38,7 +38,7 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-use crate::movement::{MovementPlugin, UnitArrived};
+use crate::movement::{MovementPlugin, Mover, Steering, UnitArrived};
 use crate::pathfinding::PathRequest;
 use crate::schedule::FrontierSystems;
 use group::{GroupScratch, Stage};
@@ -58,7 +58,8 @@ pub use group::{GroupMember, GroupMembers, GroupMove, SharedRoute};
 ///   routes).
 ///
 /// Observers take a unit out of its group when it arrives or gets an order
-/// of its own.
+/// of its own, and stop one the game takes out (its [`GroupMember`]
+/// removed).
 pub struct GroupsPlugin {
     /// The schedule to run in; the one the other plugins run in.
     pub schedule: Interned<dyn ScheduleLabel>,
@@ -88,6 +89,7 @@ impl Plugin for GroupsPlugin {
             .init_resource::<GroupScratch>()
             .add_observer(leave_on_arrival)
             .add_observer(leave_on_own_order)
+            .add_observer(stop_when_taken_out)
             .add_systems(
                 self.schedule,
                 (
@@ -123,6 +125,20 @@ fn leave_on_arrival(
 ) {
     if members.contains(arrived.entity) {
         commands.entity(arrived.entity).try_remove::<GroupMember>();
+    }
+}
+
+/// A unit the game takes out of its group order (its [`GroupMember`]
+/// removed) stops where it stands, as a unit ordered alone does when its
+/// `PathRequest` is removed; the group goes on without it. One that left
+/// because it arrived (it stands already) or got an order of its own (it
+/// holds a `PathRequest`) is left as it is.
+fn stop_when_taken_out(
+    left: On<Remove, GroupMember>,
+    mut units: Query<&mut Steering, (With<Mover>, Without<PathRequest>)>,
+) {
+    if let Ok(mut steering) = units.get_mut(left.entity) {
+        *steering = Steering::Idle;
     }
 }
 

@@ -26,6 +26,18 @@ pub struct PathfindingStats {
     pub delivered: usize,
     /// Results delivered since the app started.
     pub delivered_total: u64,
+    /// Requests the plugin took in in the last frame (new `PathRequest`s
+    /// and changed ones).
+    pub requests: usize,
+    /// Requests taken in since the app started.
+    pub requests_total: u64,
+    /// Searches begun in the last frame: a search for one request, or one
+    /// shared by requests with one goal (a search that starts over after
+    /// an edit is the same search). Requests answered without a search
+    /// (an unreachable goal, a start on the goal, bad input) begin none.
+    pub searches_started: usize,
+    /// Searches begun since the app started.
+    pub searches_started_total: u64,
     /// Most frames any result delivered in the last frame waited.
     pub max_frames_waited: u32,
     /// How long each search lane worked in the last frame (group floods,
@@ -46,8 +58,20 @@ impl PathfindingStats {
     pub(crate) fn begin_frame(&mut self) {
         *self = Self {
             delivered_total: self.delivered_total,
+            requests_total: self.requests_total,
+            searches_started_total: self.searches_started_total,
             ..Self::default()
         };
+    }
+
+    pub(crate) fn count_request(&mut self) {
+        self.requests += 1;
+        self.requests_total += 1;
+    }
+
+    pub(crate) fn count_search(&mut self) {
+        self.searches_started += 1;
+        self.searches_started_total += 1;
     }
 
     /// Mean frames from request to result over the last frame's results.

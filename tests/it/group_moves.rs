@@ -468,3 +468,58 @@ fn groups_spliced_side_by_side_all_arrive_at_slots_of_their_own() {
     let ends: HashSet<Cell> = units.iter().map(|&u| cell_at(position(&app, u))).collect();
     assert_eq!(ends.len(), units.len(), "two units share an end cell");
 }
+
+/// A game takes one unit out of a group order by removing its
+/// `GroupMember` (a unit in range of its target, say): it stops where it
+/// stands (settling on the free cell nearest it) and stays there, hears
+/// no `UnitArrived`, and the rest of the group goes on to their slots.
+/// (Before, nothing said how, and a unit taken out walked on to its
+/// slot.)
+#[test]
+fn a_unit_taken_out_of_a_group_stops_and_the_group_goes_on() {
+    let mut app = timed_app(4096);
+    let grid = field();
+    let map = spawn_map(&mut app, grid.clone());
+    let units = squad(&mut app, &grid, Cell::new(10, 30), 12, 6.0);
+    app.update();
+    order_group(&mut app, &units, Cell::new(70, 30));
+    // One taken out while it waits for its part of the route, one while
+    // it walks it.
+    let (waiting, walking) = (units[3], units[7]);
+    app.update();
+    app.world_mut().entity_mut(waiting).remove::<GroupMember>();
+    for _ in 0..400 {
+        app.update();
+        if matches!(
+            app.world().get::<Steering>(walking),
+            Some(Steering::Following { .. })
+        ) {
+            break;
+        }
+    }
+    app.world_mut().entity_mut(walking).remove::<GroupMember>();
+    app.update();
+    let stopped = [position(&app, waiting), position(&app, walking)];
+    let others: Vec<Entity> = units
+        .iter()
+        .copied()
+        .filter(|&u| u != waiting && u != walking)
+        .collect();
+    run_until_arrived(&mut app, map, &others, 3_000);
+    for (unit, at) in [waiting, walking].into_iter().zip(stopped) {
+        assert!(matches!(
+            app.world().get::<Steering>(unit),
+            Some(Steering::Idle)
+        ));
+        assert!(
+            app.world().get::<Arrived>(unit).is_none(),
+            "{unit} was told it arrived"
+        );
+        assert!(
+            // A standing unit settles on the free cell nearest to it.
+            position(&app, unit).distance(at) < 1.5,
+            "{unit} walked on from {at} to {}",
+            position(&app, unit)
+        );
+    }
+}

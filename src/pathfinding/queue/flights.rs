@@ -402,7 +402,11 @@ pub(super) fn run_flights(
                 continue;
             };
             let view = view.for_kind(flight.lead().kind);
+            let fresh = !flight.is_started();
             if let Some(flight) = prepare(queue, flight, &view, settings) {
+                if fresh && flight.is_started() {
+                    delivery.stats.count_search();
+                }
                 ready.push((flight, view));
             }
         }

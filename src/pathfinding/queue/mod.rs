@@ -172,6 +172,7 @@ pub(crate) fn collect_requests(
     let mut arrived: Vec<_> = changed.iter().collect();
     arrived.sort_unstable_by_key(|(.., ordinal)| ordinal.asked());
     for (entity, request, transform, footprint, class, _) in arrived {
+        delivery.stats.count_request();
         queue.flights.cancel(entity);
         let kind = unit_kind(footprint, class);
         let lookup = match found.iter().find(|(named, _)| *named == request.map) {
