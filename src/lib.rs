@@ -176,7 +176,7 @@ pub mod prelude {
     pub use crate::maps::GridLayout;
     pub use crate::movement::{
         Arrival, Arrived, Avoidance, AvoidanceSettings, MoveBlocked, MovementPlugin, Mover,
-        UnitArrived,
+        Pursuit, TargetLost, UnitArrived,
     };
     pub use crate::pathfinding::{
         CoarseGraphs, Footprint, InvalidReason, MovementClass, PathFailed, PathInvalidated,

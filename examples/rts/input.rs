@@ -1,4 +1,5 @@
-//! The player's hands: box selection, group and one-by-one orders, live
+//! The player's hands: box selection, group and one-by-one orders, chases
+//! and follows of a unit clicked on, live
 //! wall and terrain edits, the camera, and the budget and overlay keys.
 
 use bevy::ecs::system::SystemParam;
@@ -110,11 +111,17 @@ fn select(
     }
 }
 
+/// How near a unit ordered at another closes in: two tiles (an attack),
+/// or, following it, three.
+const CHASE_RANGE: f32 = 2.0 * TILE;
+const FOLLOW_RANGE: f32 = 3.0 * TILE;
+
 fn order(
     mouse: Res<ButtonInput<MouseButton>>,
     keys: Res<ButtonInput<KeyCode>>,
     cursor: Cursor,
     selected: Query<Entity, With<Selected>>,
+    others: Query<(Entity, &Transform, &Unit), Without<Selected>>,
     mut times: ResMut<OrderTimes>,
     mut commands: Commands,
 ) {
@@ -125,7 +132,31 @@ fn order(
         return;
     };
     let units: Vec<Entity> = selected.iter().collect();
-    if keys.pressed(KeyCode::ShiftLeft) || keys.pressed(KeyCode::ShiftRight) {
+    // On a unit not selected: chase it (with Ctrl, follow it).
+    let target = others
+        .iter()
+        .map(|(unit, transform, kind)| {
+            let at = transform.translation.truncate();
+            (
+                unit,
+                at.distance(goal),
+                TILE * 0.5 * kind.kind.size() as f32,
+            )
+        })
+        .filter(|&(_, distance, reach)| distance < reach)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(unit, ..)| unit);
+    let control = keys.pressed(KeyCode::ControlLeft) || keys.pressed(KeyCode::ControlRight);
+    if let Some(target) = target {
+        for &unit in &units {
+            let request = if control {
+                PathRequest::follow(target, FOLLOW_RANGE)
+            } else {
+                PathRequest::chase(target, CHASE_RANGE)
+            };
+            commands.entity(unit).insert(request);
+        }
+    } else if keys.pressed(KeyCode::ShiftLeft) || keys.pressed(KeyCode::ShiftRight) {
         for &unit in &units {
             commands.entity(unit).insert(PathRequest::new(goal));
         }

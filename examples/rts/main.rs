@@ -13,7 +13,9 @@
 //! Controls:
 //! - left-drag: select units in a box; left-click: select one
 //! - right-click: group move of the selection; shift + right-click: each
-//!   unit ordered alone
+//!   unit ordered alone; right-click on a unit: the selection chases it into
+//!   range (two tiles); ctrl + right-click on a unit: follows it (within
+//!   three)
 //! - middle-click, or W + left-click: toggle a wall
 //! - T + left-click: cycle a tile's terrain (ground, swamp, mud: 1, 4 and
 //!   8 to land units, 1 to hovercraft)
@@ -28,8 +30,11 @@
 //! in ten and all of the two armies had crossed and arrived
 //! (`armies_arrived_9_of_10_frame=F`), the same for the blue units and for
 //! the flotilla (the boats sail south down the river, the hovercraft cross
-//! it; `boats_hover_arrived_1_of_1_frame=F`), and
-//! how many had arrived when the N frames ran out; the frames are a fixed
+//! it; `boats_hover_arrived_1_of_1_frame=F`), the frame by which each of
+//! eight blue foot soldiers, hunting the first hovercraft as it crosses
+//! the river (they ford it), had come within range of it
+//! (`hunters_in_range_frame=F`),
+//! and how many had arrived when the N frames ran out; the frames are a fixed
 //! 1/60 s, so these are the same on every machine.
 
 // Drawing and the camera use trigonometry (`clippy.toml` keeps it out of
@@ -166,6 +171,13 @@ fn main() -> AppExit {
     app.run()
 }
 
+/// The blue foot soldiers the script sends after the first hovercraft.
+const HUNTERS: usize = 8;
+
+/// On a unit the script sends hunting.
+#[derive(Component)]
+struct Hunter;
+
 /// The camera zoom that shows the whole map.
 #[derive(Resource)]
 struct CameraFit(f32);
@@ -202,7 +214,9 @@ fn script(
     mut frame: Local<u32>,
     mut scene: Scene,
     units: Query<(Entity, &Unit, Option<&Arrived>)>,
+    hunters: Query<Option<&Arrived>, With<Hunter>>,
     mut done: Local<[usize; 3]>,
+    mut hunted: Local<bool>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) {
@@ -245,6 +259,26 @@ fn script(
             }
         }
     }
+    // The hunters: every blue foot soldier in range of the hovercraft.
+    if *frame > 5 {
+        let hunters: Vec<Option<Arrival>> =
+            hunters.iter().map(|end| end.map(|a| a.outcome)).collect();
+        let in_range = hunters
+            .iter()
+            .filter(|end| **end == Some(Arrival::InRange))
+            .count();
+        if !hunters.is_empty() && in_range == hunters.len() && !*hunted {
+            *hunted = true;
+            println!("hunters_in_range_frame={}", *frame);
+        }
+        if *frame == options.frames && !*hunted {
+            println!(
+                "hunters: {in_range} of {} in range by frame {}",
+                hunters.len(),
+                *frame
+            );
+        }
+    }
     let Ok((_, layout)) = scene.maps.single() else {
         return;
     };
@@ -273,8 +307,23 @@ fn script(
                 .pending
                 .extend(army.into_iter().map(|unit| (unit, frame)));
         }
-        for unit in team(BLUE) {
-            commands.entity(unit).insert(PathRequest::new(at(92, 36)));
+        // Eight blue foot soldiers hunt the first hovercraft into range
+        // (two tiles) as it crosses; the other blue units take the canyon.
+        let quarry = units
+            .iter()
+            .find(|(_, u, _)| u.color == NAVY && u.kind == Kind::Hover)
+            .map(|(entity, ..)| entity);
+        let mut hunters = HUNTERS;
+        for (unit, kind, _) in units.iter().filter(|(_, u, _)| u.color == BLUE) {
+            let request = match quarry {
+                Some(quarry) if kind.kind == Kind::Infantry && hunters > 0 => {
+                    hunters -= 1;
+                    commands.entity(unit).insert(Hunter);
+                    PathRequest::chase(quarry, 2.0 * TILE)
+                }
+                _ => PathRequest::new(at(92, 36)),
+            };
+            commands.entity(unit).insert(request);
             scene.times.pending.insert(unit, frame);
         }
         // The boats sail south down the river; the hovercraft cross it.

@@ -36,6 +36,14 @@ pub struct GroupMove {
     /// Distance between lanes, in cells (not finite, or below 0: single
     /// file).
     pub lane_spacing: f32,
+    /// For a goal that is a unit ([`PathTarget::Entity`]): the range each
+    /// unit chases it into, in world units ([`PathRequest::range`]). A
+    /// group sent at a unit chases it unit by unit: each gets
+    /// [`PathRequest::chase`]`(target, range)`, the chasers of one target
+    /// share their searches where they start close together, and each
+    /// stops where it comes in range, so they close in round the target
+    /// rather than onto one cell. Ignored for a goal that is a place.
+    pub range: f32,
 }
 
 impl GroupMove {
@@ -51,7 +59,15 @@ impl GroupMove {
             max_spread: 24.0,
             lanes: 3,
             lane_spacing: 0.6,
+            range: 0.0,
         }
+    }
+
+    /// Sent at a unit, each member chasing it into `range` world units
+    /// ([`GroupMove::range`]).
+    pub fn within(mut self, range: f32) -> Self {
+        self.range = range;
+        self
     }
 
     /// On the given map.
@@ -88,7 +104,9 @@ impl GroupMove {
     pub(super) fn solo_request(&self, goal: PathTarget, map: Option<Entity>) -> PathRequest {
         PathRequest {
             map,
-            ..PathRequest::new(goal).with_priority(self.priority)
+            ..PathRequest::new(goal)
+                .with_priority(self.priority)
+                .within(self.range)
         }
     }
 }

@@ -10,7 +10,8 @@ use crate::core::{Cell, SizeClass, UnitKind};
 use crate::maps::{MapView, Maps};
 use crate::movement::{Arrived, MissesGoal, Mover, Steering};
 use crate::pathfinding::{
-    Footprint, KindData, MovementClass, PathRequest, PathResult, PathStatus, locate, unit_kind,
+    Footprint, KindData, MovementClass, PathRequest, PathResult, PathStatus, PathTarget, locate,
+    unit_kind,
 };
 
 /// End slots for `count` units of one size: anchors of `goal`'s region
@@ -77,7 +78,10 @@ pub(crate) fn start_group_moves(
         if movers.is_empty() {
             continue;
         }
-        let Ok((map, view)) = maps.find(order.map) else {
+        // Sent at a unit: each chases it (its chasers share searches).
+        let chase = matches!(order.goal, PathTarget::Entity(_));
+        let found = maps.find(order.map).ok().filter(|_| !chase);
+        let Some((map, view)) = found else {
             for &(unit, _, _) in &movers {
                 commands
                     .entity(unit)

@@ -58,6 +58,7 @@ const PARALLEL_WALKS: usize = 512;
 
 pub mod avoidance;
 mod body;
+pub mod chase;
 mod corridor;
 mod headway;
 mod neighbours;
@@ -74,6 +75,7 @@ use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
 pub use body::{Avoidance, AvoidanceSettings};
+pub use chase::{Pursuit, TargetLost};
 pub use route::{Route, SharedWaypoints};
 
 use bevy::ecs::entity::EntityHashMap;
@@ -293,13 +295,24 @@ pub enum Arrival {
     /// [`MoveBlocked`] says where. The game may order it again (elsewhere,
     /// or the same way once the jam clears).
     Blocked,
+    /// Within [`PathRequest::range`] of its goal: a chase caught up with
+    /// its target, or a ranged unit came near enough a place (see
+    /// [`chase`]).
+    InRange,
+    /// The unit it chased or followed is gone (despawned, or off the
+    /// map): it stands where it was, and [`TargetLost`] says so.
+    TargetLost,
 }
 
 impl Arrival {
-    /// Whether the unit got where it was sent ([`Arrival::Reached`], or
-    /// [`Arrival::StoppedShort`] a few cells from it).
+    /// Whether the unit got where it was sent ([`Arrival::Reached`],
+    /// [`Arrival::InRange`], or [`Arrival::StoppedShort`] a few cells from
+    /// it).
     pub fn at_goal(self) -> bool {
-        matches!(self, Arrival::Reached | Arrival::StoppedShort)
+        matches!(
+            self,
+            Arrival::Reached | Arrival::InRange | Arrival::StoppedShort
+        )
     }
 }
 
@@ -459,6 +472,7 @@ impl Plugin for MovementPlugin {
             .register_type::<Avoidance>()
             .register_type::<AvoidanceSettings>()
             .register_type::<Arrived>()
+            .register_type::<Pursuit>()
             .init_resource::<AvoidanceSettings>()
             .init_resource::<RestingPlaces>()
             .init_resource::<Slots>()
@@ -466,6 +480,7 @@ impl Plugin for MovementPlugin {
             .init_resource::<passage::Passages>()
             .add_message::<UnitArrived>()
             .add_message::<MoveBlocked>()
+            .add_message::<TargetLost>()
             .configure_sets(
                 self.schedule,
                 (
@@ -492,6 +507,7 @@ impl Plugin for MovementPlugin {
                         adopt_paths,
                         replan_cut_paths,
                         replan_cut_routes,
+                        chase::pursue,
                     )
                         .chain()
                         .in_set(CrowdSystems::Orders),
@@ -609,29 +625,74 @@ fn fold_movers(
     checksum.fold(movers.iter().flat_map(|(_, words)| *words));
 }
 
-/// The world position a request points at.
-fn goal_position(request: &PathRequest, view: &MapView) -> Option<Vec2> {
+/// The world position a request points at (where the unit it names
+/// stands: `positions` holds it).
+fn goal_position(
+    request: &PathRequest,
+    view: &MapView,
+    positions: &Query<&Transform>,
+) -> Option<Vec2> {
     match request.goal {
         PathTarget::World(position) => position.is_finite().then_some(position),
         PathTarget::Cell(cell) => view.grid.in_bounds(cell).then(|| view.cell_to_world(cell)),
+        PathTarget::Entity(target) => {
+            let position = positions.get(target).ok()?.translation.truncate();
+            position.is_finite().then_some(position)
+        }
     }
 }
 
 /// Movers given a new order this frame.
 type NewOrders = (With<Mover>, Changed<PathRequest>);
 
+/// A mover given a new order, as `begin_orders` reads it.
+type NewOrder = (
+    Entity,
+    Ref<'static, PathRequest>,
+    &'static mut Steering,
+    Option<&'static chase::EndedOrder>,
+);
+
 #[inline(never)] // named in profiles: one entry per crowd-step system
 fn begin_orders(
     mut commands: Commands,
-    mut orders: Query<(Entity, &PathRequest, &mut Steering), NewOrders>,
+    mut orders: Query<NewOrder, NewOrders>,
     maps: MapsBesideUnits,
+    positions: Query<&Transform>,
 ) {
-    for (unit, request, mut steering) in &mut orders {
-        commands.entity(unit).remove::<Arrived>();
+    for (unit, request, mut steering, ended) in &mut orders {
+        // A chase that ended in the frame its path was asked for again:
+        // no new order.
+        if ended.is_some_and(|ended| ended.0 == request.last_changed()) {
+            continue;
+        }
+        commands
+            .entity(unit)
+            .remove::<(Arrived, chase::EndedOrder)>();
+        let request = &*request;
         let goal = maps
             .find(request.map)
             .ok()
-            .and_then(|(map, view)| Some((goal_position(request, &view)?, map)));
+            .and_then(|(map, view)| Some((goal_position(request, &view, &positions)?, map)));
+        // A chaser asked again for the way to where its target stands
+        // now: it walks on (its old path, or straight at the target) until
+        // the new path comes.
+        if request.target().is_some()
+            && let Some((to, map)) = goal
+            && steering.map() == Some(map)
+        {
+            match &mut *steering {
+                Steering::Following { route, goal, .. } if route.replanning() => {
+                    *goal = to;
+                    continue;
+                }
+                Steering::Instinct { goal, .. } => {
+                    *goal = to;
+                    continue;
+                }
+                _ => {}
+            }
+        }
         // The request asked again for a route made dearer (or the same
         // order given again meanwhile): the unit walks it until the new
         // path comes.
@@ -710,6 +771,9 @@ fn adopt_paths(
     } in &mut units
     {
         let provisional = result.status == PathStatus::Provisional;
+        // A chaser takes the path to where its target stands now, even
+        // back the way it was going.
+        let chasing = request.target().is_some();
         let (goal, map, walking) = match &mut *steering {
             Steering::Instinct { goal, map } => (*goal, *map, None),
             // The real path for the provisional one being walked, or the
@@ -717,7 +781,9 @@ fn adopt_paths(
             // the route: not the route's own path, just flagged).
             Steering::Following { route, goal, map }
                 if on_provisional && (!provisional || route.ends_short())
-                    || route.replanning() && result.grid_version > route.version() =>
+                    || route.replanning()
+                        && (result.grid_version > route.version()
+                            || chasing && !result.invalidated) =>
             {
                 // Whatever comes of it, the path asked for has come.
                 route.set_replanning(false);
@@ -745,7 +811,8 @@ fn adopt_paths(
         match (join_path(&view, here, cell, &result.cells), walking) {
             // Ahead, or at least not back the way the unit is going.
             (Some(waypoints), Some(next))
-                if (waypoints[0] - here).dot(next - here) < 0.0
+                if !chasing
+                    && (waypoints[0] - here).dot(next - here) < 0.0
                     && waypoints[0].distance(here) > 0.5 => {}
             (Some(waypoints), _) => {
                 // A quick route says nothing of the goal: the regions do.

@@ -456,10 +456,19 @@ fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem, out
     arrive(others, unit, outcome);
 }
 
-/// A unit's order ended: it stands, and the game is told how.
+/// A unit's order ended: it stands, and the game is told how. A chase
+/// ends only in range ([`chase`](super::chase) sees to it) or stopped in
+/// a jam, and a follow never here: at the end of a path short of its
+/// target, the unit stands and its pursuit goes on.
 fn arrive(others: &mut Others, unit: &mut WalkQueryItem, outcome: Arrival) {
     let entity = unit.entity;
     *unit.steering = Steering::Idle;
+    if let Some(request) = &unit.request
+        && request.target().is_some()
+        && (request.keep_following || outcome != Arrival::Blocked)
+    {
+        return;
+    }
     others
         .commands
         .entity(entity)

@@ -6,7 +6,8 @@ use crate::core::{Cell, ClassId, MAX_UNIT_SIZE, UnitKind};
 use crate::maps::GridLayout;
 use crate::order::{Ordinal, stamp_asked};
 
-/// A point a path starts or ends at: a world position or a grid cell.
+/// A point a path starts or ends at: a world position, a grid cell, or a
+/// unit (any entity with a `Transform`), wherever it stands.
 #[derive(Clone, Copy, Debug, PartialEq, Reflect)]
 pub enum PathTarget {
     /// A position in world space (x, y); the cell it falls in is used.
@@ -15,6 +16,25 @@ pub enum PathTarget {
     /// [`Footprint`]) is centred on it: its anchor is the cell
     /// `(size − 1) / 2` cells lower in `x` and `y`.
     Cell(Cell),
+    /// An entity's `Transform`, wherever it stands when the path is
+    /// searched: a chase, or with [`PathRequest::follow`] an escort. On a
+    /// [`Mover`](crate::movement::Mover) the order tracks the target every
+    /// frame, asks for a new path when the target has gone far for what
+    /// is left to walk (see [`movement::chase`](crate::movement::chase)),
+    /// and ends when the unit is within [`PathRequest::range`] of it
+    /// ([`Arrival::InRange`](crate::movement::Arrival::InRange)), or when
+    /// the target is despawned or leaves the map
+    /// ([`Arrival::TargetLost`](crate::movement::Arrival::TargetLost)). A
+    /// request whose target has no `Transform` is answered
+    /// [`InvalidReason::TargetLost`](super::InvalidReason::TargetLost).
+    /// As a start it reads the same way (where the entity stands).
+    Entity(Entity),
+}
+
+impl From<Entity> for PathTarget {
+    fn from(entity: Entity) -> Self {
+        PathTarget::Entity(entity)
+    }
 }
 
 impl From<Vec2> for PathTarget {
@@ -85,6 +105,23 @@ pub struct PathRequest {
     /// [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)
     /// says so (`true`, the default), or never (`false`).
     pub refine: bool,
+    /// How close is close enough, in world units (0, the default: on the
+    /// goal). On a [`Mover`](crate::movement::Mover), the order ends
+    /// ([`Arrival::InRange`](crate::movement::Arrival::InRange)) once the
+    /// unit is this near its goal: between the two bodies' edges when the
+    /// goal is a unit with a body (a `Mover`, an
+    /// [`Avoidance`](crate::movement::Avoidance) radius or a
+    /// [`Footprint`]), else between the unit's edge and the goal's point.
+    /// A ranged unit ordered onto a building stops at range. Not finite
+    /// or below 0 reads as 0. The path searched still leads to the goal.
+    pub range: f32,
+    /// For a goal that is a unit ([`PathTarget::Entity`]): follow it
+    /// (escort, guard) rather than chase it. The order does not end in
+    /// range: the unit stands while the target is within
+    /// [`PathRequest::range`] and walks again when it leaves, until the
+    /// game removes the order (or the target is lost). Ignored for a goal
+    /// that is a place.
+    pub keep_following: bool,
 }
 
 impl PathRequest {
@@ -97,6 +134,62 @@ impl PathRequest {
             priority: 0,
             on_unreachable: Unreachable::GoNearest,
             refine: true,
+            range: 0.0,
+            keep_following: false,
+        }
+    }
+
+    /// Chasing `target` (a unit, or any entity with a `Transform`) until
+    /// within `range` world units of it ([`PathRequest::range`]).
+    ///
+    /// ```
+    /// use bevy::prelude::*;
+    /// use bevy_frontier::prelude::*;
+    ///
+    /// # let mut world = World::new();
+    /// let tank = world.spawn((Transform::from_xyz(40.5, 10.5, 0.0), Mover { speed: 2.0 })).id();
+    /// // Infantry with a reach of 3 cells closes in to fire.
+    /// world.spawn((
+    ///     Transform::from_xyz(4.5, 4.5, 0.0),
+    ///     Mover { speed: 3.0 },
+    ///     PathRequest::chase(tank, 3.0),
+    /// ));
+    /// ```
+    pub fn chase(target: Entity, range: f32) -> Self {
+        Self::new(target).within(range)
+    }
+
+    /// Following `target` (escort, guard): standing while within `range`
+    /// world units of it, walking again when it leaves, until the order
+    /// is removed ([`PathRequest::keep_following`]).
+    pub fn follow(target: Entity, range: f32) -> Self {
+        Self {
+            keep_following: true,
+            ..Self::chase(target, range)
+        }
+    }
+
+    /// Ending within `range` world units of the goal
+    /// ([`PathRequest::range`]).
+    pub fn within(mut self, range: f32) -> Self {
+        self.range = range;
+        self
+    }
+
+    /// The range as the plugin reads it: 0 when not finite or below 0.
+    pub fn usable_range(&self) -> f32 {
+        if self.range.is_finite() {
+            self.range.max(0.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// The unit this request chases or follows, if its goal is one.
+    pub fn target(&self) -> Option<Entity> {
+        match self.goal {
+            PathTarget::Entity(target) => Some(target),
+            _ => None,
         }
     }
 

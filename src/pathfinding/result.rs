@@ -49,6 +49,10 @@ pub enum InvalidReason {
     /// The unit's [`MovementClass`](super::MovementClass) is not one the
     /// map's grid has registered.
     UnknownClass,
+    /// The request's goal (or start) is a unit
+    /// ([`PathTarget::Entity`](super::PathTarget::Entity)) that has no
+    /// `Transform`: despawned, or never placed.
+    TargetLost,
 }
 
 impl From<MapError> for InvalidReason {
@@ -79,6 +83,7 @@ impl fmt::Display for InvalidReason {
             }
             InvalidReason::BadFootprint => "the unit's footprint is 0 or too large",
             InvalidReason::UnknownClass => "the map has no movement class of the unit's id",
+            InvalidReason::TargetLost => "the unit the request names is gone (no Transform)",
         })
     }
 }

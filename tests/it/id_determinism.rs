@@ -6,7 +6,8 @@
 //! results in the same frames and leaves every mover in the same place,
 //! bit for bit. The game has solo orders of three movement classes on
 //! rough ground, units sent one by one to a rally point (shared searches),
-//! group moves, movers avoiding each other, and walls and terrain changed
+//! group moves, chases and a follow across a river (targets destroyed
+//! mid-chase), movers avoiding each other, and walls and terrain changed
 //! while it runs.
 
 use bevy::prelude::*;
@@ -105,6 +106,7 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
         }
     };
     let mut units: Vec<Entity> = Vec::new();
+    let mut targets: Vec<Entity> = Vec::new();
     let mut log = Vec::new();
     for frame in 0..420 {
         if frame % 6 == 0 && frame < 120 {
@@ -161,6 +163,43 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
             units.extend(&members);
             let goal = pick(&mut rng, foot);
             app.world_mut().write_message(GroupMove::new(members, goal));
+        }
+        if frame % 40 == 12 && frame < 250 {
+            // A hovercraft that flees across the river, chased into range
+            // by foot soldiers (who must ford it) and followed by another
+            // hovercraft; every other one is destroyed mid-chase.
+            let (at, to) = (pick(&mut rng, hover), pick(&mut rng, hover));
+            let target = app
+                .world_mut()
+                .spawn((
+                    Mover { speed: 1.5 },
+                    MovementClass(hover),
+                    Transform::from_xyz(at.x as f32, at.y as f32, 0.0),
+                    PathRequest::new(to),
+                ))
+                .id();
+            for i in 0..4 {
+                let (class, request) = match i {
+                    3 => (hover, PathRequest::follow(target, 2.0)),
+                    _ => (foot, PathRequest::chase(target, 1.5)),
+                };
+                let at = pick(&mut rng, class);
+                let chaser = app
+                    .world_mut()
+                    .spawn((
+                        Mover { speed: 3.0 },
+                        MovementClass(class),
+                        Transform::from_xyz(at.x as f32, at.y as f32, 0.0),
+                        request,
+                    ))
+                    .id();
+                units.push(chaser);
+            }
+            targets.push(target);
+        }
+        if frame % 80 == 70 && !targets.is_empty() {
+            let target = targets.remove(0);
+            app.world_mut().despawn(target);
         }
         if frame % 9 == 2 {
             // A wall raised or a ford dug: terrain changed under way.

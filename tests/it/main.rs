@@ -2,6 +2,8 @@
 //! behaviour.
 
 mod changing_costs;
+mod chase;
+mod chase_model;
 mod common;
 
 mod avoidance;

@@ -409,7 +409,7 @@ impl Model {
             .filter(|(.., result)| result.is_none_or(|r| !r.status.is_final()))
             .filter_map(|(ordinal, request, _)| match request.goal {
                 PathTarget::Cell(cell) => Some((ordinal.joined(), request.map, cell)),
-                PathTarget::World(_) => None,
+                PathTarget::World(_) | PathTarget::Entity(_) => None,
             })
             .collect();
         // In the order the game made its units, not the query's (which
@@ -960,6 +960,8 @@ fn expected_end(
                 (local.y + 0.5).floor() as i64,
             )
         }
+        // The model orders no chases.
+        PathTarget::Entity(_) => return None,
     };
     let goal = Cell::new(u32::try_from(x).ok()?, u32::try_from(y).ok()?);
     if !grid.in_bounds(goal) {

@@ -149,7 +149,9 @@ type ChangedRequests<'w, 's> = Query<
 pub(crate) fn collect_requests(
     mut queue: ResMut<PathfindingQueue>,
     mut removed: RemovedComponents<PathRequest>,
-    still_requesting: Query<(), With<PathRequest>>,
+    // Whether an entity still has a request, and where it stands (a unit
+    // a request names as its goal).
+    entities: Query<(Has<PathRequest>, Option<&'static Transform>)>,
     changed: ChangedRequests,
     maps: Maps,
     settings: Res<PathfindingSettings>,
@@ -157,11 +159,12 @@ pub(crate) fn collect_requests(
 ) {
     let began = clock::now();
     let queue = &mut *queue;
+    let position_of = |entity| Some(entities.get(entity).ok()?.1?.translation.truncate());
     queue.frame += 1;
     queue.plans.clear();
     queue.flights.waiting.set_aging(settings.aging_frames);
     for entity in removed.read() {
-        if !still_requesting.contains(entity) {
+        if !entities.get(entity).is_ok_and(|(requesting, _)| requesting) {
             queue.flights.cancel(entity);
         }
     }
@@ -186,7 +189,7 @@ pub(crate) fn collect_requests(
         let resolved = lookup
             .map_err(|error| (None, error.into()))
             .and_then(|(map, view)| {
-                let resolved = resolve_request(view, kind, request, transform);
+                let resolved = resolve_request(view, kind, request, transform, position_of);
                 resolved
                     .map(|resolved| (map, resolved))
                     .map_err(|reason| (Some(map), reason))
@@ -225,6 +228,7 @@ pub(crate) fn collect_requests(
                     grid_version: view.grid.version(),
                     frame_requested: queue.frame,
                     alone: false,
+                    chase: request.target().is_some(),
                     quick: request.refine,
                 }));
             }
@@ -245,6 +249,7 @@ fn resolve_request<'m>(
     kind: UnitKind,
     request: &PathRequest,
     transform: Option<&Transform>,
+    position_of: impl Fn(Entity) -> Option<Vec2>,
 ) -> Result<Resolved<'m>, InvalidReason> {
     if !Footprint(kind.size).is_valid() {
         return Err(InvalidReason::BadFootprint);
@@ -253,7 +258,7 @@ fn resolve_request<'m>(
         return Err(InvalidReason::UnknownClass);
     }
     let view = view.for_kind(kind);
-    let asked = resolve::asked(request, transform)?;
+    let asked = resolve::asked(request, transform, position_of)?;
     let cells = locate_request(&view, asked)?;
     Ok((view, asked, cells))
 }

@@ -44,6 +44,10 @@ pub(super) struct Job {
     /// Searched alone, never in a shared search (it left one that could
     /// not serve it).
     pub(super) alone: bool,
+    /// A chase: its goal is where a unit it names stands. Chasers of one
+    /// unit share one search wherever they start (see
+    /// [`policy::shared_wide`](super::policy::shared_wide)).
+    pub(super) chase: bool,
     /// Still to get a quick path first, on a map with terrain costs (see
     /// [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)).
     pub(super) quick: bool,
@@ -71,17 +75,28 @@ pub(crate) fn locate(
             CellLookup::Outside(..) => Err(out_of_bounds),
             CellLookup::NonFinite => Err(non_finite),
         },
+        // Read as where the entity stands before it comes here
+        // ([`asked`]).
+        PathTarget::Entity(_) => Err(InvalidReason::TargetLost),
     }
 }
 
 /// Where a request starts and ends, as asked: its start, or where its unit
-/// stands.
+/// stands; a unit named as either is read as where it stands now
+/// (`position_of`).
 pub(super) fn asked(
     request: &PathRequest,
     transform: Option<&Transform>,
+    position_of: impl Fn(Entity) -> Option<Vec2>,
 ) -> Result<(PathTarget, PathTarget), InvalidReason> {
+    let standing = |target: PathTarget| match target {
+        PathTarget::Entity(entity) => position_of(entity)
+            .map(PathTarget::World)
+            .ok_or(InvalidReason::TargetLost),
+        place => Ok(place),
+    };
     let start = match request.start {
-        Some(start) => start,
+        Some(start) => standing(start)?,
         None => PathTarget::World(
             transform
                 .ok_or(InvalidReason::NoStartPosition)?
@@ -89,7 +104,7 @@ pub(super) fn asked(
                 .truncate(),
         ),
     };
-    Ok((start, request.goal))
+    Ok((start, standing(request.goal)?))
 }
 
 /// The start and goal cells of a request on its map.

@@ -3,11 +3,12 @@
 //! backwards from the goal (see
 //! [`PathfindingSettings::share_goals`](crate::schedule::PathfindingSettings::share_goals)).
 
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use super::delivery::{Delivery, Found};
 use super::flight::{Flight, SharedWork, Work};
-use super::policy::{Rank, Span, reading_cost, shareable, span_union};
+use super::policy::{Rank, Span, reading_cost, shareable, shared_wide, span_union};
 use super::resolve::Job;
 use super::state::PathfindingQueue;
 use super::waiting::ShareKey;
@@ -84,10 +85,24 @@ pub(super) fn share_goals(
         })
     };
     // Shared flights in flight (few: one per slot), and their starts' box.
-    let mut flying: Vec<(ShareKey, Span, usize)> = (flights.in_flight.iter().enumerate())
+    let mut flying: Vec<(ShareKey, Span, usize, bool)> = (flights.in_flight.iter().enumerate())
         .filter(|(_, flight)| flight.is_shared() && !behind(flight))
-        .filter_map(|(i, flight)| Some((flight.share_key()?, flight.span(), i)))
+        .filter_map(|(i, flight)| {
+            Some((flight.share_key()?, flight.span(), i, flight.lead().chase))
+        })
         .collect();
+    // Chase requests new this frame, per goal: many share wherever they
+    // start.
+    let mut chasers: HashMap<ShareKey, usize> = HashMap::default();
+    for rank in &fresh {
+        let Some(flight) = flights.waiting.get(rank).filter(|f| f.lead().chase) else {
+            continue;
+        };
+        let Some(key) = flight.share_key() else {
+            continue;
+        };
+        *chasers.entry(key).or_default() += 1;
+    }
     let mut joined = Joined::default();
     for rank in fresh {
         let Some(flight) = flights.waiting.get(&rank) else {
@@ -97,14 +112,20 @@ pub(super) fn share_goals(
             continue;
         };
         let span = flight.span();
-        let in_flight = flying.iter_mut().find_map(|(theirs, box_, i)| {
+        let chase = flight.lead().chase;
+        let many = chasers.get(&key).copied().unwrap_or(0);
+        let in_flight = flying.iter_mut().find_map(|(theirs, box_, i, chasing)| {
             let both = span_union(*box_, span);
-            (*theirs == key && shareable(both, key.2)).then(|| {
+            let fits = shareable(both, key.2) || shared_wide(chase, *chasing, many);
+            (*theirs == key && fits).then(|| {
                 *box_ = both;
                 *i
             })
         });
-        let fits = |other: &Flight, both: Span| !behind(other) && shareable(both, key.2);
+        let fits = |other: &Flight, both: Span| {
+            !behind(other)
+                && (shareable(both, key.2) || shared_wide(chase, other.lead().chase, many))
+        };
         let home = match in_flight {
             Some(i) => Home::InFlight(i),
             None => match flights.waiting.partner(key, &rank, span, fits) {
