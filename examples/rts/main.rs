@@ -201,6 +201,9 @@ struct Scene<'w, 's> {
     camera: Query<'w, 's, (&'static mut Transform, &'static mut Projection), With<Camera2d>>,
     gizmos: ResMut<'w, GizmoConfigStore>,
     fit: Res<'w, CameraFit>,
+    /// The hunters, and whether all have had their quarry in range.
+    hunters: Query<'w, 's, Option<&'static Arrived>, With<Hunter>>,
+    hunted: Local<'s, bool>,
 }
 
 /// `--screenshot`: at frame 5 the red army (west of the middle bridge) and
@@ -214,9 +217,7 @@ fn script(
     mut frame: Local<u32>,
     mut scene: Scene,
     units: Query<(Entity, &Unit, Option<&Arrived>)>,
-    hunters: Query<Option<&Arrived>, With<Hunter>>,
     mut done: Local<[usize; 3]>,
-    mut hunted: Local<bool>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) {
@@ -259,19 +260,22 @@ fn script(
             }
         }
     }
-    // The hunters: every blue foot soldier in range of the hovercraft.
+    // The hunters: all eight in range of the hovercraft.
     if *frame > 5 {
-        let hunters: Vec<Option<Arrival>> =
-            hunters.iter().map(|end| end.map(|a| a.outcome)).collect();
+        let hunters: Vec<Option<Arrival>> = scene
+            .hunters
+            .iter()
+            .map(|end| end.map(|a| a.outcome))
+            .collect();
         let in_range = hunters
             .iter()
             .filter(|end| **end == Some(Arrival::InRange))
             .count();
-        if !hunters.is_empty() && in_range == hunters.len() && !*hunted {
-            *hunted = true;
+        if !hunters.is_empty() && in_range == hunters.len() && !*scene.hunted {
+            *scene.hunted = true;
             println!("hunters_in_range_frame={}", *frame);
         }
-        if *frame == options.frames && !*hunted {
+        if *frame == options.frames && !*scene.hunted {
             println!(
                 "hunters: {in_range} of {} in range by frame {}",
                 hunters.len(),
