@@ -104,10 +104,10 @@ pub struct TargetLost {
     pub target: Entity,
 }
 
-/// On a unit whose chase ended here: when its request last changed then.
-/// A path asked for again earlier in the frame (a wall cut its way) marks
-/// the request changed; unchanged since, it is no new order, and
-/// `begin_orders` leaves the unit standing.
+/// On a unit whose order ended (here, or in the walk): when its request
+/// last changed then. A path asked for again earlier in the frame (a wall
+/// cut its way) marks the request changed; unchanged since, it is no new
+/// order, and `begin_orders` leaves the unit standing.
 #[derive(Component, Clone, Copy)]
 pub(super) struct EndedOrder(pub(super) Tick);
 

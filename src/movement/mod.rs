@@ -661,7 +661,7 @@ fn begin_orders(
     positions: Query<&Transform>,
 ) {
     for (unit, request, mut steering, ended) in &mut orders {
-        // A chase that ended in the frame its path was asked for again:
+        // An order that ended in the frame its path was asked for again:
         // no new order.
         if ended.is_some_and(|ended| ended.0 == request.last_changed()) {
             continue;

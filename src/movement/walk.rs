@@ -9,6 +9,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::utils::Parallel;
 
+use super::chase::EndedOrder;
 use super::headway::{Doing, NEAR_THE_END, Seen, Stall};
 use super::rest::RestingPlaces;
 use super::{
@@ -469,11 +470,13 @@ fn arrive(others: &mut Others, unit: &mut WalkQueryItem, outcome: Arrival) {
     {
         return;
     }
-    others
-        .commands
-        .entity(entity)
-        .insert(Arrived { outcome })
-        .remove::<MissesGoal>();
+    let mut ended = others.commands.entity(entity);
+    ended.insert(Arrived { outcome }).remove::<MissesGoal>();
+    // A path asked for again earlier in the frame (a wall cut the way)
+    // marked the request changed: unchanged since, it is no new order.
+    if let Some(request) = &unit.request {
+        ended.insert(EndedOrder(request.last_changed()));
+    }
     let event = UnitArrived { entity, outcome };
     others.arrivals.write(event);
     others.commands.trigger(event);
