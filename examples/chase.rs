@@ -29,7 +29,8 @@
 //!   frame it is asked for): every chaser always walks the optimal path to
 //!   the cell its target stands on now.
 //!
-//! Each game prints a line; the last line is
+//! Each game prints its five slowest frames (`ms@frame`) and a line; the
+//! last line is
 //! `chasers=N caught=C catch_frame_mean=F oracle_catch_frame_mean=G expansions=E naive_expansions=M naive_expansions_same_frames=S budget=B max_frame_expansions=X p50_frame_ms=… p99_frame_ms=… max_frame_ms=… searches=S naive_searches=…`,
 //! the frontier game's figures beside the two others': caught chasers,
 //! the mean frame they were caught on, node expansions of the whole game
@@ -382,6 +383,19 @@ fn main() -> ExitCode {
     let mut outcomes = Vec::new();
     for &mode in &options.modes {
         let outcome = run(&grid, &region, &options, mode);
+        let mut slowest: Vec<(f64, usize)> = outcome
+            .frame_ms
+            .iter()
+            .enumerate()
+            .map(|(frame, &ms)| (ms, frame + 1))
+            .collect();
+        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let named: Vec<String> = slowest
+            .iter()
+            .take(5)
+            .map(|(ms, frame)| format!("{ms:.2}@{frame}"))
+            .collect();
+        println!("{mode:?}: slowest frames (ms@frame): {}", named.join(" "));
         let mut times = outcome.frame_ms.clone();
         times.sort_by(f64::total_cmp);
         println!(
