@@ -36,12 +36,13 @@
 //! sought; a chaser the crowd stops (`Arrival::Blocked`) ends its chase
 //! like any order, a follower stands and goes on following.
 
-use bevy::ecs::change_detection::Tick;
 use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 
 use super::body::body_radius;
-use super::{Arrival, Arrived, Avoidance, MapsBesideUnits, Motion, Mover, Steering, UnitArrived};
+use super::{
+    Arrival, Arrived, Avoidance, MapsBesideUnits, Motion, Mover, Steering, UnitArrived, order_ended,
+};
 use crate::maps::MapView;
 use crate::order::Ordinal;
 use crate::pathfinding::{Footprint, MovementClass, PathRequest, PathResult, unit_kind};
@@ -103,13 +104,6 @@ pub struct TargetLost {
     /// The unit it chased or followed.
     pub target: Entity,
 }
-
-/// On a unit whose order ended (here, or in the walk): when its request
-/// last changed then. A path asked for again earlier in the frame (a wall
-/// cut its way) marks the request changed; unchanged since, it is no new
-/// order, and `begin_orders` leaves the unit standing.
-#[derive(Component, Clone, Copy)]
-pub(super) struct EndedOrder(pub(super) Tick);
 
 /// A mover as [`pursue`] reads it.
 #[derive(QueryData)]
@@ -392,12 +386,8 @@ fn end(
     unit: &mut ChaserQueryItem,
     outcome: Arrival,
 ) {
-    let entity = unit.entity;
     *unit.steering = Steering::Idle;
     unit.motion.rest = None;
-    let ended = EndedOrder(unit.request.last_changed());
-    commands.entity(entity).insert((Arrived { outcome }, ended));
-    let event = UnitArrived { entity, outcome };
-    arrivals.write(event);
-    commands.trigger(event);
+    let changed = Some(unit.request.last_changed());
+    order_ended(commands, arrivals, unit.entity, outcome, changed);
 }

@@ -69,6 +69,7 @@ mod route;
 mod store;
 mod walk;
 
+use bevy::ecs::change_detection::Tick;
 use bevy::ecs::intern::Interned;
 use bevy::ecs::query::QueryData;
 use bevy::ecs::schedule::ScheduleLabel;
@@ -323,6 +324,33 @@ impl Arrival {
 pub struct Arrived {
     /// How the order ended.
     pub outcome: Arrival,
+}
+
+/// On a unit whose order ended: when its request last changed then. A
+/// path asked for again earlier in the frame (a wall cut its way) marks the
+/// request changed; unchanged since, it is no new order, and
+/// `begin_orders` leaves the unit standing.
+#[derive(Component, Clone, Copy)]
+pub(crate) struct EndedOrder(Tick);
+
+/// A unit's order ended with `outcome`: `Arrived` says how, and
+/// `UnitArrived` tells the game; `changed` is when its request (if it has
+/// one) last changed ([`EndedOrder`]). Where it stands is its caller's.
+fn order_ended(
+    commands: &mut Commands,
+    arrivals: &mut MessageWriter<UnitArrived>,
+    entity: Entity,
+    outcome: Arrival,
+    changed: Option<Tick>,
+) {
+    let mut ended = commands.entity(entity);
+    ended.insert(Arrived { outcome });
+    if let Some(changed) = changed {
+        ended.insert(EndedOrder(changed));
+    }
+    let event = UnitArrived { entity, outcome };
+    arrivals.write(event);
+    commands.trigger(event);
 }
 
 /// A [`Mover`]'s order ended: it stands at the end of its path. Triggered
@@ -650,7 +678,7 @@ type NewOrder = (
     Entity,
     Ref<'static, PathRequest>,
     &'static mut Steering,
-    Option<&'static chase::EndedOrder>,
+    Option<&'static EndedOrder>,
 );
 
 #[inline(never)] // named in profiles: one entry per crowd-step system
@@ -666,9 +694,7 @@ fn begin_orders(
         if ended.is_some_and(|ended| ended.0 == request.last_changed()) {
             continue;
         }
-        commands
-            .entity(unit)
-            .remove::<(Arrived, chase::EndedOrder)>();
+        commands.entity(unit).remove::<(Arrived, EndedOrder)>();
         let request = &*request;
         let goal = maps
             .find(request.map)

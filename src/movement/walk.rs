@@ -9,13 +9,12 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::utils::Parallel;
 
-use super::chase::EndedOrder;
 use super::headway::{Doing, NEAR_THE_END, Seen, Stall};
 use super::rest::RestingPlaces;
 use super::{
-    Arrival, Arrived, AvoidanceSettings, MapsBesideUnits, Meanwhile, MissesGoal, Motion,
-    MoveBlocked, Mover, PARALLEL_WALKS, REACHED, Route, Steering, UnitArrived, passage,
-    route_cut_ahead, speed_of, wait_for_new_path, walk_left,
+    Arrival, AvoidanceSettings, MapsBesideUnits, Meanwhile, MissesGoal, Motion, MoveBlocked, Mover,
+    PARALLEL_WALKS, REACHED, Route, Steering, UnitArrived, order_ended, passage, route_cut_ahead,
+    speed_of, wait_for_new_path, walk_left,
 };
 use crate::maps::{AllViews, MapView};
 use crate::order::Ordinal;
@@ -470,16 +469,9 @@ fn arrive(others: &mut Others, unit: &mut WalkQueryItem, outcome: Arrival) {
     {
         return;
     }
-    let mut ended = others.commands.entity(entity);
-    ended.insert(Arrived { outcome }).remove::<MissesGoal>();
-    // A path asked for again earlier in the frame (a wall cut the way)
-    // marked the request changed: unchanged since, it is no new order.
-    if let Some(request) = &unit.request {
-        ended.insert(EndedOrder(request.last_changed()));
-    }
-    let event = UnitArrived { entity, outcome };
-    others.arrivals.write(event);
-    others.commands.trigger(event);
+    others.commands.entity(entity).remove::<MissesGoal>();
+    let changed = unit.request.as_ref().map(|request| request.last_changed());
+    order_ended(others.commands, others.arrivals, entity, outcome, changed);
 }
 
 /// How the order of a unit that arrives with `steering` ended: the one
