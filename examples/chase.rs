@@ -2,7 +2,7 @@
 //! ways in one run (the same map, units and target routes each time).
 //!
 //! ```text
-//! cargo run --release --example chase -- [--map PATH] [--chasers N] [--targets T] [--range R] [--budget B] [--frames F] [--seed S] [--mode all|frontier|naive|oracle]
+//! cargo run --release --example chase -- [--map PATH] [--chasers N] [--targets T] [--range R] [--budget B] [--frames F] [--seed S] [--lookahead L|none] [--mode all|frontier|naive|oracle]
 //! ```
 //!
 //! The map defaults to `random512-10-0` from `$FRONTIER_MOVINGAI_DIR` or
@@ -16,7 +16,9 @@
 //! (`chase::RANGE_LEEWAY`); the run ends when every chaser has been, or
 //! after `F` frames (15,000) of a fixed 1/30 s, counted from the orders
 //! (the map's first frame, its regions labelled, runs before them). Every unit is a `Mover`
-//! with avoidance, on a budget of `B` node expansions a frame (4,096).
+//! with avoidance, on a budget of `B` node expansions a frame (4,096);
+//! chases search `L` expansions ahead (`PathfindingSettings::chase_lookahead`,
+//! none by default: each searched to its end).
 //!
 //! - `frontier`: each chaser gets `PathRequest::chase(target, R)` once;
 //!   the plugin tracks the target, repairs the path and ends the order
@@ -77,6 +79,7 @@ struct Options {
     budget: u32,
     frames: u32,
     seed: u64,
+    lookahead: Option<u32>,
     modes: Vec<Mode>,
 }
 
@@ -89,6 +92,7 @@ fn parse_options() -> Result<Options, String> {
         budget: 4096,
         frames: 15000,
         seed: 1,
+        lookahead: None,
         modes: vec![Mode::Frontier, Mode::Naive, Mode::Oracle],
     };
     let mut args = std::env::args().skip(1);
@@ -107,6 +111,15 @@ fn parse_options() -> Result<Options, String> {
             }
             "--budget" => options.budget = support::positive(&flag, &value()?)?,
             "--frames" => options.frames = support::positive(&flag, &value()?)?,
+            "--lookahead" => {
+                options.lookahead = match value()?.as_str() {
+                    "none" => None,
+                    v => Some(
+                        v.parse()
+                            .map_err(|_| "--lookahead needs a number or none")?,
+                    ),
+                }
+            }
             "--seed" => options.seed = value()?.parse().map_err(|_| "--seed needs a number")?,
             "--mode" => {
                 options.modes = match value()?.as_str() {
@@ -260,6 +273,7 @@ fn run(grid: &NavGrid, region: &[Cell], options: &Options, mode: Mode) -> Outcom
                 options.budget
             },
             max_expansions_per_request: None,
+            chase_lookahead: options.lookahead,
             ..default()
         });
     app.world_mut().spawn((grid.clone(), Transform::default()));
@@ -353,7 +367,7 @@ fn main() -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             eprintln!(
-                "error: {message}\nusage: chase [--map PATH] [--chasers N] [--targets T] [--range R] [--budget B] [--frames F] [--seed S] [--mode all|frontier|naive|oracle]"
+                "error: {message}\nusage: chase [--map PATH] [--chasers N] [--targets T] [--range R] [--budget B] [--frames F] [--seed S] [--lookahead L|none] [--mode all|frontier|naive|oracle]"
             );
             return ExitCode::from(2);
         }

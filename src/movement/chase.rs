@@ -17,7 +17,14 @@
 //! drift longer than the best way to the old one, and the chaser turns as
 //! soon as the new path comes. So a chase costs a few searches that get
 //! shorter as it closes in, where asking again whenever the target enters
-//! a new cell costs one a cell. Close to the target with nothing between
+//! a new cell costs one a cell. With a lookahead set, a chaser far away
+//! gets its way in legs: its search stops there
+//! ([`PathfindingSettings::chase_lookahead`](crate::schedule::PathfindingSettings::chase_lookahead),
+//! Moving Target Search's bounded lookahead) with a path to the explored
+//! cell nearest the target ([`PathStatus::Partial`]), and it asks for the
+//! next leg [`NEXT_LEG`] cells before that one ends (or, standing at a
+//! leg's end, once it has walked a cell since it asked: a leg that led
+//! nowhere is not asked for again until the target moves). Close to the target with nothing between
 //! them (within [`SIGHT`] cells, a straight line its class and size may
 //! walk), a chaser walks straight at it with no search at all, every frame
 //! toward where it stands now; it asks for a path again when it loses
@@ -33,8 +40,9 @@
 //! walked its whole path without coming in range (the target moved on, or
 //! stands where the chaser's class may not go: a boat off the shore) stands
 //! and asks again once the target has moved a cell from where it was
-//! sought; a chaser the crowd stops (`Arrival::Blocked`) ends its chase
-//! like any order, a follower stands and goes on following.
+//! sought. A chaser or follower the crowd holds back too long (where a
+//! unit ordered to a place would end `Arrival::Blocked`) does not give up
+//! either: it stands, and tries again once its target has moved a cell.
 
 use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
@@ -45,7 +53,9 @@ use super::{
 };
 use crate::maps::MapView;
 use crate::order::Ordinal;
-use crate::pathfinding::{Footprint, MovementClass, PathRequest, PathResult, unit_kind};
+use crate::pathfinding::{
+    Footprint, MovementClass, PathRequest, PathResult, PathStatus, unit_kind,
+};
 
 /// A chaser asks for a new path when its target has gone this share of the
 /// straight distance from the chaser to where the target stood when its
@@ -67,6 +77,13 @@ pub const REPAIR_LEAST: f32 = 1.0;
 /// class and size may walk, a chaser walks straight at it with no search.
 pub const SIGHT: f32 = 12.0;
 
+/// A chaser whose path is a leg of its way (its search stopped at
+/// [`PathfindingSettings::chase_lookahead`](crate::schedule::PathfindingSettings::chase_lookahead))
+/// asks for the next leg this many cells before the leg's end, so that it
+/// need not stop there while the search runs: a second of walking for
+/// most units.
+pub const NEXT_LEG: f32 = 4.0;
+
 /// Cells beyond the range that still count as in range: a unit beside its
 /// target diagonally (its edge some 0.51 of a cell from the target's, for
 /// two units of a cell) is beside it, at range 0 too.
@@ -83,6 +100,8 @@ pub struct Pursuit {
     /// Where the target stood when the path the unit walks (or waits for)
     /// was asked for.
     pub planned_to: Vec2,
+    /// Where the unit stood when it last asked for a path.
+    pub asked_from: Vec2,
     /// A new path has been asked for and has not come yet: the unit walks
     /// its old one, or on instinct, meanwhile.
     pub repairing: bool,
@@ -205,6 +224,7 @@ pub(super) fn pursue(
             let pursuit = Pursuit {
                 target,
                 planned_to: at,
+                asked_from: unit.transform.translation.truncate(),
                 repairing: !answered(&unit),
                 in_sight: false,
                 searches: 1,
@@ -224,8 +244,10 @@ pub(super) fn pursue(
                     route.set_replanning(true);
                 }
                 unit.request.set_changed();
+                let position = unit.transform.translation.truncate();
                 if let Some(pursuit) = unit.pursuit.as_deref_mut() {
                     pursuit.planned_to = at;
+                    pursuit.asked_from = position;
                     pursuit.repairing = true;
                     pursuit.in_sight = false;
                     pursuit.searches = pursuit.searches.saturating_add(1);
@@ -248,6 +270,11 @@ fn track(
     let position = unit.transform.translation.truncate();
     let radius = body_radius(unit.avoidance, unit.footprint, cell);
     let result_came = answered(unit);
+    // A leg of the way: the search stopped at the chase's lookahead.
+    let leg = unit
+        .result
+        .as_ref()
+        .is_some_and(|result| result.status == PathStatus::Partial);
     let stopped = unit.arrived.is_some();
     let request = &*unit.request;
     let steering = &mut *unit.steering;
@@ -275,15 +302,19 @@ fn track(
             (true, true) => Verdict::Nothing,
         };
     }
+    // Walked on since it last asked (so a leg that led nowhere, the
+    // target cut off, is not asked for again and again).
+    let walked_on = position.distance(pursuit.asked_from) >= cell;
     if standing {
         // A follower whose target walked out of range, or a chaser at the
         // end of a path whose target moved on: the way from here.
         let out_of_range = gap > range + RANGE_LEEWAY * cell;
         let moved = at.distance(pursuit.planned_to) >= REPAIR_LEAST * cell;
+        let next_leg = leg && walked_on;
         let again = if follow {
-            out_of_range && (moved || !stopped)
+            out_of_range && (moved || next_leg || !stopped)
         } else {
-            moved
+            moved || next_leg
         };
         return if again && !pursuit.repairing {
             Verdict::Ask
@@ -309,11 +340,18 @@ fn track(
             pursuit.in_sight = true;
             Verdict::Nothing
         }
-        Steering::Following { goal, .. } => {
+        Steering::Following { goal, route, .. } => {
             *goal = at;
             let drift = at.distance(pursuit.planned_to);
             let left = position.distance(pursuit.planned_to);
-            if !pursuit.repairing && drift > (REPAIR_SHARE * left).max(REPAIR_LEAST * cell) {
+            let leg_ends = leg
+                && walked_on
+                && route
+                    .remaining()
+                    .last()
+                    .is_some_and(|end| position.distance(end) <= NEXT_LEG * cell);
+            let far = drift > (REPAIR_SHARE * left).max(REPAIR_LEAST * cell);
+            if !pursuit.repairing && (leg_ends || far) {
                 Verdict::Ask
             } else {
                 Verdict::Nothing

@@ -294,7 +294,8 @@ pub enum Arrival {
     /// Stopped in a jam, far from its goal, after making no headway for
     /// [`AvoidanceSettings::stop_after`]: it stands where it was held, and
     /// [`MoveBlocked`] says where. The game may order it again (elsewhere,
-    /// or the same way once the jam clears).
+    /// or the same way once the jam clears). A chase or follow never ends
+    /// so: the unit stands and tries again once its target has moved.
     Blocked,
     /// Within [`PathRequest::range`] of its goal: a chase caught up with
     /// its target, or a ranged unit came near enough a place (see
@@ -383,7 +384,9 @@ pub struct UnitArrived {
 /// A [`Mover`] gave up: others held it where it stands, far from its goal,
 /// with no headway for [`AvoidanceSettings::stop_after`]. Its order ended
 /// with [`Arrival::Blocked`] (its [`UnitArrived`] is sent too). Triggered
-/// as an observer event and written as a message.
+/// as an observer event and written as a message. Never sent for a chase
+/// or follow ([`PathTarget::Entity`]),
+/// which stands and tries again once its target has moved.
 ///
 /// ```
 /// use bevy::prelude::*;

@@ -374,9 +374,13 @@ fn apply(frame: Frame, others: &mut Others, unit: &mut WalkQueryItem, effect: Ef
         Effect::Blocked => {
             let (entity, at) = (unit.entity, unit.transform.translation.truncate());
             stop_short(others, &view, unit, Arrival::Blocked);
-            let event = MoveBlocked { entity, at };
-            others.blocked.write(event);
-            others.commands.trigger(event);
+            // A chase or follow does not give up: the unit stands, and
+            // tries again once its target has moved (see `chase`).
+            if !chases(unit) {
+                let event = MoveBlocked { entity, at };
+                others.blocked.write(event);
+                others.commands.trigger(event);
+            }
         }
         Effect::Ask { goal, map } => {
             others
@@ -463,15 +467,20 @@ fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem, out
 fn arrive(others: &mut Others, unit: &mut WalkQueryItem, outcome: Arrival) {
     let entity = unit.entity;
     *unit.steering = Steering::Idle;
-    if let Some(request) = &unit.request
-        && request.target().is_some()
-        && (request.keep_following || outcome != Arrival::Blocked)
-    {
+    if chases(unit) {
         return;
     }
     others.commands.entity(entity).remove::<MissesGoal>();
     let changed = unit.request.as_ref().map(|request| request.last_changed());
     order_ended(others.commands, others.arrivals, entity, outcome, changed);
+}
+
+/// Whether the unit's order names a unit (a chase or a follow): its end is
+/// decided by `chase::pursue`, never by the walk.
+fn chases(unit: &WalkQueryItem) -> bool {
+    unit.request
+        .as_ref()
+        .is_some_and(|request| request.target().is_some())
 }
 
 /// How the order of a unit that arrives with `steering` ended: the one

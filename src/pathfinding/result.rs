@@ -106,7 +106,10 @@ pub enum PathStatus {
     /// cell nearest to it.
     NearestReachable,
     /// The search hit its expansion cap; the path leads to the explored cell
-    /// nearest the goal.
+    /// nearest the goal. For a chase (its
+    /// [`chase_lookahead`](crate::schedule::PathfindingSettings::chase_lookahead)),
+    /// a leg of the way: the chaser asks for the next one before its end,
+    /// and its order goes on.
     Partial,
     /// The goal cannot be reached and the request asked not to go near it.
     Unreachable,

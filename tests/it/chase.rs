@@ -312,3 +312,100 @@ fn a_group_sent_at_a_unit_closes_in_round_it() {
     cells.dedup();
     assert_eq!(cells.len(), squad.len());
 }
+
+/// A chase whose searches stop at a small lookahead
+/// (`PathfindingSettings::chase_lookahead`) on open ground: each path is a
+/// leg of the way (`PathStatus::Partial`), and the chaser walks leg after
+/// leg without stopping to wait for the next, and catches its target.
+#[test]
+fn a_chase_on_a_short_lookahead_walks_leg_after_leg_without_stopping() {
+    let mut app = timed_app(4096);
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 4096,
+        chase_lookahead: Some(3),
+        ..default()
+    });
+    app.init_resource::<Heard>()
+        .add_systems(Update, listen.after(FrontierSystems::Last));
+    spawn_map(&mut app, NavGrid::new(60, 40).unwrap());
+    app.update();
+    let target = spawn_mover(&mut app, Cell::new(45, 5), 1.0);
+    app.world_mut()
+        .entity_mut(target)
+        .insert(PathRequest::new(Cell::new(55, 20)));
+    let chaser = spawn_mover(&mut app, Cell::new(5, 5), 3.0);
+    app.world_mut()
+        .entity_mut(chaser)
+        .insert(PathRequest::chase(target, 1.0));
+    let (mut legs, mut stood, mut caught) = (false, 0, None);
+    let mut at = position(&app, chaser);
+    for frame in 0..1200 {
+        app.update();
+        let result = app.world().get::<PathResult>(chaser);
+        legs |= result.is_some_and(|r| r.status == PathStatus::Partial);
+        if !outcomes(&app, chaser).is_empty() {
+            caught = Some(frame);
+            break;
+        }
+        let now = position(&app, chaser);
+        if frame > 2 && now.distance(at) < 0.01 {
+            stood += 1;
+        }
+        at = now;
+    }
+    assert!(caught.is_some(), "the chase never ended");
+    assert_eq!(outcomes(&app, chaser), vec![Arrival::InRange]);
+    let searches = app.world().get::<Pursuit>(chaser).unwrap().searches;
+    assert!(
+        legs && searches >= 3,
+        "{searches} searches: the lookahead did not cut the way"
+    );
+    assert!(stood <= 3, "stood still {stood} frames on the way");
+}
+
+/// A chaser cut off from its target (foot soldiers, a boat in mid-lake)
+/// on a small lookahead: its legs lead to the shore and it waits there,
+/// without asking for a leg every frame.
+#[test]
+fn a_chaser_cut_off_on_a_short_lookahead_waits_without_searching_each_frame() {
+    const OPEN: Terrain = Terrain(1);
+    const DEEP: Terrain = Terrain(2);
+    let mut classes = MovementClasses::new();
+    let foot = classes.add("foot", [(OPEN, 1)]);
+    let boat = classes.add("boat", [(DEEP, 1)]);
+    let mut grid = NavGrid::new(40, 30).unwrap().with_classes(classes).unwrap();
+    grid.fill_terrain(Cell::new(4, 8), Cell::new(16, 22), DEEP)
+        .unwrap();
+    let mut app = timed_app(4096);
+    app.insert_resource(PathfindingSettings {
+        nodes_per_frame: 4096,
+        chase_lookahead: Some(20),
+        ..default()
+    });
+    app.init_resource::<Heard>()
+        .add_systems(Update, listen.after(FrontierSystems::Last));
+    spawn_map(&mut app, grid);
+    app.update();
+    let ship = spawn_mover(&mut app, Cell::new(10, 15), 1.0);
+    app.world_mut().entity_mut(ship).insert(MovementClass(boat));
+    let soldier = spawn_mover(&mut app, Cell::new(35, 25), 3.0);
+    app.world_mut()
+        .entity_mut(soldier)
+        .insert((MovementClass(foot), PathRequest::chase(ship, 1.0)));
+    for _ in 0..300 {
+        app.update();
+    }
+    assert!(outcomes(&app, soldier).is_empty());
+    let shore = position(&app, soldier);
+    assert!(
+        shore.distance(position(&app, ship)) < 9.0,
+        "waits at {shore}"
+    );
+    let searches = app.world().get::<Pursuit>(soldier).unwrap().searches;
+    assert!(searches < 40, "{searches} searches in 300 frames");
+    for _ in 0..200 {
+        app.update();
+    }
+    let more = app.world().get::<Pursuit>(soldier).unwrap().searches - searches;
+    assert!(more <= 1, "{more} searches while it waited");
+}

@@ -9,7 +9,8 @@
 //! - a chase that ended `InRange` ended within its range (its body's edge
 //!   within the range and the plugin's leeway of its target's), one that
 //!   ended `TargetLost` had lost its target (despawned, or off the map),
-//!   and no order ended any other way but `Blocked`;
+//!   and no chase or follow ended any other way (never `Blocked`: held
+//!   back in a crowd, a chaser stands and tries again);
 //! - an order still under way walks toward where its target stands, up to
 //!   the documented repair bound ([`chase::REPAIR_SHARE`] of what it has
 //!   left to walk, and [`chase::REPAIR_LEAST`] cells, plus the target's
@@ -63,12 +64,16 @@ fn game(seed: u64, frames: u32) -> [u32; 4] {
     let mut tally = [0u32; 4];
     let mut rng = Rng::new(seed);
     let budget = 1 + rng.below(3000);
+    // Chases searched to their end, or in legs (one cell's worth at the
+    // least).
+    let lookahead = [None, Some(1), Some(40), Some(500)][rng.below(4) as usize];
     let mut app = threaded_app(1);
     app.insert_resource(TimeUpdateStrategy::ManualDuration(
         std::time::Duration::from_millis(50),
     ))
     .insert_resource(PathfindingSettings {
         nodes_per_frame: budget,
+        chase_lookahead: lookahead,
         ..default()
     })
     .init_resource::<Heard>()
@@ -304,8 +309,10 @@ fn game(seed: u64, frames: u32) -> [u32; 4] {
                         "{why}: no TargetLost message"
                     );
                 }
-                Arrival::Blocked => {}
-                Arrival::NearestReachable | Arrival::Reached | Arrival::StoppedShort
+                Arrival::NearestReachable
+                | Arrival::Reached
+                | Arrival::StoppedShort
+                | Arrival::Blocked
                     if c.target.is_none() => {}
                 other => panic!("{why}: a chase ended {other:?}"),
             }

@@ -207,6 +207,7 @@ fn odd_pathfinding(rng: &mut Rng) -> PathfindingSettings {
         nodes_per_frame: [0, 1, 4096, 4096, u32::MAX][rng.below(5) as usize],
         max_in_flight: count_or(rng, 16),
         max_expansions_per_request: [None, None, Some(0), Some(u32::MAX)][rng.below(4) as usize],
+        chase_lookahead: [None, Some(0), Some(500), Some(u32::MAX)][rng.below(4) as usize],
         max_frame_time: [None, None, Some(Duration::ZERO), Some(Duration::MAX)]
             [rng.below(4) as usize],
         heuristic_weight: odd_or(rng, 1.0),

@@ -246,6 +246,7 @@ impl Model {
             jump_points: self.rng.below(3) > 0,
             max_expansions_per_request: [None, None, None, None, None, Some(300), Some(0)]
                 [self.rng.below(7) as usize],
+            chase_lookahead: [None, Some(1), Some(300), Some(500)][self.rng.below(4) as usize],
             search_lanes: lanes,
             threads: [0, 1, 2, usize::MAX][self.rng.below(4) as usize],
             share_goals: self.rng.below(4) > 0,

@@ -171,6 +171,7 @@ fn prepare(
             let config = crate::core::SearchConfig {
                 size: lead.kind.size,
                 class: lead.kind.class,
+                max_expansions: lead.expansion_cap(settings),
                 ..search_config(settings)
             };
             // `plan` chose both cells on this grid version.
@@ -315,8 +316,9 @@ fn finish(
             for i in answered.into_iter().rev() {
                 jobs.swap_remove(i);
             }
-            let cap = settings
-                .max_expansions_per_request
+            let cap = jobs
+                .first()
+                .and_then(|job| job.expansion_cap(settings))
                 .map(|cap| cap as u64 * (shared.served + jobs.len() as u64));
             let over_cap = cap.is_some_and(|cap| flood.expansions() >= cap);
             if jobs.is_empty() {

@@ -287,6 +287,22 @@ impl Job {
     }
 }
 
+impl Job {
+    /// The most expansions the job's search may spend under `settings`:
+    /// the requests' cap, and a chase's lookahead.
+    pub(super) fn expansion_cap(&self, settings: &PathfindingSettings) -> Option<u32> {
+        // At least one expansion: a leg of a cell still leads on.
+        let lookahead = settings
+            .chase_lookahead
+            .filter(|_| self.chase)
+            .map(|lookahead| lookahead.max(1));
+        match (settings.max_expansions_per_request, lookahead) {
+            (Some(cap), Some(lookahead)) => Some(cap.min(lookahead)),
+            (cap, lookahead) => cap.or(lookahead),
+        }
+    }
+}
+
 /// How searches run under `settings`.
 pub(super) fn search_config(settings: &PathfindingSettings) -> SearchConfig {
     SearchConfig {
