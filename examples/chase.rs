@@ -18,7 +18,7 @@
 //! (the map's first frame, its regions labelled, runs before them). Every unit is a `Mover`
 //! with avoidance, on a budget of `B` node expansions a frame (4,096);
 //! chases search `L` expansions ahead (`PathfindingSettings::chase_lookahead`,
-//! none by default: each searched to its end).
+//! 500 by default; `none` searches each to its end).
 //!
 //! - `frontier`: each chaser gets `PathRequest::chase(target, R)` once;
 //!   the plugin tracks the target, repairs the path and ends the order
@@ -92,7 +92,7 @@ fn parse_options() -> Result<Options, String> {
         budget: 4096,
         frames: 15000,
         seed: 1,
-        lookahead: None,
+        lookahead: Some(PathfindingSettings::CHASE_LOOKAHEAD),
         modes: vec![Mode::Frontier, Mode::Naive, Mode::Oracle],
     };
     let mut args = std::env::args().skip(1);

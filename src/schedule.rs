@@ -101,25 +101,22 @@ pub struct PathfindingSettings {
     /// unit, [`PathTarget::Entity`](crate::pathfinding::PathTarget::Entity)),
     /// at most: a lookahead, as in Moving Target Search. A search that
     /// reaches it ends [`PathStatus::Partial`](crate::pathfinding::PathStatus::Partial),
-    /// its path leading to the explored cell nearest the target; the
-    /// chaser walks it and asks for the next leg a few cells before its
-    /// end, from where the target stands then. A chaser far away needs
-    /// only the next stretch of its way, because the target will not be
-    /// where it is now when the chaser gets there: 1,000 chasers of 100
-    /// targets on random512-10-0 (`chase` example, budget 4,096) catch on
-    /// frame 2,118 on average with a lookahead of 500 against 2,968
-    /// without (1,911 for chasers that always know the best way), for
-    /// 3.4 M expansions against 10.4 M (and 7 chasers that never caught
-    /// up); on AR0011SR and Berlin_0_1024 the catches come as early
-    /// (2,731 against 2,770, 4,425 against 4,375) for up to twice the
-    /// expansions, still a few percent of searching again each cell. Off
-    /// (`None`) by default: a leg leads to the explored cell nearest the
-    /// target as the crow flies, so a chaser facing a wall longer than its
-    /// lookahead explores round stands at the wall until its target moves
-    /// to where a leg leads on (and forever if it never does); on maps of
-    /// open ground and scattered obstacles, a lookahead of
-    /// [`CHASE_LOOKAHEAD`](Self::CHASE_LOOKAHEAD) is the setting measured. Chasers of one target sharing a search share
-    /// the sum of their lookaheads (like
+    /// its path leading to the explored cell nearest the target: a leg of
+    /// the way, which the chaser walks, asking for the next a few cells
+    /// before its end, from where the target stands then. A leg that led
+    /// no nearer the target (a wall between, longer than the lookahead
+    /// explores round) doubles the next search's lookahead, and so on
+    /// until one leads on or the search ends, so no chaser is stuck. A
+    /// chaser far away needs only the next stretch of its way: the target
+    /// will not be where it is now when the chaser gets there. Measured
+    /// with the `chase` example (1,000 chasers, budget 4,096), a lookahead
+    /// of [`CHASE_LOOKAHEAD`](Self::CHASE_LOOKAHEAD) against none: with 100
+    /// targets on random512-10-0 the chasers catch on frame 2,117.9 on
+    /// average against 2,972.9 (1,911.2 for chasers that always know the
+    /// best way) for 3.36 M expansions against 9.44 M; on AR0011SR 2,722.0
+    /// against 2,769.7 (1.32 M and 1.13 M expansions), on Berlin_0_1024
+    /// 4,422.1 against 4,375.3 (1.80 M and 1.96 M). Chasers of one target
+    /// sharing a search share the sum of their lookaheads (like
     /// [`max_expansions_per_request`](Self::max_expansions_per_request),
     /// which caps chases too). `None` searches every chase to its end.
     pub chase_lookahead: Option<u32>,
@@ -250,8 +247,7 @@ impl PathfindingSettings {
     /// [`PathfindingSettings::max_frame_time`] is set.
     pub const TIME_CHECK_INTERVAL: u32 = crate::budget::TIME_CHECK_INTERVAL;
 
-    /// The [`chase_lookahead`](Self::chase_lookahead) measured on open
-    /// ground with scattered obstacles.
+    /// The default [`chase_lookahead`](Self::chase_lookahead).
     pub const CHASE_LOOKAHEAD: u32 = 500;
 
     /// The most [`max_restarts`](Self::max_restarts) can be.
@@ -274,7 +270,7 @@ impl Default for PathfindingSettings {
             nodes_per_frame: 4096,
             max_in_flight: 8,
             max_expansions_per_request: None,
-            chase_lookahead: None,
+            chase_lookahead: Some(Self::CHASE_LOOKAHEAD),
             max_frame_time: None,
             heuristic_weight: 1.0,
             jump_points: true,

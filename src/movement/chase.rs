@@ -22,9 +22,11 @@
 //! ([`PathfindingSettings::chase_lookahead`](crate::schedule::PathfindingSettings::chase_lookahead),
 //! Moving Target Search's bounded lookahead) with a path to the explored
 //! cell nearest the target ([`PathStatus::Partial`]), and it asks for the
-//! next leg [`NEXT_LEG`] cells before that one ends (or, standing at a
-//! leg's end, once it has walked a cell since it asked: a leg that led
-//! nowhere is not asked for again until the target moves). Close to the target with nothing between
+//! next leg [`NEXT_LEG`] cells before that one ends, or at its end. A leg
+//! that led no nearer the target (a wall between, longer than the
+//! lookahead explores round) makes the next search's lookahead twice as
+//! long, and so on until one leads on or the search ends: a chaser is
+//! never stuck at a wall face. Close to the target with nothing between
 //! them (within [`SIGHT`] cells, a straight line its class and size may
 //! walk), a chaser walks straight at it with no search at all, every frame
 //! toward where it stands now; it asks for a path again when it loses
@@ -310,7 +312,9 @@ fn track(
         // end of a path whose target moved on: the way from here.
         let out_of_range = gap > range + RANGE_LEEWAY * cell;
         let moved = at.distance(pursuit.planned_to) >= REPAIR_LEAST * cell;
-        let next_leg = leg && walked_on;
+        // At a leg's end, the next leg (one that led nowhere is searched
+        // again with twice the lookahead, so the chaser is never stuck).
+        let next_leg = leg;
         let again = if follow {
             out_of_range && (moved || next_leg || !stopped)
         } else {

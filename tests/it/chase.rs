@@ -409,3 +409,29 @@ fn a_chaser_cut_off_on_a_short_lookahead_waits_without_searching_each_frame() {
     let more = app.world().get::<Pursuit>(soldier).unwrap().searches - searches;
     assert!(more <= 1, "{more} searches while it waited");
 }
+
+/// A chaser on a short lookahead facing a wall far longer than its
+/// searches explore round: the legs that lead it no nearer make the next
+/// search look further, until one leads round the wall, and it catches a
+/// target standing still behind it.
+#[test]
+fn a_chaser_on_a_short_lookahead_goes_round_a_long_wall() {
+    let (mut app, _) = field();
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .chase_lookahead = Some(3);
+    let target = spawn_mover(&mut app, Cell::new(40, 5), 1.0);
+    let chaser = spawn_mover(&mut app, Cell::new(5, 5), 3.0);
+    app.world_mut()
+        .entity_mut(chaser)
+        .insert(PathRequest::chase(target, 1.0));
+    for _ in 0..1200 {
+        app.update();
+        if !outcomes(&app, chaser).is_empty() {
+            break;
+        }
+    }
+    assert_eq!(outcomes(&app, chaser), vec![Arrival::InRange]);
+    let searches = app.world().get::<Pursuit>(chaser).unwrap().searches;
+    assert!(searches < 100, "{searches} searches");
+}

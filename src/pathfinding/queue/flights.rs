@@ -9,11 +9,11 @@ use bevy::prelude::*;
 use super::delivery::{Delivery, Found};
 use super::flight::{Flight, SharedWork, Work};
 use super::policy::{evicts, keeps_state};
-use super::resolve::{Replan, search_config};
+use super::resolve::{Job, Replan, search_config};
 use super::shared::split_alone;
 use super::state::PathfindingQueue;
 use crate::budget::{FrameBudget, deal, run_lanes};
-use crate::core::{Flood, FloodDirection, NavGrid, Search};
+use crate::core::{Flood, FloodDirection, NavGrid, Search, SearchStatus};
 use crate::maps::{MapView, Maps};
 use crate::pathfinding::result::InvalidReason;
 use crate::schedule::PathfindingSettings;
@@ -219,6 +219,17 @@ fn prepare(
     Some(flight)
 }
 
+/// How many cells nearer its goal (straight, octile) a chase search that
+/// stopped at its lookahead leads; `None` for a search that ended.
+fn leg_nearer(job: &Job, search: &Search) -> Option<f64> {
+    if search.status() != SearchStatus::Partial {
+        return None;
+    }
+    let end = search.path().and_then(|path| path.cells.last().copied());
+    let end = end.unwrap_or(job.start);
+    Some(job.start.octile_distance(job.goal) - end.octile_distance(job.goal))
+}
+
 /// Runs a prepared flight's search for at most `budget` expansions on its
 /// grid (`live`, or the copy it is pinned to); returns the expansions
 /// spent. Touches nothing but the flight, so flights can advance side by
@@ -272,6 +283,8 @@ fn finish(
             let search = search.take()?;
             let job = jobs.swap_remove(0);
             queue.flights.answered(job.entity);
+            let nearer = leg_nearer(&job, &search).filter(|_| job.chase);
+            queue.flights.leg_answered(&job, nearer);
             let search = delivery.deliver_search(&job, *search, view, version, frame);
             queue.flights.pool.give(search.into_scratch());
             None

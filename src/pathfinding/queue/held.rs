@@ -3,14 +3,19 @@
 //! space their searches take, the tickets that order requests, and the
 //! reading of shared searches' paths the budget owes.
 
-use bevy::ecs::entity::EntityHashSet;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use super::flight::{Flight, Work};
 use super::policy::reading_cost;
+use super::resolve::Job;
 use super::waiting::Waiting;
 use crate::budget::FrameBudget;
 use crate::core::{Path, ScratchPool};
+
+/// Stalled legs counted at most: the lookahead is doubled at most this
+/// many times (500 × 2²⁴ expansions is more than any map's cells).
+const MOST_STALLED_LEGS: u8 = 24;
 
 /// The flights the queue holds and what they share: requests waiting for
 /// a slot and in flight, the scratch space searches take, the tickets that
@@ -29,6 +34,11 @@ pub(super) struct Flights {
     /// Reading back shared searches' paths that a frame's budget had no room
     /// left for: paid first in the next frames.
     reading_debt: u64,
+    /// Chasers whose last legs (chase searches stopped at their lookahead)
+    /// led them no nearer their target: how many in a row, each doubling
+    /// the next search's lookahead (see [`Job::expansion_cap`]). Only read
+    /// and written by entity, never walked, so its order cannot matter.
+    stalled_legs: EntityHashMap<u8>,
 }
 
 impl Flights {
@@ -76,6 +86,32 @@ impl Flights {
     /// Whether `entity` has a request waiting or in flight.
     pub(super) fn is_live(&self, entity: Entity) -> bool {
         self.live.contains(&entity)
+    }
+
+    /// `entity`'s request was removed: its job is dropped, and its legs
+    /// forgotten.
+    pub(super) fn forget(&mut self, entity: Entity) {
+        self.stalled_legs.remove(&entity);
+        self.cancel(entity);
+    }
+
+    /// Legs in a row that led `entity` no nearer its target.
+    pub(super) fn stalled_legs(&self, entity: Entity) -> u8 {
+        self.stalled_legs.get(&entity).copied().unwrap_or(0)
+    }
+
+    /// `job` (a chase) was answered: with a leg that led it `nearer` cells
+    /// closer to its goal (`Some`), or with a whole path (`None`).
+    pub(super) fn leg_answered(&mut self, job: &Job, nearer: Option<f64>) {
+        match nearer {
+            Some(nearer) if nearer < 1.0 => {
+                let stalled = job.stalled_legs.saturating_add(1).min(MOST_STALLED_LEGS);
+                self.stalled_legs.insert(job.entity, stalled);
+            }
+            _ => {
+                self.stalled_legs.remove(&job.entity);
+            }
+        }
     }
 
     /// `entity`'s request is answered: it has none waiting or in flight.

@@ -165,7 +165,7 @@ pub(crate) fn collect_requests(
     queue.flights.waiting.set_aging(settings.aging_frames);
     for entity in removed.read() {
         if !entities.get(entity).is_ok_and(|(requesting, _)| requesting) {
-            queue.flights.cancel(entity);
+            queue.flights.forget(entity);
         }
     }
     // Each map looked up once (a view inverts its map's transform): a burst
@@ -229,6 +229,7 @@ pub(crate) fn collect_requests(
                     frame_requested: queue.frame,
                     alone: false,
                     chase: request.target().is_some(),
+                    stalled_legs: queue.flights.stalled_legs(entity),
                     quick: request.refine,
                 }));
             }

@@ -48,6 +48,9 @@ pub(super) struct Job {
     /// unit share one search wherever they start (see
     /// [`policy::shared_wide`](super::policy::shared_wide)).
     pub(super) chase: bool,
+    /// A chase's earlier legs in a row that led it no nearer its target:
+    /// its lookahead is doubled as many times.
+    pub(super) stalled_legs: u8,
     /// Still to get a quick path first, on a map with terrain costs (see
     /// [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)).
     pub(super) quick: bool,
@@ -291,11 +294,16 @@ impl Job {
     /// The most expansions the job's search may spend under `settings`:
     /// the requests' cap, and a chase's lookahead.
     pub(super) fn expansion_cap(&self, settings: &PathfindingSettings) -> Option<u32> {
-        // At least one expansion: a leg of a cell still leads on.
+        // At least one expansion: a leg of a cell still leads on. Doubled
+        // for each leg in a row that led nowhere (a wall between, longer
+        // than the lookahead explores round): a chaser is never stuck.
         let lookahead = settings
             .chase_lookahead
             .filter(|_| self.chase)
-            .map(|lookahead| lookahead.max(1));
+            .map(|lookahead| {
+                let doubled = u64::from(lookahead.max(1)) << self.stalled_legs.min(32);
+                doubled.min(u64::from(u32::MAX)) as u32
+            });
         match (settings.max_expansions_per_request, lookahead) {
             (Some(cap), Some(lookahead)) => Some(cap.min(lookahead)),
             (cap, lookahead) => cap.or(lookahead),
