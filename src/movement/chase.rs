@@ -31,8 +31,9 @@
 //! walk), a chaser walks straight at it with no search at all, every frame
 //! toward where it stands now; it asks for a path again when it loses
 //! sight. Chasers of one target that ask in one frame ask for the same
-//! cell, so those whose starts lie close together share one search (see
-//! [`PathRequest::priority`]).
+//! cell, so when there are many of them (16 or more) they share one
+//! search back from it wherever they stand; a few never do, their legs
+//! cost less than a flood to them all.
 //!
 //! A chase ends when the chaser is in range ([`Arrival::InRange`]); a
 //! follow stands there and walks again once the target is out of range.

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 
 use super::delivery::{Delivery, Found};
 use super::flight::{Flight, SharedWork, Work};
-use super::policy::{Rank, Span, reading_cost, shareable, shared_wide, span_union};
+use super::policy::{Rank, Span, reading_cost, shares, span_union};
 use super::resolve::Job;
 use super::state::PathfindingQueue;
 use super::waiting::ShareKey;
@@ -54,8 +54,8 @@ struct Joined {
 }
 
 /// Puts each request that started waiting since the last call with a goal
-/// another request has, and a start close to theirs ([`shareable`]), in
-/// one flight with them: a shared flight in flight with its goal (which
+/// another request has, and a start close to theirs (or, for many chasers
+/// of one unit, anywhere: [`shares`]), in one flight with them: a shared flight in flight with its goal (which
 /// answers it at once when it has already settled its start), or else a
 /// waiting flight with its goal, which becomes a shared flight if it was
 /// not. Waiting searches that have already started alone, and requests
@@ -116,15 +116,14 @@ pub(super) fn share_goals(
         let many = chasers.get(&key).copied().unwrap_or(0);
         let in_flight = flying.iter_mut().find_map(|(theirs, box_, i, chasing)| {
             let both = span_union(*box_, span);
-            let fits = shareable(both, key.2) || shared_wide(chase, *chasing, many);
+            let fits = shares(both, key.2, (chase, *chasing), many);
             (*theirs == key && fits).then(|| {
                 *box_ = both;
                 *i
             })
         });
         let fits = |other: &Flight, both: Span| {
-            !behind(other)
-                && (shareable(both, key.2) || shared_wide(chase, other.lead().chase, many))
+            !behind(other) && shares(both, key.2, (chase, other.lead().chase), many)
         };
         let home = match in_flight {
             Some(i) => Home::InFlight(i),
