@@ -111,11 +111,11 @@ pub struct PathfindingSettings {
     /// will not be where it is now when the chaser gets there. Measured
     /// with the `chase` example (1,000 chasers, budget 4,096), a lookahead
     /// of [`CHASE_LOOKAHEAD`](Self::CHASE_LOOKAHEAD) against none: with 100
-    /// targets on random512-10-0 the chasers catch on frame 2,117.9 on
-    /// average against 2,972.9 (1,911.2 for chasers that always know the
-    /// best way) for 3.36 M expansions against 9.44 M; on AR0011SR 2,722.0
-    /// against 2,769.7 (1.32 M and 1.13 M expansions), on Berlin_0_1024
-    /// 4,422.1 against 4,375.3 (1.80 M and 1.96 M). Chasers of one target
+    /// targets on random512-10-0 the chasers catch on frame 2,004.8 on
+    /// average against 2,229.9 (1,911.2 for chasers that always know the
+    /// best way) for 2.06 M expansions against 5.72 M; on AR0011SR 2,726.7
+    /// against 2,761.0 (1.40 M and 1.18 M expansions), on Berlin_0_1024
+    /// 4,429.0 against 4,374.2 (1.70 M and 1.91 M). Chasers of one target
     /// sharing a search share the sum of their lookaheads (like
     /// [`max_expansions_per_request`](Self::max_expansions_per_request),
     /// which caps chases too). `None` searches every chase to its end.
