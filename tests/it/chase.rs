@@ -229,18 +229,22 @@ fn a_ranged_order_to_a_place_stops_at_range() {
     );
 }
 
-#[test]
-fn foot_soldiers_chasing_a_boat_wait_on_the_shore_and_close_in_when_it_comes_near() {
+/// A 40×30 field with a lake (cells 4..=16 × 8..=22), a boat in mid-lake
+/// and a foot soldier on land sent to chase it (range 1), with chases
+/// searched on `lookahead`: the app, the boat and the soldier.
+fn soldier_after_a_boat(lookahead: Option<u32>) -> (App, Entity, Entity) {
     const OPEN: Terrain = Terrain(1);
     const DEEP: Terrain = Terrain(2);
     let mut classes = MovementClasses::new();
     let foot = classes.add("foot", [(OPEN, 1)]);
     let boat = classes.add("boat", [(DEEP, 1)]);
     let mut grid = NavGrid::new(40, 30).unwrap().with_classes(classes).unwrap();
-    // A lake, cells 4..=16 × 8..=22.
     grid.fill_terrain(Cell::new(4, 8), Cell::new(16, 22), DEEP)
         .unwrap();
     let mut app = timed_app(4096);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .chase_lookahead = lookahead;
     app.init_resource::<Heard>()
         .add_systems(Update, listen.after(FrontierSystems::Last));
     spawn_map(&mut app, grid);
@@ -251,6 +255,13 @@ fn foot_soldiers_chasing_a_boat_wait_on_the_shore_and_close_in_when_it_comes_nea
     app.world_mut()
         .entity_mut(soldier)
         .insert((MovementClass(foot), PathRequest::chase(ship, 1.0)));
+    (app, ship, soldier)
+}
+
+#[test]
+fn foot_soldiers_chasing_a_boat_wait_on_the_shore_and_close_in_when_it_comes_near() {
+    let (mut app, ship, soldier) =
+        soldier_after_a_boat(PathfindingSettings::default().chase_lookahead);
     for _ in 0..300 {
         app.update();
     }
@@ -368,30 +379,7 @@ fn a_chase_on_a_short_lookahead_walks_leg_after_leg_without_stopping() {
 /// without asking for a leg every frame.
 #[test]
 fn a_chaser_cut_off_on_a_short_lookahead_waits_without_searching_each_frame() {
-    const OPEN: Terrain = Terrain(1);
-    const DEEP: Terrain = Terrain(2);
-    let mut classes = MovementClasses::new();
-    let foot = classes.add("foot", [(OPEN, 1)]);
-    let boat = classes.add("boat", [(DEEP, 1)]);
-    let mut grid = NavGrid::new(40, 30).unwrap().with_classes(classes).unwrap();
-    grid.fill_terrain(Cell::new(4, 8), Cell::new(16, 22), DEEP)
-        .unwrap();
-    let mut app = timed_app(4096);
-    app.insert_resource(PathfindingSettings {
-        nodes_per_frame: 4096,
-        chase_lookahead: Some(20),
-        ..default()
-    });
-    app.init_resource::<Heard>()
-        .add_systems(Update, listen.after(FrontierSystems::Last));
-    spawn_map(&mut app, grid);
-    app.update();
-    let ship = spawn_mover(&mut app, Cell::new(10, 15), 1.0);
-    app.world_mut().entity_mut(ship).insert(MovementClass(boat));
-    let soldier = spawn_mover(&mut app, Cell::new(35, 25), 3.0);
-    app.world_mut()
-        .entity_mut(soldier)
-        .insert((MovementClass(foot), PathRequest::chase(ship, 1.0)));
+    let (mut app, ship, soldier) = soldier_after_a_boat(Some(20));
     for _ in 0..300 {
         app.update();
     }
