@@ -45,14 +45,7 @@ fn main() {
             }
         }
     }
-    let (plain, name) = support::load_grid(
-        map,
-        "maps/random/random512-10-0.map",
-        "generated 512x512, 10% walls",
-        || support::scattered_walls(512, 512, 10, 7),
-        1,
-    )
-    .unwrap_or_else(|message| {
+    let (plain, name) = support::benchmark_grid(map, 1).unwrap_or_else(|message| {
         eprintln!("error: {message}");
         std::process::exit(2);
     });

@@ -372,13 +372,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (grid, name) = match support::load_grid(
-        options.map.clone(),
-        "maps/random/random512-10-0.map",
-        "generated 512x512, 10% walls",
-        || support::scattered_walls(512, 512, 10, 7),
-        1,
-    ) {
+    let (grid, name) = match support::benchmark_grid(options.map.clone(), 1) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("error: {message}");

@@ -117,13 +117,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (mut grid, name) = match support::load_grid(
-        options.map,
-        "maps/random/random512-10-0.map",
-        "generated 512x512, 10% walls",
-        || support::scattered_walls(512, 512, 10, 7),
-        1,
-    ) {
+    let (mut grid, name) = match support::benchmark_grid(options.map, 1) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("error: {message}");

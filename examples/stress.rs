@@ -237,18 +237,6 @@ fn parse_options() -> Result<Options, String> {
     Ok(options)
 }
 
-/// The map to load: `--map`, else random512-10-0, else a generated
-/// 512×512 map with 10% random walls.
-fn load_grid(path: Option<PathBuf>, swamp: u8) -> Result<(NavGrid, String), String> {
-    support::load_grid(
-        path,
-        "maps/random/random512-10-0.map",
-        "generated 512x512, 10% walls",
-        || support::scattered_walls(512, 512, 10, 7),
-        swamp,
-    )
-}
-
 fn main() -> ExitCode {
     let options = match parse_options() {
         Ok(options) => options,
@@ -259,7 +247,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (mut grid, name) = match load_grid(options.map, options.swamp) {
+    let (mut grid, name) = match support::benchmark_grid(options.map, options.swamp) {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("error: {message}");

@@ -45,6 +45,20 @@ pub fn load_grid(
     }
 }
 
+/// The benchmark map: `path`, else random512-10-0 from the MovingAI
+/// folder, else a generated 512×512 map with 10% random walls (see
+/// [`load_grid`]).
+#[allow(dead_code)] // `stress`, `chase`, `coarse` and `budget_cost` use it.
+pub fn benchmark_grid(path: Option<PathBuf>, swamp: u8) -> Result<(NavGrid, String), String> {
+    load_grid(
+        path,
+        "maps/random/random512-10-0.map",
+        "generated 512x512, 10% walls",
+        || scattered_walls(512, 512, 10, 7),
+        swamp,
+    )
+}
+
 /// A fixed-seed generator so every run orders the same moves.
 pub struct Lcg(pub u64);
 

@@ -39,10 +39,10 @@ pub struct GroupMove {
     /// For a goal that is a unit ([`PathTarget::Entity`]): the range each
     /// unit chases it into, in world units ([`PathRequest::range`]). A
     /// group sent at a unit chases it unit by unit: each gets
-    /// [`PathRequest::chase`]`(target, range)`, the chasers of one target
-    /// share their searches where they start close together, and each
-    /// stops where it comes in range, so they close in round the target
-    /// rather than onto one cell. Ignored for a goal that is a place.
+    /// [`PathRequest::chase`]`(target, range)` (sixteen or more asking in
+    /// one frame share one search back from the target), and each stops
+    /// where it comes in range, so they close in round the target rather
+    /// than onto one cell. Ignored for a goal that is a place.
     pub range: f32,
 }
 

@@ -305,9 +305,6 @@ fn track(
             (true, true) => Verdict::Nothing,
         };
     }
-    // Walked on since it last asked (so a leg that led nowhere, the
-    // target cut off, is not asked for again and again).
-    let walked_on = position.distance(pursuit.asked_from) >= cell;
     if standing {
         // A follower whose target walked out of range, or a chaser at the
         // end of a path whose target moved on: the way from here.
@@ -315,11 +312,10 @@ fn track(
         let moved = at.distance(pursuit.planned_to) >= REPAIR_LEAST * cell;
         // At a leg's end, the next leg (one that led nowhere is searched
         // again with twice the lookahead, so the chaser is never stuck).
-        let next_leg = leg;
         let again = if follow {
-            out_of_range && (moved || next_leg || !stopped)
+            out_of_range && (moved || leg || !stopped)
         } else {
-            moved || next_leg
+            moved || leg
         };
         return if again && !pursuit.repairing {
             Verdict::Ask
@@ -349,6 +345,10 @@ fn track(
             *goal = at;
             let drift = at.distance(pursuit.planned_to);
             let left = position.distance(pursuit.planned_to);
+            // The next leg before this one ends, once the chaser has walked
+            // a cell since it asked (a leg of a cell or two is walked to its
+            // end first, not asked for again each frame).
+            let walked_on = position.distance(pursuit.asked_from) >= cell;
             let leg_ends = leg
                 && walked_on
                 && route

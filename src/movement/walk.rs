@@ -460,10 +460,10 @@ fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem, out
     arrive(others, unit, outcome);
 }
 
-/// A unit's order ended: it stands, and the game is told how. A chase
-/// ends only in range ([`chase`](super::chase) sees to it) or stopped in
-/// a jam, and a follow never here: at the end of a path short of its
-/// target, the unit stands and its pursuit goes on.
+/// A unit's order ended: it stands, and the game is told how. A chase or
+/// follow never ends here ([`chase`](super::chase) ends it, in range or
+/// with its target lost): at the end of a path short of its target, or
+/// held in a jam, the unit stands and its pursuit goes on.
 fn arrive(others: &mut Others, unit: &mut WalkQueryItem, outcome: Arrival) {
     let entity = unit.entity;
     *unit.steering = Steering::Idle;

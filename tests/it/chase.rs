@@ -34,7 +34,16 @@ fn field() -> (App, Entity) {
     let mut grid = NavGrid::new(60, 40).unwrap();
     grid.fill_rect(Cell::new(30, 0), Cell::new(30, 30), NavGrid::BLOCKED)
         .unwrap();
+    listening_on(grid, PathfindingSettings::default().chase_lookahead)
+}
+
+/// An app on `grid` (its first frame run) with chases searched on
+/// `lookahead`, keeping what the game is told in [`Heard`]; and the map.
+fn listening_on(grid: NavGrid, lookahead: Option<u32>) -> (App, Entity) {
     let mut app = timed_app(4096);
+    app.world_mut()
+        .resource_mut::<PathfindingSettings>()
+        .chase_lookahead = lookahead;
     app.init_resource::<Heard>()
         .add_systems(Update, listen.after(FrontierSystems::Last));
     let map = spawn_map(&mut app, grid);
@@ -241,14 +250,7 @@ fn soldier_after_a_boat(lookahead: Option<u32>) -> (App, Entity, Entity) {
     let mut grid = NavGrid::new(40, 30).unwrap().with_classes(classes).unwrap();
     grid.fill_terrain(Cell::new(4, 8), Cell::new(16, 22), DEEP)
         .unwrap();
-    let mut app = timed_app(4096);
-    app.world_mut()
-        .resource_mut::<PathfindingSettings>()
-        .chase_lookahead = lookahead;
-    app.init_resource::<Heard>()
-        .add_systems(Update, listen.after(FrontierSystems::Last));
-    spawn_map(&mut app, grid);
-    app.update();
+    let (mut app, _) = listening_on(grid, lookahead);
     let ship = spawn_mover(&mut app, Cell::new(10, 15), 1.0);
     app.world_mut().entity_mut(ship).insert(MovementClass(boat));
     let soldier = spawn_mover(&mut app, Cell::new(35, 25), 3.0);
@@ -330,16 +332,7 @@ fn a_group_sent_at_a_unit_closes_in_round_it() {
 /// leg without stopping to wait for the next, and catches its target.
 #[test]
 fn a_chase_on_a_short_lookahead_walks_leg_after_leg_without_stopping() {
-    let mut app = timed_app(4096);
-    app.insert_resource(PathfindingSettings {
-        nodes_per_frame: 4096,
-        chase_lookahead: Some(3),
-        ..default()
-    });
-    app.init_resource::<Heard>()
-        .add_systems(Update, listen.after(FrontierSystems::Last));
-    spawn_map(&mut app, NavGrid::new(60, 40).unwrap());
-    app.update();
+    let (mut app, _) = listening_on(NavGrid::new(60, 40).unwrap(), Some(3));
     let target = spawn_mover(&mut app, Cell::new(45, 5), 1.0);
     app.world_mut()
         .entity_mut(target)

@@ -102,21 +102,21 @@ pub(super) fn shareable(span: Span, goal: Cell) -> bool {
 pub(super) fn shares(both: Span, goal: Cell, chase: (bool, bool), chasers: usize) -> bool {
     match chase {
         (false, false) => shareable(both, goal),
-        (true, true) => shared_wide(true, true, chasers),
+        (true, true) => shared_wide(chasers),
         _ => false,
     }
 }
 
-/// Whether two flights with one goal share a search however far apart
-/// their starts lie: both chase a unit (`chase`). Chasers of one target
+/// Whether chasers of one unit, `chasers` of them asking in one frame,
+/// share a search however far apart they start. Chasers of one target
 /// are many and spread over the map when the order is given (a squad
 /// sent at a tank across it, an army at a flagship), and one flood back
 /// from the target reaches them all for less than their searches: on
 /// random512-10-0, the first searches of 1,000 chasers of 10 targets took
 /// 6.6 M expansions one by one and 1.6 M shared (`chase` example, no
 /// budget: the whole first frame).
-pub(super) fn shared_wide(chase: bool, other_chase: bool, chasers: usize) -> bool {
-    chase && other_chase && chasers >= CHASERS_SHARE_WIDE
+fn shared_wide(chasers: usize) -> bool {
+    chasers >= CHASERS_SHARE_WIDE
 }
 
 /// Chase requests with one goal asked in one frame, at least, for them to
@@ -127,7 +127,7 @@ pub(super) fn shared_wide(chase: bool, other_chase: bool, chasers: usize) -> boo
 /// the game above took 21.1 M expansions in all instead of 4.8 M. Ten
 /// chasers a target (100 targets) search alone: a flood over the map
 /// costs more than ten searches.
-pub(super) const CHASERS_SHARE_WIDE: usize = 16;
+const CHASERS_SHARE_WIDE: usize = 16;
 
 // Quick routes.
 

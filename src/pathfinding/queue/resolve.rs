@@ -44,9 +44,10 @@ pub(super) struct Job {
     /// Searched alone, never in a shared search (it left one that could
     /// not serve it).
     pub(super) alone: bool,
-    /// A chase: its goal is where a unit it names stands. Chasers of one
-    /// unit share one search wherever they start (see
-    /// [`policy::shared_wide`](super::policy::shared_wide)).
+    /// A chase: its goal is where a unit it names stands. Many chasers of
+    /// one unit share one search wherever they start, a few never (see
+    /// [`policy::shares`](super::policy::shares)); its search stops at the
+    /// chase's lookahead.
     pub(super) chase: bool,
     /// A chase's earlier legs in a row that led it no nearer its target:
     /// its lookahead is doubled as many times.
@@ -288,9 +289,7 @@ impl Job {
             PathStatus::Complete
         }
     }
-}
 
-impl Job {
     /// The most expansions the job's search may spend under `settings`:
     /// the requests' cap, and a chase's lookahead.
     pub(super) fn expansion_cap(&self, settings: &PathfindingSettings) -> Option<u32> {
@@ -304,10 +303,10 @@ impl Job {
                 let doubled = u64::from(lookahead.max(1)) << self.stalled_legs.min(32);
                 doubled.min(u64::from(u32::MAX)) as u32
             });
-        match (settings.max_expansions_per_request, lookahead) {
-            (Some(cap), Some(lookahead)) => Some(cap.min(lookahead)),
-            (cap, lookahead) => cap.or(lookahead),
-        }
+        [settings.max_expansions_per_request, lookahead]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }
 

@@ -55,8 +55,9 @@ struct Joined {
 
 /// Puts each request that started waiting since the last call with a goal
 /// another request has, and a start close to theirs (or, for many chasers
-/// of one unit, anywhere: [`shares`]), in one flight with them: a shared flight in flight with its goal (which
-/// answers it at once when it has already settled its start), or else a
+/// of one unit, anywhere: [`shares`]), in one flight with them: a shared
+/// flight in flight with its goal (which answers it at once when it has
+/// already settled its start), or else a
 /// waiting flight with its goal, which becomes a shared flight if it was
 /// not. Waiting searches that have already started alone, and requests
 /// that left a shared flight, stay alone. Only the new requests are looked
