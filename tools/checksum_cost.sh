@@ -10,7 +10,7 @@
 set -e
 BIN=$1; OUT=$2; shift 2; mkdir -p "$OUT"
 source "$(dirname "$0")/crowd_step.sh"
-SUM=(--toggle-collect=bevy_frontier::movement::fold_movers
+SUM=(--toggle-collect=bevy_frontier::movement::plugin::fold_movers
     --toggle-collect=bevy_frontier::checksum::close_frame
     '--toggle-collect=*fold_result*')
 valgrind --tool=callgrind --collect-atstart=no "${SYS[@]}" --callgrind-out-file="$OUT/step.out" \

@@ -3,7 +3,7 @@
 # the step).
 P='bevy_frontier::movement::'
 SYS=()
-for f in begin_orders adopt_paths replan_cut_paths replan_cut_routes prefer::prefer \
-    passage::take_turns avoidance::avoid walk::move_units avoidance::separate; do
+for f in orders::begin_orders orders::adopt_paths orders::replan_cut_paths orders::replan_cut_routes \
+    prefer::prefer passage::take_turns avoidance::avoid walk::move_units separate::separate; do
     SYS+=("--toggle-collect=$P$f")
 done

@@ -13,6 +13,16 @@ out (their `super` is the file itself).
 
 Usage: `python3 tools/import_cycles.py [src]`; prints each cycle and exits
 1 when there is one.
+
+`python3 tools/import_cycles.py --upward [src] [folder]` counts the
+imports that go up a floor: every path a file names is counted (its `use`
+lines, and paths written out in its code, such as `walk::move_units` in a
+plugin or `super::Motion` in a signature), and an edge from one file to
+another goes up a floor when the other file, directly or through others,
+names the first: no layering of the files can put both below each other.
+With `folder` (for example `src/movement`), only edges between its files
+are counted. It prints each such edge and the count, and exits 1 when
+there is one.
 """
 
 import os
@@ -87,6 +97,23 @@ def expand(decl):
     return out
 
 
+def named_paths(text, module, known):
+    """Paths written out in the file's code (not in `use` lines, comments or
+    an inline test module): those from `crate`, `super` or `self`, and
+    those from a child module of the file's own."""
+    text = re.sub(r"//[^\n]*", "", text)
+    tests = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
+    if tests:
+        text = text[: tests.start()]
+    text = re.sub(r"(pub(?:\([^)]*\))?\s+)?\buse\s+[^;]+;", "", text)
+    found = []
+    for path in re.findall(r"(?<![\w:])((?:crate|super|self|[a-z_][a-z0-9_]*)(?:::\w+)+)", text):
+        first = path.split("::")[0]
+        if first in ("crate", "super", "self") or module + (first,) in known:
+            found.append(path)
+    return found
+
+
 def split(path):
     """The path's segments (an alias dropped) and the name it brings in."""
     segments = path.split("::")
@@ -125,7 +152,11 @@ def resolve(module, path, known, reexports, depth=0):
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else "src"
+    args = sys.argv[1:]
+    upward = "--upward" in args
+    args = [a for a in args if a != "--upward"]
+    src = args[0] if args else "src"
+    folder = args[1] if len(args) > 1 else None
     known = modules(src)
     uses = {}
     reexports = {}
@@ -144,6 +175,8 @@ def main():
             target = resolve(module, use, known, reexports)
             if target is not None and target != module and target in known:
                 edges[module].add(target)
+    if upward:
+        return count_upward(src, folder, known, reexports, edges)
     # Strongly connected components (Tarjan).
     index, low, stack, on, cycles = {}, {}, [], set(), []
     counter = [0]
@@ -180,6 +213,45 @@ def main():
     if not cycles:
         print(f"no import cycle between the {len(known)} files of {src}")
     return 1 if cycles else 0
+
+
+def count_upward(src, folder, known, reexports, edges):
+    """Prints the edges that go up a floor (see the module doc) and their
+    count."""
+    for module, path in known.items():
+        with open(path, encoding="utf-8") as f:
+            for named in named_paths(f.read(), module, known):
+                target = resolve(module, named, known, reexports)
+                if target is not None and target != module and target in known:
+                    edges[module].add(target)
+
+    def reaches(start, goal):
+        seen, todo = {start}, [start]
+        while todo:
+            v = todo.pop()
+            if v == goal:
+                return True
+            for w in edges[v]:
+                if w not in seen:
+                    seen.add(w)
+                    todo.append(w)
+        return False
+
+    def inside(module):
+        return folder is None or os.path.abspath(known[module]).startswith(
+            os.path.abspath(folder) + os.sep
+        )
+
+    found = sorted(
+        (known[v], known[w])
+        for v in known
+        for w in edges[v]
+        if inside(v) and inside(w) and reaches(w, v)
+    )
+    for v, w in found:
+        print(f"up a floor: {v} -> {w}")
+    print(f"{len(found)} imports up a floor" + (f" in {folder}" if folder else ""))
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

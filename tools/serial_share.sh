@@ -12,9 +12,9 @@ set -e
 BIN=$1; OUT=$2; shift 2; mkdir -p "$OUT"
 source "$(dirname "$0")/crowd_step.sh"
 PAR=()
-for f in avoidance::Planner::plan_part avoidance::solver::Separation::round walk::walk_one \
+for f in avoidance::plan::Planner::plan_part avoidance::solver::Separation::round walk::walk_one \
     avoidance::solver::Separation::step_back avoidance::solver::gap_pass passage::look \
-    avoidance::snapshot avoidance::take_velocity avoidance::place_bodies avoidance::build_lists \
+    avoidance::snapshot avoidance::take_velocity separate::place_bodies avoidance::build_lists \
     prefer::prefer_one; do
     PAR+=("--toggle-collect=$P$f")
 done

@@ -7,7 +7,7 @@ use bevy::prelude::*;
 use super::group::{Handout, Pair, SharedRoute, Splice, Units, send_alone};
 use crate::core::Cell;
 use crate::maps::MapView;
-use crate::movement::{Edits, Route, SharedWaypoints, Steering, join_path, smooth};
+use crate::movement::{Edits, Route, SharedWaypoints, Steer, join_path, smooth, steer};
 use crate::pathfinding::PathReady;
 
 /// Shares the path once the floods are done: the middle, its lanes, and
@@ -145,13 +145,11 @@ pub(super) fn assign_routes(
             continue;
         }
         group.assigned.push((unit, slot));
-        *steering = Steering::Following {
-            route: route
-                .planned_on(view.grid.version())
-                .missing_goal(group.misses_goal()),
-            goal: view.cell_to_world(slot),
-            map: group.map,
-        };
+        let route = route
+            .planned_on(view.grid.version())
+            .missing_goal(group.misses_goal());
+        let (goal, map) = (view.cell_to_world(slot), group.map);
+        steer(&mut steering, Steer::Handed { route, goal, map });
         // The member's own news, as a unit ordered alone gets it.
         let ready = PathReady {
             entity: unit,

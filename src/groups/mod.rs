@@ -38,7 +38,7 @@ use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
-use crate::movement::{MovementPlugin, Mover, Steering, UnitArrived};
+use crate::movement::{MovementPlugin, Mover, Steer, Steering, UnitArrived, steer};
 use crate::pathfinding::PathRequest;
 use crate::schedule::FrontierSystems;
 use group::{GroupScratch, Stage};
@@ -138,7 +138,7 @@ fn stop_when_taken_out(
     mut units: Query<&mut Steering, (With<Mover>, Without<PathRequest>)>,
 ) {
     if let Ok(mut steering) = units.get_mut(left.entity) {
-        *steering = Steering::Idle;
+        steer(&mut steering, Steer::Stop);
     }
 }
 

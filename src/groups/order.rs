@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use super::group::{GroupMember, GroupMove, SharedRoute, Stage, centre_cell, order_alone};
 use crate::core::{Cell, SizeClass, UnitKind};
 use crate::maps::{MapView, Maps};
-use crate::movement::{Arrived, MissesGoal, Mover, Steering};
+use crate::movement::{Arrived, MissesGoal, Mover, Steer, Steering};
 use crate::pathfinding::{
     Footprint, KindData, MovementClass, PathRequest, PathResult, PathStatus, PathTarget, locate,
     unit_kind,
@@ -287,10 +287,10 @@ impl ClassOrder<'_> {
                 .remove::<(PathRequest, PathResult, Arrived, MissesGoal)>()
                 .insert((
                     GroupMember { group },
-                    Steering::Instinct {
+                    Steering::Idle.on(Steer::Order {
                         goal: goal_position,
                         map,
-                    },
+                    }),
                 ));
         }
         commands.entity(group).insert((

@@ -50,9 +50,10 @@
 use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 
-use super::body::body_radius;
-use super::{
-    Arrival, Arrived, Avoidance, MapsBesideUnits, Motion, Mover, Steering, UnitArrived, order_ended,
+use super::body::{Avoidance, body_radius};
+use super::state::steer::{Steer, steer};
+use super::state::{
+    Arrival, Arrived, MapsBesideUnits, Motion, Mover, Steering, UnitArrived, order_ended,
 };
 use crate::maps::MapView;
 use crate::order::Ordinal;
@@ -239,7 +240,7 @@ pub(super) fn pursue(
             Verdict::Nothing => {}
             Verdict::Ended(outcome) => end(&mut commands, &mut arrivals, &mut unit, outcome),
             Verdict::Stand => {
-                *unit.steering = Steering::Idle;
+                steer(&mut unit.steering, Steer::Stop);
                 unit.motion.rest = None;
             }
             Verdict::Ask => {
@@ -326,8 +327,8 @@ fn track(
     let sees = position.distance(at) <= SIGHT * cell && view.segment_clear(position, at);
     match steering {
         Steering::Idle => Verdict::Nothing,
-        Steering::Instinct { goal, .. } => {
-            *goal = at;
+        Steering::Instinct { .. } => {
+            steer(steering, Steer::Retarget(at));
             if pursuit.in_sight && !sees {
                 // Round a corner: the way from here.
                 Verdict::Ask
@@ -335,14 +336,12 @@ fn track(
                 Verdict::Nothing
             }
         }
-        Steering::Following { map, .. } if sees => {
-            let map = *map;
-            *steering = Steering::Instinct { goal: at, map };
+        Steering::Following { .. } if sees => {
+            steer(steering, Steer::Sighted(at));
             pursuit.in_sight = true;
             Verdict::Nothing
         }
-        Steering::Following { goal, route, .. } => {
-            *goal = at;
+        Steering::Following { route, .. } => {
             let drift = at.distance(pursuit.planned_to);
             let left = position.distance(pursuit.planned_to);
             // The next leg before this one ends, once the chaser has walked
@@ -356,6 +355,7 @@ fn track(
                     .last()
                     .is_some_and(|end| position.distance(end) <= NEXT_LEG * cell);
             let far = drift > (REPAIR_SHARE * left).max(REPAIR_LEAST * cell);
+            steer(steering, Steer::Retarget(at));
             if !pursuit.repairing && (leg_ends || far) {
                 Verdict::Ask
             } else {
@@ -429,7 +429,7 @@ fn end(
     unit: &mut ChaserQueryItem,
     outcome: Arrival,
 ) {
-    *unit.steering = Steering::Idle;
+    steer(&mut unit.steering, Steer::Stop);
     unit.motion.rest = None;
     let changed = Some(unit.request.last_changed());
     order_ended(commands, arrivals, unit.entity, outcome, changed);

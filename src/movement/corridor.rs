@@ -7,7 +7,7 @@
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 
-use super::Route;
+use super::state::Route;
 use crate::core::{Cell, GridChanges};
 use crate::maps::MapView;
 

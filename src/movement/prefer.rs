@@ -7,12 +7,13 @@ use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 use bevy::utils::Parallel;
 
+use super::body::speed_of;
+use super::parallel::each_mover;
 use super::rest::RestingPlaces;
-use super::{
-    MapsBesideUnits, Motion, Mover, PARALLEL_MOVERS, Steering, pass_reached_corners, speed_of,
-    toward,
-};
+use super::state::{MapsBesideUnits, Motion, Mover, Route, Steering};
+use super::tuning::{PARALLEL_MOVERS, REACHED, SKIP_NEAR};
 use crate::maps::AllViews;
+use crate::maps::MapView;
 use crate::order::Ordinal;
 use crate::pathfinding::{Footprint, MovementClass, unit_kind};
 
@@ -169,4 +170,49 @@ fn prefer_one(
             }
         }
     };
+}
+
+/// The velocity that takes a unit at `from` toward `to` at `speed`,
+/// slowing so as to stop there within the frame.
+fn toward(from: Vec2, to: Vec2, speed: f32, seconds: f32) -> Vec2 {
+    let offset = to - from;
+    let distance = offset.length();
+    if distance <= 1e-6 || speed <= 0.0 {
+        return Vec2::ZERO;
+    }
+    let reach = speed * seconds;
+    if seconds > 0.0 && distance < reach {
+        offset / seconds
+    } else {
+        offset / distance * speed
+    }
+}
+
+/// A unit following `route` at `position` passes the corners it has as
+/// good as reached: within a hair of one (in a crowd, others may keep it
+/// off the exact point, and it would block theirs), or pushed near it or
+/// past it towards the next one, with the next one in sight over ground no
+/// dearer than the two corners' (the route went round what is dearer).
+fn pass_reached_corners(view: &MapView, route: &mut Route, position: Vec2) {
+    let cell = view.layout.cell_size.abs().min_element();
+    let cost = |at: Vec2| {
+        view.cell_at(at)
+            .and_then(|c| view.size_class().cost(c))
+            .unwrap_or(0)
+    };
+    while let Some(next) = route.next_waypoint() {
+        let near = position.distance(next);
+        let after = route.remaining().nth(1);
+        let reached = near <= REACHED * cell
+            || after.is_some_and(|after| {
+                let past = (position - next).dot(after - next) > 0.0;
+                let dearest = cost(next).max(cost(after));
+                (near <= SKIP_NEAR * cell || past)
+                    && view.segment_clear_within(position, after, dearest)
+            });
+        if !reached || after.is_none() {
+            break;
+        }
+        route.advance();
+    }
 }

@@ -16,9 +16,8 @@ use std::collections::BinaryHeap;
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
-use bevy::tasks::{ComputeTaskPool, ParallelSlice, ParallelSliceMut, TaskPool};
 
-use crate::order::{Ordinal, stamp_joined};
+use crate::order::stamp_joined;
 
 /// A mover's place in the crowd's arrays ([`Slots`]); `Slot::NONE` until it
 /// joins (and for a mover in a world without the movement plugin).
@@ -47,7 +46,7 @@ pub(crate) struct Slots {
     holders: Vec<Option<Entity>>,
     free: BinaryHeap<Reverse<u32>>,
     /// Slots held.
-    held: usize,
+    pub(crate) held: usize,
 }
 
 impl Slots {
@@ -61,7 +60,7 @@ impl Slots {
         &self.holders
     }
 
-    fn take(&mut self, mover: Entity) -> Slot {
+    pub(crate) fn take(&mut self, mover: Entity) -> Slot {
         self.held += 1;
         match self.free.pop() {
             Some(Reverse(slot)) => {
@@ -111,71 +110,4 @@ pub(crate) fn leave_crowd(mut world: DeferredWorld, context: HookContext) {
     if let Some(mut held) = world.get_mut::<Slot>(context.entity) {
         *held = Slot::NONE;
     }
-}
-
-/// `CrowdSystems::Orders`, first: movers that joined before the movement
-/// plugin was added (so no slot was there to give) get theirs, in the
-/// order they joined. Costs a count a frame otherwise.
-pub(crate) fn seat_strays(
-    mut movers: Query<(Entity, &Ordinal, &mut Slot), With<super::Mover>>,
-    mut slots: ResMut<Slots>,
-) {
-    if movers.iter().len() == slots.held {
-        return;
-    }
-    let mut strays: Vec<(u64, Entity)> = movers
-        .iter()
-        .filter(|(_, _, slot)| **slot == Slot::NONE)
-        .map(|(entity, ordinal, _)| (ordinal.joined(), entity))
-        .collect();
-    strays.sort_unstable();
-    for (_, mover) in strays {
-        let taken = slots.take(mover);
-        if let Ok((_, _, mut slot)) = movers.get_mut(mover) {
-            *slot = taken;
-        }
-    }
-}
-
-/// The length of the chunks a pass over `len` items is split into, at
-/// least `least` each, for up to `threads` threads; `None` when the pass
-/// runs whole on this thread (one thread, or too few items to be worth a
-/// hand-out to the pool).
-fn chunk_len(len: usize, threads: usize, least: usize) -> Option<usize> {
-    (threads > 1 && len > least).then(|| len.div_ceil(threads.saturating_mul(2)).max(least))
-}
-
-/// Runs `work` over `items` in chunks (see [`chunk_len`]) on the compute
-/// task pool: the results in the items' order, the same for any number of
-/// threads as long as `work` reads only what it is given.
-pub(crate) fn in_chunks<T: Sync, R: Send + 'static>(
-    items: &[T],
-    threads: usize,
-    least: usize,
-    work: impl Fn(&[T]) -> R + Send + Sync,
-) -> Vec<R> {
-    let Some(chunk) = chunk_len(items.len(), threads, least) else {
-        return vec![work(items)];
-    };
-    let pool = ComputeTaskPool::get_or_init(TaskPool::default);
-    items.par_chunk_map(pool, chunk, |_, part| work(part))
-}
-
-/// Runs `work` over `items` (one of the crowd's arrays) in chunks (see
-/// [`chunk_len`]) on the compute task pool, in one dispatch: each call
-/// gets the index of its chunk's first item and the chunk to write. The
-/// result is the same for any number of threads when `work` writes only
-/// its chunk.
-pub(crate) fn each_chunk_mut<T: Send>(
-    mut items: &mut [T],
-    threads: usize,
-    least: usize,
-    work: impl Fn(usize, &mut [T]) + Send + Sync,
-) {
-    let Some(chunk) = chunk_len(items.len(), threads, least) else {
-        work(0, items);
-        return;
-    };
-    let pool = ComputeTaskPool::get_or_init(TaskPool::default);
-    items.par_chunk_map_mut(pool, chunk, |k, part| work(k * chunk, part));
 }

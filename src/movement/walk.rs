@@ -9,13 +9,20 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::utils::Parallel;
 
-use super::headway::{Doing, NEAR_THE_END, Seen, Stall};
+use super::body::speed_of;
+use super::corridor::{route_cut_ahead, walk_left};
+use super::parallel::each_mover;
+use super::passage;
 use super::rest::RestingPlaces;
-use super::{
-    Arrival, AvoidanceSettings, MapsBesideUnits, Meanwhile, MissesGoal, Motion, MoveBlocked, Mover,
-    PARALLEL_WALKS, REACHED, Route, Steering, UnitArrived, order_ended, passage, route_cut_ahead,
-    speed_of, wait_for_new_path, walk_left,
+use super::settings::AvoidanceSettings;
+use super::state::headway::{Doing, NEAR_THE_END, Seen, Stall};
+use super::state::steer::{Meanwhile, Steer, steer, wait_for_new_path};
+use super::state::{
+    Arrival, MapsBesideUnits, MissesGoal, Motion, MoveBlocked, Mover, Route, Steering, UnitArrived,
+    order_ended,
 };
+use super::stepping::{walk_instinct, walk_velocity};
+use super::tuning::{PARALLEL_WALKS, REACHED};
 use crate::maps::{AllViews, MapView};
 use crate::order::Ordinal;
 use crate::pathfinding::{Footprint, MovementClass, PathRequest, unit_kind};
@@ -236,7 +243,7 @@ fn stride(frame: Frame, view: &MapView, unit: &mut WalkQueryItem) -> Option<Stri
     // No unit steps into a passage without a claim on it: a unit is in a
     // passage only in its turn.
     let map = view_map(unit)?;
-    let stopped = if unit.motion.turn.claim().is_none() {
+    let stopped = if !unit.motion.passage.crossing() {
         frame.passages.stop_outside(map, view, start, to)
     } else {
         to
@@ -263,14 +270,11 @@ fn end_of_route_near(view: &MapView, unit: &WalkQueryItem, walked_to: Vec2) -> b
 /// The end of a quick route's first stretch: on by instinct until the
 /// rest comes.
 fn on_after_a_short_route(steering: &mut Steering) {
-    if let Steering::Following { route, goal, map } = &*steering
+    if let Steering::Following { route, .. } = &*steering
         && route.is_empty()
         && route.ends_short()
     {
-        *steering = Steering::Instinct {
-            goal: *goal,
-            map: *map,
-        };
+        steer(steering, Steer::LostWay);
     }
 }
 
@@ -466,7 +470,7 @@ fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem, out
 /// held in a jam, the unit stands and its pursuit goes on.
 fn arrive(others: &mut Others, unit: &mut WalkQueryItem, outcome: Arrival) {
     let entity = unit.entity;
-    *unit.steering = Steering::Idle;
+    steer(&mut unit.steering, Steer::Stop);
     if chases(unit) {
         return;
     }
@@ -586,40 +590,5 @@ fn rest_or_walk_on(
         *route = route.last_leg(Vec::new());
         motion.rest = Some(place);
         true
-    }
-}
-
-/// Walks `velocity × seconds` from `position`, sliding along walls as
-/// [`walk_instinct`] does: how a unit moves where avoidance set its way.
-pub(super) fn walk_velocity(view: &MapView, position: &mut Vec2, velocity: Vec2, seconds: f32) {
-    let goal = *position + velocity * seconds;
-    walk_instinct(view, position, goal, velocity.length() * seconds);
-}
-
-/// Walks up to `distance` straight at `goal`, in small steps, each allowed
-/// only onto walkable cells and never across a wall's corner; a blocked step
-/// slides along the wall (keeps only its x or its y part), and a unit that
-/// can do neither stops where it is.
-fn walk_instinct(view: &MapView, position: &mut Vec2, goal: Vec2, distance: f32) {
-    let mut left = distance.min(position.distance(goal));
-    let step_length = view.substep();
-    while left > 1e-6 {
-        let step = left.min(step_length);
-        let direction = (goal - *position).normalize_or_zero();
-        if direction == Vec2::ZERO {
-            return;
-        }
-        let wanted = direction * step;
-        let moved = [wanted, Vec2::new(wanted.x, 0.0), Vec2::new(0.0, wanted.y)]
-            .into_iter()
-            .filter(|m| m.length_squared() > 1e-12)
-            .find(|&m| view.can_move(*position, *position + m));
-        match moved {
-            Some(m) => {
-                *position += m;
-                left -= step;
-            }
-            None => return,
-        }
     }
 }

@@ -7,47 +7,47 @@ use bevy::prelude::*;
 
 /// What [`avoid`](super::avoid) reads of one mover.
 #[derive(Clone, Copy)]
-pub(super) struct Agent {
-    pub(super) entity: Entity,
+pub(crate) struct Agent {
+    pub(crate) entity: Entity,
     /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)):
     /// agents are taken in this order, and the one ranked later yields
     /// where a rule needs one to.
-    pub(super) order: u64,
-    pub(super) map: Option<Entity>,
+    pub(crate) order: u64,
+    pub(crate) map: Option<Entity>,
     /// Its movement class: the walls it keeps clear of are those of the
     /// ground its class may not enter.
-    pub(super) class: ClassId,
+    pub(crate) class: ClassId,
     /// Its footprint's side, in cells.
-    pub(super) size: u8,
-    pub(super) position: Vec2,
-    pub(super) velocity: Vec2,
-    pub(super) preferred: Vec2,
-    pub(super) radius: f32,
-    pub(super) speed: f32,
+    pub(crate) size: u8,
+    pub(crate) position: Vec2,
+    pub(crate) velocity: Vec2,
+    pub(crate) preferred: Vec2,
+    pub(crate) radius: f32,
+    pub(crate) speed: f32,
     /// Whether it steers round others this frame.
-    pub(super) avoids: bool,
+    pub(crate) avoids: bool,
     /// Whether it pushes through others this frame (it still avoids them,
     /// but they take most of the avoiding).
-    pub(super) pushing: bool,
+    pub(crate) pushing: bool,
     /// The way it means to go (unit length, or zero).
-    pub(super) heading: Vec2,
+    pub(crate) heading: Vec2,
     /// Whether it waits its turn at a passage, or queued behind one that
     /// does (last frame).
-    pub(super) held_up: bool,
+    pub(crate) held_up: bool,
     /// Whether it stands (no order).
-    pub(super) idle: bool,
+    pub(crate) idle: bool,
     /// Whether a one-lane passage lies just ahead (which it may enter only
     /// with a claim on it).
-    pub(super) near_passage: bool,
+    pub(crate) near_passage: bool,
     /// Whether it holds a passage: it is crossing one, or about to, and
     /// the others, those waiting at the far end first, make way for it.
-    pub(super) crossing: bool,
+    pub(crate) crossing: bool,
     /// How far (0 to 1) it is into the time it may make no headway before
     /// pushing through.
-    pub(super) blocked: f32,
+    pub(crate) blocked: f32,
     /// Whether a mover holds the slot this agent stands for (and stands
     /// somewhere finite): free slots are skipped.
-    pub(super) live: bool,
+    pub(crate) live: bool,
 }
 
 impl Agent {
@@ -88,27 +88,27 @@ pub(super) struct Priority {
     /// `me`'s responsibility for avoiding `other` in ORCA (its share is
     /// this over the sum of both): its [`responsibility`], but all of it if
     /// it yields and none if `other` does.
-    pub(super) avoids: f32,
+    pub(crate) avoids: f32,
     /// How much of a pair's excess closing, or of an overlap, `me` gives
     /// up: its responsibility (so a unit crossing a passage, or pushing
     /// through, gives up little), all of it if it yields, but nothing if it
     /// does not avoid, nor if it pushes through against a standing unit
     /// (which is pushed aside instead).
-    pub(super) gives: f32,
+    pub(crate) gives: f32,
     /// Whether `me` sees where `other` means to go rather than where it
     /// goes: a standing unit sees a moving one's, so that it makes way
     /// before the other reaches it; and everyone sees the intent of one
     /// pushing through or crossing a passage.
-    pub(super) sees_intent: bool,
+    pub(crate) sees_intent: bool,
     /// Whether, where one of the two cannot move (a wall, a passage's
     /// mouth), the other takes the whole overlap down to the squeeze even
     /// if it gives nothing otherwise: one of them pushes through or stands
     /// idle. (One that gives takes the rest in any case.)
-    pub(super) makes_way: bool,
+    pub(crate) makes_way: bool,
     /// Whether `me`, pushing through deeper than the squeeze into `other`,
     /// is the one to step back (of two pushing through, the one that
     /// yields).
-    pub(super) steps_back: bool,
+    pub(crate) steps_back: bool,
 }
 
 /// Whose way it is between `me` and `other` ([`Priority`]).

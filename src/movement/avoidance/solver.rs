@@ -21,7 +21,7 @@ use bevy::tasks::{ComputeTaskPool, TaskPool};
 use super::priority::{Agent, SQUEEZE, parting_direction, priority};
 use crate::maps::MapView;
 use crate::movement::passage::Passages;
-use crate::movement::walk::walk_velocity;
+use crate::movement::stepping::walk_velocity;
 
 /// The contacts in colours: no two pairs of one colour share a body, so
 /// the pairs of a colour are settled side by side on every thread, each
@@ -30,7 +30,7 @@ use crate::movement::walk::walk_velocity;
 /// `pairs[starts[c]..starts[c + 1]]`; the last colour holds the pairs no
 /// colour had room for, settled on one thread.
 #[derive(Default)]
-pub(super) struct Colouring {
+pub(crate) struct Colouring {
     pairs: Vec<(u32, u32)>,
     starts: Vec<u32>,
     /// Scratch kept from frame to frame: the colours each body has, and
@@ -372,13 +372,13 @@ const SLOP: f32 = 0.01;
 
 /// What [`Separation::settle`] reads: the frame's agents, each one's map
 /// for its size (`None`: not moved), the passages, the contacts coloured.
-pub(super) struct Separation<'a> {
-    pub(super) agents: &'a [Agent],
-    pub(super) views: &'a [Option<MapView<'a>>],
-    pub(super) passages: &'a Passages,
-    pub(super) colouring: &'a Colouring,
+pub(crate) struct Separation<'a> {
+    pub(crate) agents: &'a [Agent],
+    pub(crate) views: &'a [Option<MapView<'a>>],
+    pub(crate) passages: &'a Passages,
+    pub(crate) colouring: &'a Colouring,
     /// [`AvoidanceSettings::separation_rounds`](crate::movement::AvoidanceSettings::separation_rounds).
-    pub(super) rounds: usize,
+    pub(crate) rounds: usize,
 }
 
 impl Separation<'_> {
@@ -389,7 +389,7 @@ impl Separation<'_> {
     /// still too deep is held back. How far each body was pushed (zero:
     /// not moved). The same for any `threads`: the pairs of a colour share
     /// no body.
-    pub(super) fn pushes(&self, positions: &mut [Vec2], threads: usize) -> Vec<Vec2> {
+    pub(crate) fn pushes(&self, positions: &mut [Vec2], threads: usize) -> Vec<Vec2> {
         let start = positions.to_vec();
         let colouring = self.colouring;
         let parts = parts(colouring, threads);

@@ -1,0 +1,484 @@
+//! Local avoidance: movers steer round each other with optimal reciprocal
+//! collision avoidance (ORCA, the method of RVO2, Detour's crowds and
+//! Unity's A* Pathfinding Project), solved by the `dodgy_2d` crate.
+//!
+//! Each frame, every mover's preferred velocity (from its steering) is
+//! turned into the velocity closest to it that collides with none of its
+//! nearest neighbours within [`AvoidanceSettings::time_horizon`], each
+//! pair sharing the work of avoiding. Neighbours come from a uniform grid
+//! of buckets rebuilt every frame, so the cost grows with the number of
+//! movers, not its square. Walls are not ORCA's business: the movers'
+//! integration walks the grid (`MapView::can_move`), which stays the final
+//! word on where a unit may stand.
+
+mod neighbours;
+mod plan;
+pub(crate) mod priority;
+pub(crate) mod solver;
+
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+
+use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, body_radius, speed_of};
+use super::parallel::{each_chunk_mut, each_mover};
+use super::passage::Passages;
+use super::settings::AvoidanceSettings;
+use super::state::{Mover, Steering};
+use super::store::{Slot, Slots};
+use super::tuning::{FRAME_SLACK, PARALLEL_MOVERS, SKIN, SLOT_CHUNK, WALL_HORIZON};
+use crate::maps::{AllViews, MapView, Maps};
+use neighbours::{List, NeighbourLists, SpatialGrid};
+use plan::{Bounds, Planner, Plans};
+use priority::Agent;
+use solver::{Colouring, keep_gaps};
+
+/// The movers of the frame as avoidance sees them, gathered by slot
+/// ([`Slots`]), the index of their positions, their plans and the pairs
+/// that may touch: worked out by [`avoid`], used again by [`separate`],
+/// kept from frame to frame.
+#[derive(Resource, Default)]
+pub(crate) struct Crowd {
+    /// Each slot's mover as it stood at the frame's start
+    /// ([`Agent::ABSENT`] for a free slot).
+    by_slot: Vec<Agent>,
+    /// The live slots (a mover standing somewhere finite), lowest first.
+    live: Vec<u32>,
+    /// The live slots in crowd rank: the order the crowd decides in.
+    ranked: Vec<u32>,
+    /// Each slot's place in `ranked` (`u32::MAX`: not live).
+    rank_of: Vec<u32>,
+    /// Counts the changes of `ranked`: what was kept by rank is stale.
+    rankings: u64,
+    /// The live movers in crowd rank (index `r` is `ranked[r]`'s): the
+    /// arrays below, the neighbour lists and the contacts are in rank.
+    pub(crate) agents: Vec<Agent>,
+    /// Where each mover stands (after the walk, in [`separate`]).
+    pub(crate) positions: Vec<Vec2>,
+    grid: SpatialGrid,
+    /// Each mover's candidate neighbours, kept while nobody moves far.
+    lists: NeighbourLists,
+    /// Each mover's velocity for the frame, as it is worked out.
+    planned: Vec<Vec2>,
+    /// Each mover is queued behind one waiting at a passage.
+    queued: Vec<bool>,
+    /// Pairs close enough to touch within the frame.
+    pub(crate) contacts: Vec<(u32, u32)>,
+    /// The contacts in colours, for the solvers.
+    pub(crate) colouring: Colouring,
+    /// Whether this frame's plans stand (avoidance ran).
+    planned_this_frame: bool,
+}
+
+impl Crowd {
+    /// Puts the live movers of the snapshot in crowd rank
+    /// ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank), then
+    /// entity): sorted again only when the live slots changed (a mover
+    /// joined or left, or stands nowhere finite), else copied in the
+    /// order kept.
+    fn rank(&mut self) {
+        let live = self
+            .by_slot
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.live)
+            .map(|(slot, _)| slot as u32);
+        if !live.clone().eq(self.live.iter().copied()) {
+            self.live.clear();
+            self.live.extend(live);
+            let by_slot = &self.by_slot;
+            self.ranked.clone_from(&self.live);
+            self.ranked.sort_unstable_by_key(|&s| {
+                let agent = &by_slot[s as usize];
+                (agent.order, agent.entity)
+            });
+            self.rank_of.clear();
+            self.rank_of.resize(by_slot.len(), u32::MAX);
+            for (r, &slot) in self.ranked.iter().enumerate() {
+                self.rank_of[slot as usize] = r as u32;
+            }
+            self.rankings += 1;
+        }
+        self.rank_of.resize(self.by_slot.len(), u32::MAX);
+        self.agents.clear();
+        let by_slot = &self.by_slot;
+        self.agents
+            .extend(self.ranked.iter().map(|&s| by_slot[s as usize]));
+    }
+
+    /// The rank of the mover in `slot`, if it is live this frame.
+    pub(crate) fn rank_of(&self, slot: &Slot) -> Option<usize> {
+        let rank = *self.rank_of.get(slot.index()?)?;
+        (rank != u32::MAX).then_some(rank as usize)
+    }
+
+    /// Indexes the agents' positions in buckets `width` wide.
+    fn index(&mut self, width: f32) {
+        self.positions.clear();
+        self.positions
+            .extend(self.agents.iter().map(|a| a.position));
+        self.grid.rebuild(&self.positions, width.max(0.05));
+    }
+
+    /// The largest radius and speed of the agents.
+    fn widest_and_fastest(&self) -> (f32, f32) {
+        self.agents.iter().fold((0.0f32, 0.0f32), |(r, s), a| {
+            (r.max(a.radius), s.max(a.speed))
+        })
+    }
+}
+
+/// One chunk of slots' snapshot: each slot's mover as it stands at the
+/// frame's start, read from its components (a free slot, or a mover
+/// standing nowhere finite, is [`Agent::ABSENT`]).
+#[inline(never)] // the parallel body of the snapshot, named in profiles
+fn snapshot(
+    first: usize,
+    chunk: &mut [Agent],
+    holders: &[Option<Entity>],
+    movers: &Query<AgentQuery>,
+    all_views: &AllViews,
+    settings: &AvoidanceSettings,
+) {
+    for (k, agent) in chunk.iter_mut().enumerate() {
+        *agent = holders[first + k]
+            .and_then(|entity| movers.get(entity).ok())
+            .and_then(|unit| agent_of(unit, all_views, settings))
+            .unwrap_or(Agent::ABSENT);
+    }
+}
+
+/// What avoidance reads of one mover, if it stands somewhere finite.
+fn agent_of(
+    unit: AgentQueryReadOnlyItem,
+    all_views: &AllViews,
+    settings: &AvoidanceSettings,
+) -> Option<Agent> {
+    let AgentQueryReadOnlyItem {
+        entity,
+        ordinal,
+        mover,
+        transform,
+        steering,
+        motion,
+        footprint,
+        class,
+        avoidance,
+        ..
+    } = unit;
+    let map = steering.map().or(motion.map);
+    let view = map.and_then(|map| all_views.get(map));
+    let cell = view.map_or(1.0, |view| view.layout.cell_size.abs().min_element());
+    // A unit of a class its map lacks stands still: an obstacle the others
+    // walk round, doing none of the avoiding.
+    let kind = crate::pathfinding::unit_kind(footprint, class);
+    let stands = view.is_some_and(|view| !view.knows(kind));
+    let usable = |v: Vec2| {
+        if v.is_finite() && !stands {
+            v
+        } else {
+            Vec2::ZERO
+        }
+    };
+    let radius = body_radius(avoidance, footprint, cell);
+    let avoidance = avoidance.copied().unwrap_or_default();
+    let position = transform.translation.truncate();
+    position.is_finite().then(|| Agent {
+        entity,
+        order: ordinal.crowd_rank(),
+        map,
+        class: class.copied().unwrap_or_default().0,
+        size: footprint.copied().unwrap_or_default().0,
+        position,
+        velocity: usable(motion.velocity),
+        preferred: usable(motion.preferred),
+        radius,
+        speed: speed_of(mover, cell),
+        avoids: settings.enabled && avoidance.enabled && !stands,
+        pushing: motion.pushing_through(),
+        heading: motion.passage.heading,
+        held_up: motion.held_up(),
+        idle: matches!(steering, Steering::Idle),
+        near_passage: motion.passage.near,
+        crossing: motion.passage.turn.claim().is_some(),
+        blocked: if settings.give_up_after > 0.0 {
+            (motion.headway.stalled / settings.give_up_after).clamp(0.0, 1.0)
+        } else {
+            1.0
+        },
+        live: true,
+    })
+}
+
+/// `FrontierSystems::Avoidance`: each mover's velocity for this frame, the
+/// closest to its preferred one that avoids its nearest neighbours and
+/// the walls near it (ORCA). Agents are gathered by slot ([`Slots`]) and
+/// decided in crowd rank, so the
+/// result depends neither on the order the ECS stores them in nor on
+/// their entity ids.
+#[inline(never)] // named in profiles: one entry per crowd-step system
+pub(crate) fn avoid(
+    time: Res<Time>,
+    settings: Res<AvoidanceSettings>,
+    mut movers: Query<AgentQuery>,
+    maps: Maps<Without<Mover>>,
+    passages: Res<Passages>,
+    slots: Res<Slots>,
+    mut crowd: ResMut<Crowd>,
+) {
+    let seconds = time.delta_secs();
+    let settings = settings.clamped();
+    let crowd = &mut *crowd;
+    let threads = crate::budget::threads_for(settings.threads);
+    // Each mover as it stands at the frame's start, each chunk of slots
+    // gathered alone (in parallel).
+    let all_views = AllViews::new(&maps);
+    crowd.by_slot.resize(slots.len(), Agent::ABSENT);
+    each_chunk_mut(&mut crowd.by_slot, threads, SLOT_CHUNK, |first, chunk| {
+        snapshot(
+            first,
+            chunk,
+            slots.holders(),
+            &movers,
+            &all_views,
+            &settings,
+        );
+    });
+    crowd.rank();
+    let horizon = settings.time_horizon;
+    let usable_time = seconds > 0.0 && horizon > 0.0 && horizon.is_finite();
+    crowd.planned_this_frame = settings.enabled && usable_time;
+    if crowd.planned_this_frame {
+        plan_crowd(
+            crowd,
+            &settings,
+            &all_views,
+            &passages,
+            (seconds, threads),
+            crowd.rankings,
+        );
+    } else {
+        crowd.contacts.clear();
+    }
+    // Each mover takes its velocity (in parallel), from its slot: until
+    // avoidance decides, a unit walks as it prefers.
+    let crowd = &*crowd;
+    each_mover!(movers, PARALLEL_MOVERS, |unit| take_velocity(crowd, unit));
+}
+
+/// One mover's velocity for the frame, from its slot's plan: the parallel
+/// body of [`avoid`]'s write-back.
+#[inline(never)] // named in profiles
+fn take_velocity(crowd: &Crowd, unit: AgentQueryItem) {
+    let AgentQueryItem {
+        slot, mut motion, ..
+    } = unit;
+    let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
+    let planned = crowd.rank_of(slot).filter(|_| crowd.planned_this_frame);
+    motion.planned = match planned {
+        Some(i) if crowd.agents[i].avoids => crowd.planned[i],
+        _ => usable(motion.preferred),
+    };
+    motion.passage.queued = planned.is_some_and(|i| crowd.queued[i]);
+}
+
+/// The crowd's plans for the frame: each awake unit planned alone (ORCA),
+/// the woken after, then the gaps kept between the pairs that may touch.
+fn plan_crowd(
+    crowd: &mut Crowd,
+    settings: &AvoidanceSettings,
+    all_views: &AllViews,
+    passages: &Passages,
+    (seconds, threads): (f32, usize),
+    rankings: u64,
+) {
+    crowd.contacts.clear();
+    let (widest, fastest) = crowd.widest_and_fastest();
+    let horizon = settings.time_horizon;
+    // Buckets a third of the way two units can close within the horizon
+    // (at least a body wide): the nearest neighbours are found in a few
+    // rings, in a dense crowd and a sparse one.
+    crowd.index((2.0 * widest).max((2.0 * widest + 2.0 * fastest * horizon) / 3.0));
+    let map_views = views_of(&crowd.agents, all_views);
+    let first_map = crowd.agents.first().and_then(|a| a.map);
+    let one_map = crowd.agents.iter().all(|a| a.map == first_map);
+    let bounds = Bounds {
+        widest,
+        fastest,
+        horizon,
+        seconds,
+        count: settings.max_neighbours,
+    };
+    if one_map {
+        keep_lists(crowd, bounds, rankings, threads);
+    }
+    let planner = Planner {
+        agents: &crowd.agents,
+        positions: &crowd.positions,
+        passages,
+        grid: &crowd.grid,
+        lists: one_map.then_some(&crowd.lists),
+        views: &map_views,
+        one_map,
+        widest,
+        fastest,
+        horizon,
+        seconds,
+        max_neighbours: settings.max_neighbours,
+        options: dodgy_2d::AvoidanceOptions {
+            obstacle_margin: 0.0,
+            time_horizon: horizon,
+            obstacle_time_horizon: WALL_HORIZON,
+        },
+    };
+    let plans = plan_awake_then_woken(&planner, &crowd.grid, threads);
+    crowd.planned.clear();
+    crowd
+        .planned
+        .extend(crowd.agents.iter().map(|a| a.preferred));
+    crowd.queued.clear();
+    crowd.queued.resize(crowd.agents.len(), false);
+    for chunk in plans {
+        for (i, velocity, is_queued) in chunk.plans {
+            if let Some(velocity) = velocity {
+                crowd.planned[i] = velocity;
+            }
+            crowd.queued[i] = is_queued;
+        }
+        crowd.contacts.extend(chunk.contacts);
+    }
+    let agents = &crowd.agents;
+    sort_pairs(&mut crowd.contacts, agents.len());
+    crowd.colouring.rebuild(&crowd.contacts, agents.len());
+    keep_gaps(
+        agents,
+        &mut crowd.planned,
+        &crowd.colouring,
+        seconds,
+        threads,
+    );
+}
+
+/// The view of every map an agent is on.
+fn views_of<'a>(agents: &[Agent], all_views: &AllViews<'a>) -> HashMap<Entity, MapView<'a>> {
+    let mut map_views = HashMap::new();
+    let mut last = None;
+    for agent in agents {
+        if agent.map != last
+            && let Some(map) = agent.map
+            && let Some(view) = all_views.get(map)
+        {
+            map_views.insert(map, view);
+        }
+        last = agent.map;
+    }
+    map_views
+}
+
+/// Every awake unit planned, then those they woke. Units standing at rest
+/// need no avoiding of their own until a moving one comes their way: they
+/// are planned after the others, and only those some moving unit woke (a
+/// big army at rest costs nearly nothing). Taken bucket by bucket, so that
+/// units planned one after the other look at the same neighbours (kind to
+/// the cache); each unit is planned alone from the frame's start, so the
+/// threads and the chunks it is split into do not change what comes out.
+fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) -> Vec<Plans> {
+    let agents = planner.agents;
+    let awake: Vec<usize> = grid
+        .in_bucket_order()
+        .map(|i| i as usize)
+        .filter(|&i| !agents[i].asleep())
+        .collect();
+    let mut plans = planner.plan_all(&awake, threads);
+    let mut woken = vec![false; agents.len()];
+    for chunk in &plans {
+        for &j in &chunk.wakes {
+            woken[j as usize] = true;
+        }
+    }
+    let woken: Vec<usize> = grid
+        .in_bucket_order()
+        .map(|i| i as usize)
+        .filter(|&i| woken[i])
+        .collect();
+    plans.extend(planner.plan_all(&woken, threads));
+    plans
+}
+
+/// Keeps the neighbour lists: rebuilt, each unit's alone (in parallel),
+/// when the live movers changed (one joined or left), or one moved more than half the skin since
+/// they were built; only awake units get one (the others ask the grid if
+/// woken).
+fn keep_lists(crowd: &mut Crowd, bounds: Bounds, rankings: u64, threads: usize) {
+    let key = rankings ^ (bounds.count as u64).rotate_left(40);
+    if crowd.lists.hold(&crowd.positions, key) {
+        return;
+    }
+    let skin = SKIN * bounds.widest.max(1e-3);
+    crowd.lists.reset(&crowd.positions, key, skin);
+    let roomy = Bounds {
+        seconds: bounds.seconds * FRAME_SLACK,
+        ..bounds
+    };
+    let (agents, grid) = (&crowd.agents, (&crowd.grid, &crowd.positions[..]));
+    let (lists, skin) = crowd.lists.lists_mut();
+    each_chunk_mut(lists, threads, SLOT_CHUNK, |first, chunk| {
+        build_lists(first, chunk, agents, grid, roomy, skin);
+    });
+}
+
+/// One chunk of the movers' neighbour lists (in rank), for the awake
+/// units among them.
+#[inline(never)] // a parallel body of its own in profiles
+fn build_lists(
+    first: usize,
+    chunk: &mut [List],
+    agents: &[Agent],
+    grid: (&SpatialGrid, &[Vec2]),
+    bounds: Bounds,
+    skin: f32,
+) {
+    for (k, list) in chunk.iter_mut().enumerate() {
+        let me = &agents[first + k];
+        if me.live && !me.asleep() {
+            let skip = (first + k) as u32;
+            list.build(grid, me.position, bounds.query(me), (skin, skip));
+        }
+    }
+}
+
+/// `pairs` (of indices below `count`) in order and without repeats, as
+/// `sort_unstable` and `dedup` leave them, in time linear in the pairs and
+/// `count`: a counting sort by the first index, then each unit's few pairs
+/// by the second. (A frame's contacts, each found from both sides, were
+/// the step's largest sort.)
+fn sort_pairs(pairs: &mut Vec<(u32, u32)>, count: usize) {
+    let mut starts = vec![0u32; count + 1];
+    for &(i, _) in pairs.iter() {
+        starts[i as usize + 1] += 1;
+    }
+    for k in 0..count {
+        starts[k + 1] += starts[k];
+    }
+    let mut sorted = vec![(0, 0); pairs.len()];
+    let mut fill = starts.clone();
+    for &(i, j) in pairs.iter() {
+        sorted[fill[i as usize] as usize] = (i, j);
+        fill[i as usize] += 1;
+    }
+    for run in starts.windows(2) {
+        let run = &mut sorted[run[0] as usize..run[1] as usize];
+        // A few pairs each: by insertion.
+        for k in 1..run.len() {
+            let mut at = k;
+            while at > 0 && run[at - 1] > run[at] {
+                run.swap(at - 1, at);
+                at -= 1;
+            }
+        }
+    }
+    sorted.dedup();
+    *pairs = sorted;
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,462 @@
+//! Planning one unit's velocity (stage 4): its neighbours, whether any
+//! is in its way, the walls near it, its keeping right, and ORCA's answer
+//! (`dodgy_2d`).
+
+use std::borrow::Cow;
+
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+
+use super::neighbours::Reach;
+use super::neighbours::{NeighbourLists, SpatialGrid};
+use super::priority::{Agent, parting_direction, priority, responsibility};
+use crate::core::{Cell, UnitKind};
+use crate::maps::MapView;
+use crate::movement::parallel::in_chunks;
+use crate::movement::passage::Passages;
+use crate::movement::tuning::{KEEP_RIGHT, KEEP_RIGHT_BLOCKED, PLAN_CHUNK, WALL_HORIZON};
+
+/// What bounds a unit's neighbours: the crowd's widest body and fastest
+/// speed, the horizon and the frame.
+#[derive(Clone, Copy)]
+pub(super) struct Bounds {
+    pub(super) widest: f32,
+    pub(super) fastest: f32,
+    pub(super) horizon: f32,
+    pub(super) seconds: f32,
+    pub(super) count: usize,
+}
+
+impl Bounds {
+    /// `me`'s neighbours: no pair further apart than `range` can meet
+    /// within the horizon; every unit within `near` may touch it this
+    /// frame, however many.
+    pub(super) fn query(&self, me: &Agent) -> Reach {
+        Reach {
+            range: me.radius + self.widest + (me.speed + self.fastest) * self.horizon,
+            count: self.count,
+            near: 1.1 * (me.radius + self.widest + (me.speed + self.fastest) * self.seconds),
+        }
+    }
+}
+
+/// Everything planning a unit reads: the frame's agents as they stood, and
+/// the settings.
+pub(super) struct Planner<'a> {
+    pub(super) agents: &'a [Agent],
+    /// The agents' positions.
+    pub(super) positions: &'a [Vec2],
+    pub(super) passages: &'a Passages,
+    pub(super) grid: &'a SpatialGrid,
+    /// The neighbour lists, where they hold (one map: no unit turns down
+    /// another as a neighbour).
+    pub(super) lists: Option<&'a NeighbourLists>,
+    pub(super) views: &'a HashMap<Entity, MapView<'a>>,
+    pub(super) one_map: bool,
+    pub(super) widest: f32,
+    pub(super) fastest: f32,
+    pub(super) horizon: f32,
+    pub(super) seconds: f32,
+    pub(super) max_neighbours: usize,
+    pub(super) options: dodgy_2d::AvoidanceOptions,
+}
+
+/// What planning some units gave.
+#[derive(Default)]
+pub(super) struct Plans {
+    /// Each unit's velocity (`None`: as it prefers) and whether it is
+    /// queued.
+    pub(super) plans: Vec<(usize, Option<Vec2>, bool)>,
+    /// Pairs that may touch this frame.
+    pub(super) contacts: Vec<(u32, u32)>,
+    /// Units at rest that a planned unit is coming at.
+    pub(super) wakes: Vec<u32>,
+}
+
+/// A planning task's own buffers.
+#[derive(Default)]
+struct Scratch {
+    found: Vec<(f32, u32)>,
+    neighbours: Vec<Cow<'static, dodgy_2d::Agent>>,
+    walls: Vec<Cow<'static, dodgy_2d::Obstacle>>,
+}
+
+impl Planner<'_> {
+    /// Plans `units`, split over `threads` threads of the compute task pool
+    /// (all on this one with 1).
+    pub(super) fn plan_all(&self, units: &[usize], threads: usize) -> Vec<Plans> {
+        in_chunks(units, threads, PLAN_CHUNK, |part| self.plan_part(part))
+    }
+
+    /// Plans one task's `units`.
+    #[inline(never)] // a parallel body of its own in profiles
+    fn plan_part(&self, units: &[usize]) -> Plans {
+        let mut scratch = Scratch::default();
+        let mut out = Plans::default();
+        for &i in units {
+            self.plan(i, &mut scratch, &mut out);
+        }
+        out
+    }
+
+    /// Plans unit `i`: its velocity for the frame, the closest to the one
+    /// it would like that avoids its nearest neighbours and the walls near
+    /// it (ORCA), asked only when one of them is in its way.
+    fn plan(&self, i: usize, scratch: &mut Scratch, out: &mut Plans) {
+        let me = self.agents[i];
+        self.neighbours(i, &mut scratch.found);
+        if scratch.found.is_empty() {
+            return;
+        }
+        let threatened = self.threats(i, &scratch.found, out);
+        // One that does not avoid still wakes those in its way and has its
+        // contacts kept, but plans nothing itself.
+        if !me.avoids {
+            return;
+        }
+        let queued = self.queued(&me, &scratch.found);
+        // Nobody in the way within the horizon: the unit goes as it would
+        // like, and ORCA need not be asked.
+        if !threatened {
+            out.plans.push((i, None, queued));
+            return;
+        }
+        let velocity = self.solve(&me, scratch);
+        out.plans
+            .push((i, velocity.is_finite().then_some(velocity), queued));
+    }
+
+    /// Unit `i`'s neighbours into `found`: the nearest within the horizon,
+    /// and everyone it may touch this frame (from its list where one
+    /// holds, which gives exactly what the grid would).
+    fn neighbours(&self, i: usize, found: &mut Vec<(f32, u32)>) {
+        let (agents, me) = (self.agents, &self.agents[i]);
+        let query = Bounds {
+            widest: self.widest,
+            fastest: self.fastest,
+            horizon: self.horizon,
+            seconds: self.seconds,
+            count: self.max_neighbours,
+        }
+        .query(me);
+        let (reach, near, count) = (query.range, query.near, query.count);
+        let everyone = |_| true;
+        let at = me.position;
+        let listed = self.lists.is_some_and(|lists| {
+            lists.nearest(self.positions, at, query, i as u32, everyone, found)
+        });
+        if listed {
+        } else if self.one_map {
+            self.grid
+                .nearest(at, reach, count, near, i as u32, everyone, found);
+        } else {
+            let same_map = |j: u32| agents[j as usize].map == me.map;
+            self.grid
+                .nearest(at, reach, count, near, i as u32, same_map, found);
+        }
+    }
+
+    /// Whether any of unit `i`'s neighbours `found` is in its way within
+    /// the horizon; those asleep in its way are woken, and the pairs that
+    /// may touch this frame kept.
+    fn threats(&self, i: usize, found: &[(f32, u32)], out: &mut Plans) -> bool {
+        let me = &self.agents[i];
+        let mut threatened = false;
+        for &(distance, j) in found {
+            let other = &self.agents[j as usize];
+            let course = on_collision_course(
+                other.position - me.position,
+                me.preferred - seen(me, other),
+                distance,
+                me.radius + other.radius,
+                self.horizon,
+            );
+            threatened |= course;
+            if course && other.asleep() {
+                out.wakes.push(j);
+            }
+            let close = me.radius + other.radius + (me.speed + other.speed) * self.seconds;
+            if distance < 1.1 * close {
+                out.contacts.push(((i as u32).min(j), (i as u32).max(j)));
+            }
+        }
+        threatened
+    }
+
+    /// Whether `me` is behind a unit that waits its turn at a passage (or
+    /// is queued behind one), going the same way: queued too, not blocked.
+    fn queued(&self, me: &Agent, found: &[(f32, u32)]) -> bool {
+        !me.held_up
+            && me.heading != Vec2::ZERO
+            && found.iter().any(|&(distance, j)| {
+                let other = &self.agents[j as usize];
+                let offset = other.position - me.position;
+                other.held_up
+                    && distance <= 1.3 * (me.radius + other.radius)
+                    && offset.dot(me.heading) >= 0.5 * distance
+                    && other.heading.dot(me.heading) >= 0.0
+            })
+    }
+
+    /// `me`'s velocity by ORCA, from its neighbours in `scratch.found` and
+    /// the walls near it.
+    fn solve(&self, me: &Agent, scratch: &mut Scratch) -> Vec2 {
+        scratch.neighbours.clear();
+        for &(distance, j) in &scratch.found {
+            let other = &self.agents[j as usize];
+            scratch
+                .neighbours
+                .push(Cow::Owned(self.as_obstacle(me, other, distance)));
+        }
+        // The map as the unit's class sees it, cell by cell: its walls are
+        // the ground the class may not enter.
+        let view = me
+            .map
+            .and_then(|map| self.views.get(&map))
+            .map(|view| view.for_kind(UnitKind::new(me.class, 1)));
+        let view = view.as_ref();
+        let nearby = scratch.found.iter().map(|&(_, j)| &self.agents[j as usize]);
+        let preferred = keep_right(me, nearby, self.horizon, view);
+        scratch.walls.clear();
+        if let Some(view) = view {
+            self.walls(me, view, &mut scratch.walls);
+        }
+        let agent = dodgy_2d::Agent {
+            position: to_dodgy(me.position),
+            velocity: to_dodgy(me.velocity),
+            radius: me.radius,
+            avoidance_responsibility: responsibility(me),
+        };
+        let avoiding = agent.compute_avoiding_velocity(
+            &scratch.neighbours,
+            &scratch.walls,
+            to_dodgy(preferred),
+            me.speed,
+            self.seconds,
+            &self.options,
+        );
+        Vec2::new(avoiding.x, avoiding.y)
+    }
+
+    /// `other`, `distance` from `me`, as ORCA's neighbour of `me`.
+    fn as_obstacle(&self, me: &Agent, other: &Agent, distance: f32) -> dodgy_2d::Agent {
+        let mut position = other.position;
+        if distance < 1e-4 {
+            // Two units on one spot: ORCA cannot tell which way to part
+            // them (dodgy_2d would pick a random direction). Part them
+            // along a direction fixed by their places in the crowd, so the
+            // same inputs give the same positions.
+            position = me.position + parting_direction(me.order, other.order) * 1e-3;
+        }
+        let mut velocity = seen(me, other);
+        // Bodies already touching whose relative velocity is exactly the
+        // one that closes the gap within the frame leave ORCA's cut-off
+        // circle without a normal, and dodgy_2d would pick a random one
+        // (from the thread's random generator: another run of the same
+        // game parts there). The same test as dodgy_2d's, on the same
+        // numbers: such a neighbour's velocity is nudged along the pair's
+        // parting direction instead.
+        let offset = position - me.position;
+        let reach = me.radius + other.radius;
+        if offset.length_squared() <= reach * reach {
+            let from_centre = (me.velocity - velocity) - offset / self.seconds;
+            let recip = from_centre.length_recip();
+            if !(recip.is_finite() && recip > 0.0) {
+                velocity += parting_direction(me.order, other.order) * 1e-3;
+            }
+        }
+        dodgy_2d::Agent {
+            position: to_dodgy(position),
+            velocity: to_dodgy(velocity),
+            radius: other.radius,
+            avoidance_responsibility: priority(other, me).avoids,
+        }
+    }
+
+    /// The wall edges near `me` as ORCA's obstacles into `walls`. A
+    /// passage it has no claim on is a wall to it: one ahead, and one
+    /// beside it (a unit coming out, pressed by those about to go in, must
+    /// not be planned back into it, where it may not step, and so stand
+    /// still).
+    fn walls(&self, me: &Agent, view: &MapView, walls: &mut Vec<Cow<'static, dodgy_2d::Obstacle>>) {
+        let reach = me.radius + me.speed * WALL_HORIZON;
+        let by_passage = !me.crossing
+            && me.map.is_some_and(|map| {
+                me.near_passage || self.passages.beside(map, view, me.position, 2)
+            });
+        let closed = |cell: Cell| {
+            by_passage
+                && me
+                    .map
+                    .is_some_and(|map| self.passages.closes(map, view, cell))
+        };
+        wall_edges(view, me.position, reach, closed, walls);
+    }
+}
+
+/// What `me` sees of `other`'s velocity: a standing unit sees where a
+/// moving one means to go, so that it makes way before the other reaches
+/// it; and everyone sees where one pushing through or crossing a passage
+/// means to go.
+fn seen(me: &Agent, other: &Agent) -> Vec2 {
+    if priority(me, other).sees_intent {
+        other.preferred
+    } else {
+        other.velocity
+    }
+}
+
+/// Whether two bodies `offset` apart, their radii summing to `reach` and
+/// closing at `relative` velocity, touch within `horizon` seconds (or do
+/// now).
+fn on_collision_course(
+    offset: Vec2,
+    relative: Vec2,
+    distance: f32,
+    reach: f32,
+    horizon: f32,
+) -> bool {
+    if distance <= reach {
+        return true;
+    }
+    let closing = offset.dot(relative);
+    let speed_squared = relative.length_squared();
+    if closing <= 0.0 || speed_squared <= 1e-12 {
+        return false;
+    }
+    let discriminant = closing * closing - speed_squared * (distance * distance - reach * reach);
+    discriminant > 0.0 && (closing - discriminant.sqrt()) / speed_squared <= horizon
+}
+
+/// The wall edges within `reach` of `position` as ORCA obstacles: each side
+/// a wall cell (or the map's edge) shares with a walkable cell, with the
+/// wall on its left. Walls of the grid itself as the unit's class sees it
+/// (`view` is for that class, size 1), whatever the unit's size: its body
+/// keeps its radius from them.
+fn wall_edges(
+    view: &MapView,
+    position: Vec2,
+    reach: f32,
+    closed: impl Fn(Cell) -> bool,
+    out: &mut Vec<Cow<'static, dodgy_2d::Obstacle>>,
+) {
+    let Some(at) = view.world_to_grid(position) else {
+        return;
+    };
+    let cell = view.layout.cell_size.abs().min_element();
+    if cell <= 0.0 || !reach.is_finite() {
+        return;
+    }
+    let reach = reach / cell;
+    let grid = view.size_class();
+    let wall = |x: i64, y: i64| {
+        let cell = Cell::new(
+            u32::try_from(x).unwrap_or(u32::MAX),
+            u32::try_from(y).unwrap_or(u32::MAX),
+        );
+        x < 0 || y < 0 || !grid.is_walkable(cell) || closed(cell)
+    };
+    // A mirroring transform turns left into right.
+    let origin = view.grid_to_world(Vec2::ZERO);
+    let mirrored =
+        (view.grid_to_world(Vec2::X) - origin).perp_dot(view.grid_to_world(Vec2::Y) - origin) < 0.0;
+    let (x0, x1) = ((at.x - reach).floor() as i64, (at.x + reach).floor() as i64);
+    let (y0, y1) = ((at.y - reach).floor() as i64, (at.y + reach).floor() as i64);
+    for y in y0..=y1 {
+        for x in x0..=x1 {
+            if !wall(x, y) {
+                continue;
+            }
+            let centre = Vec2::new(x as f32 + 0.5, y as f32 + 0.5);
+            for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+                if wall(x + dx, y + dy) {
+                    continue;
+                }
+                let normal = Vec2::new(dx as f32, dy as f32);
+                let along = normal.perp();
+                let middle = centre + 0.5 * normal;
+                let (mut a, mut b) = (middle - 0.5 * along, middle + 0.5 * along);
+                let nearest = at.clamp(a.min(b), a.max(b));
+                if nearest.distance(at) > reach {
+                    continue;
+                }
+                if mirrored {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                out.push(Cow::Owned(dodgy_2d::Obstacle::Open {
+                    vertices: vec![
+                        to_dodgy(view.grid_to_world(a)),
+                        to_dodgy(view.grid_to_world(b)),
+                    ],
+                }));
+            }
+        }
+    }
+}
+
+/// `v` turned clockwise by `angle` radians (at most about 1.5): the sine
+/// and cosine from their Taylor series, in multiplications and additions
+/// only, which give the same bits on every machine (a platform's `sin` and
+/// `cos` may differ in the last bit, and a lockstep game would part
+/// there). Off by less than 3e-7 up to 1.2 radians.
+pub(super) fn turned_right(v: Vec2, angle: f32) -> Vec2 {
+    let a2 = angle * angle;
+    let sin = angle * (1.0 - a2 / 6.0 * (1.0 - a2 / 20.0 * (1.0 - a2 / 42.0 * (1.0 - a2 / 72.0))));
+    let cos = 1.0
+        - a2 / 2.0 * (1.0 - a2 / 12.0 * (1.0 - a2 / 30.0 * (1.0 - a2 / 56.0 * (1.0 - a2 / 90.0))));
+    Vec2::new(cos, -sin).rotate(v)
+}
+
+/// `me`'s preferred velocity, turned a little to its right when another
+/// unit stands or comes in its way within the horizon. ORCA alone lets two
+/// units that meet exactly head-on (or one walking straight at a standing
+/// one) only slow down and push; turning right, each to its own side, they
+/// pass, the same way every run.
+fn keep_right<'a>(
+    me: &Agent,
+    others: impl Iterator<Item = &'a Agent>,
+    horizon: f32,
+    view: Option<&MapView>,
+) -> Vec2 {
+    let speed = me.preferred.length();
+    if speed <= 1e-6 {
+        return me.preferred;
+    }
+    let heading = me.preferred / speed;
+    let reach = speed * horizon;
+    let in_the_way = others.into_iter().any(|other| {
+        let offset = other.position - me.position;
+        let ahead = offset.dot(heading);
+        let aside = heading.perp_dot(offset).abs();
+        let closing = (me.preferred - other.velocity).dot(heading) > 0.0;
+        closing
+            && ahead > 0.0
+            && ahead <= reach + me.radius + other.radius
+            && aside < me.radius + other.radius
+    });
+    // The longer a unit is blocked, the more it turns: in a jam where
+    // everyone keeps right, that sets the crowd turning round, which
+    // unlocks it.
+    let angle = KEEP_RIGHT + (KEEP_RIGHT_BLOCKED - KEEP_RIGHT) * me.blocked;
+    let turned = turned_right(me.preferred, angle);
+    // Not into a wall: ORCA would then hold the unit against it.
+    let clear = |view: &MapView| {
+        let cell = view.layout.cell_size.abs().min_element();
+        // One step of about a cell: `can_move` checks the cells and the
+        // corner it crosses.
+        view.can_move(
+            me.position,
+            me.position + turned / speed * (me.radius + 0.5 * cell),
+        )
+    };
+    if in_the_way && view.is_none_or(clear) {
+        turned
+    } else {
+        me.preferred
+    }
+}
+
+/// bevy's `Vec2` to the `glam` version `dodgy_2d` is built on.
+fn to_dodgy(v: Vec2) -> dodgy_2d::Vec2 {
+    dodgy_2d::Vec2::new(v.x, v.y)
+}

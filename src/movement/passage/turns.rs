@@ -1,0 +1,307 @@
+//! Whose turn it is at a passage ([`turns`], [`turn_at`]) and what a unit
+//! near one does about it ([`decide`]): pure rules, table-tested.
+
+use bevy::platform::collections::HashMap;
+use bevy::prelude::*;
+
+use super::sight::Sighting;
+use crate::movement::state::turn::{PassageId, TurnState};
+
+/// Whose turn it is at a passage this frame.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Turn {
+    /// The side that may walk on to it.
+    open: Option<usize>,
+    /// The side in it, whose units at the mouth still go on.
+    flow: Option<usize>,
+}
+
+/// Who is at a passage this frame, per side: how many are in it (or hold
+/// it), and the longest any has waited (with the rank of the first of
+/// those, to break ties).
+#[derive(Default)]
+pub(super) struct Traffic {
+    inside: [u32; 2],
+    waited: [Option<(f32, u64)>; 2],
+}
+
+/// Whose turn it is at each passage someone sees this frame.
+pub(super) fn turns(seen: &[Sighting], turn: f32) -> HashMap<PassageId, Turn> {
+    let mut traffic: HashMap<PassageId, Traffic> = HashMap::new();
+    for sighting in seen {
+        let ahead = sighting.ahead;
+        let entry = traffic.entry(ahead.passage()).or_default();
+        let side = ahead.side as usize;
+        if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
+            entry.inside[side] += 1;
+        } else {
+            let candidate = (sighting.waited, sighting.order);
+            let better = entry.waited[side]
+                .is_none_or(|(w, u)| candidate.0 > w || candidate.0 == w && candidate.1 < u);
+            if better {
+                entry.waited[side] = Some(candidate);
+            }
+        }
+    }
+    traffic
+        .iter()
+        .map(|(&passage, t)| (passage, turn_at(t, turn)))
+        .collect()
+}
+
+/// Whose turn it is at a passage with `traffic`, turns lasting `turn`
+/// seconds: the side in it keeps it (and its units at the mouth go on)
+/// until the other side has waited a turn (two for those at the mouth);
+/// with nobody in it, the side that waited longer (on a tie, the side of
+/// the unit ranked first); with units of both sides in it, neither.
+pub(super) fn turn_at(traffic: &Traffic, turn: f32) -> Turn {
+    let waited = |side: usize| traffic.waited[side].map_or(-1.0, |w| w.0);
+    let inside = (traffic.inside[0] > 0, traffic.inside[1] > 0);
+    let flow = match inside {
+        (true, false) => (waited(1) < 2.0 * turn).then_some(0),
+        (false, true) => (waited(0) < 2.0 * turn).then_some(1),
+        _ => None,
+    };
+    let open = match inside {
+        (true, true) => None,
+        (true, false) => (waited(1) < turn).then_some(0),
+        (false, true) => (waited(0) < turn).then_some(1),
+        (false, false) => match (traffic.waited[0], traffic.waited[1]) {
+            (Some(a), Some(b)) => Some(if a.0 > b.0 || a.0 == b.0 && a.1 < b.1 {
+                0
+            } else {
+                1
+            }),
+            (Some(_), None) => Some(0),
+            (None, _) => Some(1),
+        },
+    };
+    Turn { open, flow }
+}
+
+/// What a unit near a passage does this frame, given whose `turn` it is:
+/// a unit in the passage, or holding it, keeps its claim; one whose side
+/// may go claims it at the mouth (and walks on toward it before that);
+/// the others wait, `seconds` longer, with the velocity they wait at.
+pub(super) fn decide(sighting: &Sighting, turn: Turn, seconds: f32) -> (TurnState, Option<Vec2>) {
+    let ahead = sighting.ahead;
+    if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
+        return (TurnState::Crossing(ahead), None);
+    }
+    let mine = Some(ahead.side as usize);
+    let at_mouth = sighting.distance <= sighting.claim;
+    if turn.open == mine || turn.flow == mine && at_mouth {
+        let state = if at_mouth {
+            TurnState::Crossing(ahead)
+        } else {
+            TurnState::Free
+        };
+        return (state, None);
+    }
+    let waited = sighting.waited + seconds;
+    (
+        TurnState::Waiting { waited },
+        Some(waiting_velocity(sighting)),
+    )
+}
+
+/// How a unit waiting its turn at a passage moves: out of the lane the
+/// units coming out of the passage walk (sideways, to its own side of it),
+/// back from the mouth if it stands too near, else not at all.
+pub(super) fn waiting_velocity(sighting: &Sighting) -> Vec2 {
+    let slow = 0.5 * sighting.speed;
+    let lane = sighting.lane;
+    if lane.out != Vec2::ZERO {
+        let offset = sighting.position - lane.mouth;
+        let along = offset.dot(lane.out);
+        let aside = lane.out.perp_dot(offset);
+        if (-lane.half_width..lane.length).contains(&along) && aside.abs() < lane.half_width {
+            // To the nearer side; dead on the lane's middle, to its left
+            // (the same for every unit, so they do not block each other).
+            let side = if aside < 0.0 { -1.0 } else { 1.0 };
+            return lane.out.perp() * side * slow;
+        }
+    }
+    if sighting.distance < sighting.hold {
+        -sighting.heading * slow
+    } else {
+        Vec2::ZERO
+    }
+}
+
+#[cfg(test)]
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::{Cell, ClassId};
+    use crate::movement::passage::sight::Lane;
+    use crate::movement::state::turn::Claim;
+
+    const TURN: f32 = 4.0;
+
+    fn traffic(inside: [u32; 2], waited: [Option<(f32, u64)>; 2]) -> Traffic {
+        Traffic { inside, waited }
+    }
+
+    /// Whose turn it is at a passage: each row is who is in it and who
+    /// waits at each side, and the side that may walk on to it and the
+    /// side whose units at the mouth still go on.
+    #[test]
+    fn whose_turn_it_is() {
+        type Case = (&'static str, Traffic, Option<usize>, Option<usize>);
+        let cases: [Case; 9] = [
+            ("nobody", traffic([0, 0], [None, None]), Some(1), None),
+            (
+                "one side waits",
+                traffic([0, 0], [Some((0.5, 9)), None]),
+                Some(0),
+                None,
+            ),
+            (
+                "the longer wait goes first",
+                traffic([0, 0], [Some((0.5, 1)), Some((1.5, 2))]),
+                Some(1),
+                None,
+            ),
+            (
+                "a tie goes to the unit ranked first",
+                traffic([0, 0], [Some((1.0, 7)), Some((1.0, 3))]),
+                Some(1),
+                None,
+            ),
+            (
+                "side 0 crosses",
+                traffic([2, 0], [None, None]),
+                Some(0),
+                Some(0),
+            ),
+            (
+                "side 0 crosses, side 1 waited less than a turn",
+                traffic([2, 0], [None, Some((3.9, 1))]),
+                Some(0),
+                Some(0),
+            ),
+            (
+                "side 1 waited a turn: side 0 closes, its mouth still goes",
+                traffic([2, 0], [None, Some((4.5, 1))]),
+                None,
+                Some(0),
+            ),
+            (
+                "side 1 waited two turns: side 0's mouth stops too",
+                traffic([2, 0], [None, Some((8.5, 1))]),
+                None,
+                None,
+            ),
+            (
+                "both sides in it",
+                traffic([1, 1], [Some((9.0, 1)), None]),
+                None,
+                None,
+            ),
+        ];
+        for (name, at, open, flow) in cases {
+            let turn = turn_at(&at, TURN);
+            assert_eq!((turn.open, turn.flow), (open, flow), "{name}");
+        }
+    }
+
+    fn sighting(side: u8, distance: f32, held: bool, waited: f32) -> Sighting {
+        let ahead = Claim {
+            map: (Entity::from_raw_u32(1).unwrap(), ClassId::DEFAULT),
+            size: 1,
+            key: Cell::new(10, 10),
+            side,
+        };
+        Sighting {
+            unit: Entity::from_raw_u32(2).unwrap(),
+            order: 5,
+            ahead,
+            distance,
+            held: held.then_some(ahead),
+            waited,
+            heading: Vec2::X,
+            hold: 2.0,
+            claim: 1.0,
+            speed: 4.0,
+            position: Vec2::ZERO,
+            lane: Lane {
+                mouth: Vec2::new(50.0, 50.0),
+                out: Vec2::ZERO,
+                half_width: 0.5,
+                length: 5.0,
+            },
+        }
+    }
+
+    /// What a unit near a passage does: each row is where it stands, whose
+    /// turn it is, and what it becomes (and whether it waits, backing off
+    /// when close to the mouth).
+    #[test]
+    fn what_a_unit_at_a_passage_does() {
+        let open = |side| Turn {
+            open: Some(side),
+            flow: None,
+        };
+        let flowing = |side| Turn {
+            open: None,
+            flow: Some(side),
+        };
+        let claim = sighting(0, 0.0, false, 0.0).ahead;
+        type Case = (&'static str, Sighting, Turn, TurnState, Option<Vec2>);
+        let cases: [Case; 7] = [
+            (
+                "in it",
+                sighting(0, 0.0, false, 0.0),
+                open(1),
+                TurnState::Crossing(claim),
+                None,
+            ),
+            (
+                "holds it",
+                sighting(0, 3.0, true, 0.0),
+                open(1),
+                TurnState::Crossing(claim),
+                None,
+            ),
+            (
+                "its side's turn, far",
+                sighting(0, 3.0, false, 0.0),
+                open(0),
+                TurnState::Free,
+                None,
+            ),
+            (
+                "its side's turn, at the mouth",
+                sighting(0, 0.5, false, 0.0),
+                open(0),
+                TurnState::Crossing(claim),
+                None,
+            ),
+            (
+                "its side still flows at the mouth",
+                sighting(0, 0.5, false, 0.0),
+                flowing(0),
+                TurnState::Crossing(claim),
+                None,
+            ),
+            (
+                "the other side's turn, far: stands",
+                sighting(0, 3.0, false, 1.0),
+                open(1),
+                TurnState::Waiting { waited: 1.5 },
+                Some(Vec2::ZERO),
+            ),
+            (
+                "the other side's turn, close: backs off",
+                sighting(0, 1.5, false, 0.0),
+                flowing(0),
+                TurnState::Waiting { waited: 0.5 },
+                Some(Vec2::new(-2.0, 0.0)),
+            ),
+        ];
+        for (name, seen, turn, state, preferred) in cases {
+            assert_eq!(decide(&seen, turn, 0.5), (state, preferred), "{name}");
+        }
+    }
+}
