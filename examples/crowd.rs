@@ -25,7 +25,7 @@
 //! the frames run, the movers that arrived, the time per frame (median and
 //! 99th percentile) of the `Steering` and `Avoidance` sets (steering, taking
 //! turns at passages, ORCA), the movers that stopped in a jam and told the
-//! game so (`Arrival::Blocked`, after `AvoidanceSettings::stop_after`
+//! game so (`Arrival::Blocked`, after `CrowdSettings::stop_after`
 //! without headway), and the largest
 //! penetration between two movers' bodies over the whole run, as a
 //! fraction of the smaller radius, with the median, 90th and 99th
@@ -42,9 +42,9 @@
 //! mover's position, velocity and state hashed) and a last line gives
 //! `checksum=`, its total over the run: what it costs is the difference
 //! between a run with it and one without. `--no-avoidance` runs the same scenario with bodies passing
-//! through each other (`AvoidanceSettings::enabled` off): how well the
+//! through each other (`CrowdSettings::enabled` off): how well the
 //! crowd would flow if bodies cost nothing. `--separation-rounds R` sets
-//! `AvoidanceSettings::separation_rounds` (32): what fewer rounds save and
+//! `CrowdSettings::separation_rounds` (32): what fewer rounds save and
 //! how deep bodies then press into each other. `--threads T` gives the
 //! compute task pool (and avoidance planning) T threads; the results are
 //! the same for any T. The line before it gives the same two
@@ -76,7 +76,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::Cell;
 use bevy_frontier::movement::{
-    Arrival, Arrived, Avoidance, AvoidanceSettings, CrowdSystems, Motion, Steering,
+    Arrival, Arrived, Avoidance, CrowdSettings, CrowdSystems, Motion, Steering,
 };
 use bevy_frontier::prelude::*;
 
@@ -96,9 +96,9 @@ struct Options {
     frames: u32,
     spacing: u32,
     open: bool,
-    /// Bodies pass through each other (`AvoidanceSettings::enabled` off).
+    /// Bodies pass through each other (`CrowdSettings::enabled` off).
     no_avoidance: bool,
-    /// `AvoidanceSettings::separation_rounds` (`None`: the default).
+    /// `CrowdSettings::separation_rounds` (`None`: the default).
     separation_rounds: Option<usize>,
     /// Threads of the compute task pool (and of avoidance planning).
     threads: Option<usize>,
@@ -526,12 +526,12 @@ fn main() -> ExitCode {
         }),
         FrontierPlugins::default(),
     ))
-    .insert_resource(AvoidanceSettings {
+    .insert_resource(CrowdSettings {
         enabled: !options.no_avoidance,
         threads: options.threads.unwrap_or(0),
         separation_rounds: options
             .separation_rounds
-            .unwrap_or(AvoidanceSettings::default().separation_rounds),
+            .unwrap_or(CrowdSettings::default().separation_rounds),
         ..default()
     })
     .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(

@@ -7,7 +7,7 @@ use bevy::prelude::*;
 /// entity id reaches: every result delivered (status, cells, cost, grid
 /// version, frames waited), in the order they were delivered, then every
 /// mover's position, velocity and crowd state, in the order the movers
-/// joined ([`Ordinal::joined`](crate::order::Ordinal::joined)).
+/// joined ([`Ordinal::joined`](crate::ordinal::Ordinal::joined)).
 ///
 /// Opt-in: insert it (`app.init_resource::<FrontierChecksum>()`) and the
 /// plugin fills it in at [`FrontierSystems::Last`](crate::schedule::FrontierSystems::Last);

@@ -33,7 +33,7 @@ pub struct FrontierGizmos {
     /// Each moving unit's way: its route, or a line to its goal while it
     /// walks on instinct.
     pub paths: bool,
-    /// The shared middle (every lane) of each group move, its goal and its
+    /// The shared middle (every column) of each group move, its goal and its
     /// end slots.
     pub groups: bool,
     /// The open cells of every search in flight.
@@ -152,8 +152,8 @@ fn draw_groups(groups: Query<&SharedRoute>, maps: Maps, mut gizmos: Gizmos<Front
             continue;
         };
         let cell = view.layout.cell_size.min_element().abs();
-        for lane in group.lanes() {
-            gizmos.linestrip_2d(lane.iter().copied(), Color::srgb(1.0, 0.9, 0.1));
+        for column in group.columns() {
+            gizmos.linestrip_2d(column.iter().copied(), Color::srgb(1.0, 0.9, 0.1));
         }
         let goal = view.cell_to_world(group.goal());
         gizmos.circle_2d(

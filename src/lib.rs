@@ -36,7 +36,7 @@
 //! |---|---|---|
 //! | [`core`] | no | grid, clearance and size classes, moves and costs, heap, search, jump points, flood, MovingAI reader |
 //! | [`checksum`] | yes | [`FrontierChecksum`](checksum::FrontierChecksum): each frame's hash, for lockstep games |
-//! | [`order`] | yes | [`Ordinal`](order::Ordinal): the order the game gave units and requests in, which every tie follows |
+//! | [`ordinal`] | yes | [`Ordinal`](ordinal::Ordinal): the order the game gave units and requests in, which every tie follows |
 //! | [`schedule`] | yes | [`FrontierSystems`](schedule::FrontierSystems), settings, the frame budget |
 //! | [`maps`] | yes | layout, world ↔ cell, line of sight, the [`Maps`](maps::Maps) system param |
 //! | [`pathfinding`] | yes | requests, the queue and its searches, results and their events |
@@ -66,7 +66,7 @@ mod budget;
 pub mod checksum;
 mod clock;
 pub mod core;
-pub mod order;
+pub mod ordinal;
 pub mod schedule;
 
 pub mod maps;
@@ -158,7 +158,7 @@ impl PluginGroup for FrontierPlugins {
 /// `GridLayout`, `MovementClasses`, `Terrain`, `ClassId`), a unit's request,
 /// size, movement class (`Footprint`, `MovementClass`, `UnitKind`) and
 /// answer, how its order ended (`Arrived`, `Arrival`, `PathFailed`), its body
-/// in a crowd (`Avoidance`, `AvoidanceSettings`), group orders and who is in
+/// in a crowd (`Avoidance`, `CrowdSettings`), group orders and who is in
 /// a group (`GroupMember`, `GroupMembers`), a map's coarse graphs
 /// (`CoarseGraphs`, to bake while a level loads), the settings, the figures
 /// of the last frame (`PathfindingStats`) and the lockstep checksum
@@ -175,8 +175,8 @@ pub mod prelude {
     pub use crate::groups::{GroupMember, GroupMembers, GroupMove, GroupsPlugin};
     pub use crate::maps::GridLayout;
     pub use crate::movement::{
-        Arrival, Arrived, Avoidance, AvoidanceSettings, MoveBlocked, MovementPlugin, Mover,
-        Pursuit, TargetLost, UnitArrived,
+        Arrival, Arrived, Avoidance, CrowdSettings, MoveBlocked, MovementPlugin, Mover, Pursuit,
+        TargetLost, UnitArrived,
     };
     pub use crate::pathfinding::{
         CoarseGraphs, Footprint, InvalidReason, MovementClass, PathFailed, PathInvalidated,

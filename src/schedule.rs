@@ -58,7 +58,7 @@ pub enum FrontierSystems {
     Steering,
     /// Local avoidance: movers' velocities are changed so that they do not
     /// run into each other (ORCA; `movement::avoidance`). Off with
-    /// `AvoidanceSettings::enabled`, or per unit with an `Avoidance`
+    /// `CrowdSettings::enabled`, or per unit with an `Avoidance`
     /// component.
     Avoidance,
     /// Movers walk their velocity on the grid, arrive and come to rest;
@@ -85,8 +85,8 @@ pub struct PathfindingSettings {
     /// that have run, not this number: a search takes its scratch, 16 bytes
     /// per cell of its map plus its open list (16 MiB on a 1024×1024 map),
     /// when it first runs, and holds it until it ends (one that loses its
-    /// slot to a more urgent request keeps it too, up to one such per
-    /// slot). Scratch given back waits in a pool of at most one per search
+    /// place in flight to a more urgent request keeps it too, up to one such per
+    /// place in flight). Scratch given back waits in a pool of at most one per search
     /// a round deals (one with one lane, four per lane with more, no more
     /// than `max_in_flight`, 16 at most) for the next search; the rest is
     /// freed. With one lane, searches run one at a
@@ -145,7 +145,7 @@ pub struct PathfindingSettings {
     /// was made, so low-priority requests are served even under a steady
     /// stream of urgent ones. 0 turns ageing off. Ageing is continuous and
     /// applies to every request alike, so two requests never swap places as
-    /// they age: a search that lost its slot to a request cannot take it
+    /// they age: a search that lost its place in flight to a request cannot take it
     /// back from that request, and no two searches throw each other out.
     pub aging_frames: u32,
     /// How often map edits may make one search start over before it stops
@@ -299,7 +299,7 @@ fn refill_budget(mut settings: ResMut<PathfindingSettings>, mut budget: ResMut<F
 impl PathfindingSettings {
     /// Puts settings that make no sense back to something that works, with
     /// a warning naming each: a heuristic weight that is NaN, infinite or
-    /// negative becomes 1 (optimal paths), no search slots becomes one, and
+    /// negative becomes 1 (optimal paths), no places in flight becomes one, and
     /// more restarts than [`MAX_RESTARTS`](Self::MAX_RESTARTS) become that
     /// many (a search must stop following edits at some point, or edits
     /// could keep it from ever ending). Every other value, however large,
@@ -328,7 +328,7 @@ impl PathfindingSettings {
         }
         if self.max_in_flight == 0 {
             warn!(
-                "bevy_frontier: PathfindingSettings::max_in_flight = 0 leaves no search slot; using 1"
+                "bevy_frontier: PathfindingSettings::max_in_flight = 0 leaves no place in flight; using 1"
             );
             self.max_in_flight = 1;
             changed = true;
@@ -375,8 +375,8 @@ impl Plugin for FrontierSchedulePlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<PathfindingSettings>()
             .init_resource::<FrameBudget>()
-            .init_resource::<crate::order::OrdinalCounter>()
-            .register_type::<crate::order::Ordinal>()
+            .init_resource::<crate::ordinal::OrdinalCounter>()
+            .register_type::<crate::ordinal::Ordinal>()
             .register_type::<PathfindingSettings>()
             .configure_sets(
                 self.schedule,

@@ -107,7 +107,8 @@ impl ClassId {
         self.0
     }
 
-    pub(crate) const fn slot(self) -> usize {
+    /// Its row in the tables kept per class (its index, as a `usize`).
+    pub(crate) const fn table_row(self) -> usize {
         self.0 as usize
     }
 }
@@ -252,7 +253,7 @@ impl MovementClasses {
 
     /// The name of class `id`.
     pub fn name(&self, id: ClassId) -> Option<&str> {
-        self.names.get(id.slot()).map(String::as_str)
+        self.names.get(id.table_row()).map(String::as_str)
     }
 
     /// The ids of the classes, in the order of registration.
@@ -263,7 +264,9 @@ impl MovementClasses {
     /// What terrain type `terrain` costs class `class` (0: impassable),
     /// `None` for a class not registered.
     pub fn cost(&self, class: ClassId, terrain: Terrain) -> Option<u8> {
-        self.tables.get(class.slot()).map(|t| t[terrain.0 as usize])
+        self.tables
+            .get(class.table_row())
+            .map(|t| t[terrain.0 as usize])
     }
 
     pub(super) fn checked(self) -> Result<Arc<Self>, ClassError> {

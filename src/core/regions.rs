@@ -181,8 +181,8 @@ impl Regions {
         ];
         let ring: [Option<usize>; 8] = RING.map(|(dx, dy)| at(dx, dy));
         let orthogonal = [ring[0], ring[2], ring[4], ring[6]];
-        let ground = orthogonal.iter().flatten().count();
-        if ground == 0 {
+        let open_sides = orthogonal.iter().flatten().count();
+        if open_sides == 0 {
             // The cell was a region of its own.
             self.count -= 1;
             return true;

@@ -459,14 +459,14 @@ impl NavGrid {
     /// A class's layer for a size is built the first time it is asked for
     /// and repaired on every edit after that.
     pub fn view(&self, kind: UnitKind) -> Option<SizeClass<'_>> {
-        (kind.class.slot() < self.class_count()).then(|| self.kind_view(kind))
+        (kind.class.table_row() < self.class_count()).then(|| self.kind_view(kind))
     }
 
     /// [`NavGrid::view`], the default class's for a class the grid does
     /// not have (whose requests the plugin answers as invalid).
     pub(crate) fn kind_view(&self, kind: UnitKind) -> SizeClass<'_> {
         let size = kind.size.clamp(1, MAX_UNIT_SIZE);
-        let class = if kind.class.slot() < self.class_count() {
+        let class = if kind.class.table_row() < self.class_count() {
             kind.class
         } else {
             ClassId::DEFAULT
@@ -481,7 +481,7 @@ impl NavGrid {
     pub(crate) fn view_if_built(&self, kind: UnitKind) -> Option<SizeClass<'_>> {
         let size = kind.size.clamp(1, MAX_UNIT_SIZE);
         let kind = UnitKind::new(kind.class, size);
-        (kind.class.slot() < self.class_count())
+        (kind.class.table_row() < self.class_count())
             .then(|| self.built_layer_of(kind))
             .flatten()
             .map(|layer| SizeClass::new(self, layer, kind))

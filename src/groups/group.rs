@@ -31,11 +31,11 @@ pub struct GroupMove {
     /// Units further than this many cells from the group's centre get a
     /// path of their own.
     pub max_spread: f32,
-    /// Parallel lanes along the shared path (1: single file).
-    pub lanes: u8,
-    /// Distance between lanes, in cells (not finite, or below 0: single
+    /// Parallel columns along the shared path (1: single file).
+    pub columns: u8,
+    /// Distance between columns, in cells (not finite, or below 0: single
     /// file).
-    pub lane_spacing: f32,
+    pub column_spacing: f32,
     /// For a goal that is a unit ([`PathTarget::Entity`]): the range each
     /// unit chases it into, in world units ([`PathRequest::range`]). A
     /// group sent at a unit chases it unit by unit: each gets
@@ -48,7 +48,7 @@ pub struct GroupMove {
 
 impl GroupMove {
     /// An order for `units` to go to `goal`, with k = 10 splice steps, a
-    /// spread of 24 cells and three lanes 0.6 cells apart.
+    /// spread of 24 cells and three columns 0.6 cells apart.
     pub fn new(units: impl IntoIterator<Item = Entity>, goal: impl Into<PathTarget>) -> Self {
         Self {
             units: units.into_iter().collect(),
@@ -57,8 +57,8 @@ impl GroupMove {
             priority: 0,
             splice_steps: 10,
             max_spread: 24.0,
-            lanes: 3,
-            lane_spacing: 0.6,
+            columns: 3,
+            column_spacing: 0.6,
             range: 0.0,
         }
     }
@@ -94,10 +94,10 @@ impl GroupMove {
         self
     }
 
-    /// With `lanes` parallel lanes `spacing` cells apart.
-    pub fn with_lanes(mut self, lanes: u8, spacing: f32) -> Self {
-        self.lanes = lanes;
-        self.lane_spacing = spacing;
+    /// With `columns` parallel columns `spacing` cells apart.
+    pub fn in_columns(mut self, columns: u8, spacing: f32) -> Self {
+        self.columns = columns;
+        self.column_spacing = spacing;
         self
     }
 
@@ -150,16 +150,16 @@ pub struct SharedRoute {
     pub(super) goal: Cell,
     pub(super) priority: i32,
     pub(super) splice_steps: u32,
-    pub(super) lanes: u8,
-    pub(super) lane_spacing: f32,
+    pub(super) columns: u8,
+    pub(super) column_spacing: f32,
     /// End slots kept for the members.
     pub(super) slots: Vec<Cell>,
     /// Each unit's end slot, once given.
     pub(super) assigned: Vec<(Entity, Cell)>,
     /// The shared middle of the path, in cells.
     pub(super) shared: Vec<Cell>,
-    /// The shared middle walked by each lane.
-    pub(super) lane_waypoints: Vec<SharedWaypoints>,
+    /// The shared middle walked by each column.
+    pub(super) column_waypoints: Vec<SharedWaypoints>,
     pub(super) flood_expansions: u64,
     /// Times an edit sent the shared path back to be found again.
     pub(super) replans: u32,
@@ -245,9 +245,9 @@ impl SharedRoute {
         &self.shared
     }
 
-    /// The shared waypoints of each lane, once spliced.
-    pub fn lanes(&self) -> &[SharedWaypoints] {
-        &self.lane_waypoints
+    /// The shared waypoints of each column, once spliced.
+    pub fn columns(&self) -> &[SharedWaypoints] {
+        &self.column_waypoints
     }
 
     /// Whether every member has its route.

@@ -1,5 +1,5 @@
 //! Routes handed out once a group's floods end: each member's own head,
-//! the shared middle in its lane, and its own tail to its slot, a few
+//! the shared middle in its column, and its own tail to its slot, a few
 //! dozen a frame.
 
 use bevy::prelude::*;
@@ -10,7 +10,7 @@ use crate::maps::MapView;
 use crate::movement::{Edits, Route, SharedWaypoints, Steer, join_path, smooth, steer};
 use crate::pathfinding::PathReady;
 
-/// Shares the path once the floods are done: the middle, its lanes, and
+/// Shares the path once the floods are done: the middle, its columns, and
 /// which slot each member gets. The first to arrive (cheapest head) get the
 /// slots deepest past the tail splice cell.
 pub(super) fn prepare_routes(group: &mut SharedRoute, splice: &Splice, view: &MapView) -> Handout {
@@ -24,13 +24,13 @@ pub(super) fn prepare_routes(group: &mut SharedRoute, splice: &Splice, view: &Ma
     } = splice;
     group.shared = path[*k..path.len() - *k].to_vec();
     let middle = smooth(view, &group.shared);
-    // Lanes from the middle out: 0, +1, −1, +2, … spacings; a lone unit
+    // Columns from the middle out: 0, +1, −1, +2, … spacings; a lone unit
     // walks the centre.
-    group.lane_waypoints = (0..group.lanes as i32)
-        .map(|lane| {
-            let side = if lane % 2 == 1 { 1 } else { -1 };
-            let offset = ((lane + 1) / 2 * side) as f32 * group.lane_spacing;
-            lane_waypoints(view, &middle, offset)
+    group.column_waypoints = (0..group.columns as i32)
+        .map(|column| {
+            let side = if column % 2 == 1 { 1 } else { -1 };
+            let offset = ((column + 1) / 2 * side) as f32 * group.column_spacing;
+            column_waypoints(view, &middle, offset)
         })
         .collect();
     let mut arrivals: Vec<(Entity, Cell, Option<f64>)> = splice
@@ -69,7 +69,7 @@ pub(super) fn prepare_routes(group: &mut SharedRoute, splice: &Splice, view: &Ma
         pairs,
         next: 0,
         // The older of the two floods' grids: a flood that ended frames
-        // before the other (with several lanes an ended flood is not run
+        // before the other (with several columns an ended flood is not run
         // again) found its paths on the grid of then, and the edits since
         // must be checked against them when they are handed out (model
         // seed 1034, its crowd's order shuffled: a member handed a head
@@ -79,7 +79,7 @@ pub(super) fn prepare_routes(group: &mut SharedRoute, splice: &Splice, view: &Ma
 }
 
 /// Gives up to `limit` more members their route: their own head, the
-/// shared middle (in their lane), their own tail to their slot. Returns
+/// shared middle (in their column), their own tail to their slot. Returns
 /// how many it handled.
 pub(super) fn assign_routes(
     entity: Entity,
@@ -116,19 +116,19 @@ pub(super) fn assign_routes(
             send_alone(group, unit, slot, commands);
             continue;
         };
-        let lane = &group.lane_waypoints[i % group.lane_waypoints.len()];
+        let column = &group.column_waypoints[i % group.column_waypoints.len()];
         // Where the unit stands now: it has walked on instinct since the
         // floods saw it on `cell`.
         let here = transform.translation.truncate();
         let now = view.cell_at(here).unwrap_or(cell);
         let mut tail_waypoints = smooth(view, tail_cells);
         tail_waypoints.remove(0);
-        let route = match join_shared(view, here, now, lane) {
-            Some(skip) => Route::spliced(Vec::new(), lane.clone(), tail_waypoints).skipping(skip),
+        let route = match join_shared(view, here, now, column) {
+            Some(skip) => Route::spliced(Vec::new(), column.clone(), tail_waypoints).skipping(skip),
             None => match join_path(view, here, now, head_cells) {
                 Some(mut head_waypoints) => {
                     head_waypoints.pop();
-                    Route::spliced(head_waypoints, lane.clone(), tail_waypoints)
+                    Route::spliced(head_waypoints, column.clone(), tail_waypoints)
                 }
                 // Its head is out of sight: it plans its own way.
                 None => {
@@ -167,24 +167,29 @@ pub(super) fn assign_routes(
 
 /// How far along the shared waypoints a unit can join straight from where
 /// it stands (looking a few corners ahead): the index, if past the first.
-pub(super) fn join_shared(view: &MapView, here: Vec2, cell: Cell, lane: &[Vec2]) -> Option<usize> {
+pub(super) fn join_shared(
+    view: &MapView,
+    here: Vec2,
+    cell: Cell,
+    column: &[Vec2],
+) -> Option<usize> {
     const LOOK_AHEAD: usize = 4;
-    (1..lane.len().min(LOOK_AHEAD + 1)).rev().find(|&i| {
-        view.cell_at(lane[i])
+    (1..column.len().min(LOOK_AHEAD + 1)).rev().find(|&i| {
+        view.cell_at(column[i])
             .is_some_and(|target| view.size_class().line_of_sight(cell, target))
-            && view.segment_clear(here, lane[i])
+            && view.segment_clear(here, column[i])
     })
 }
 
 /// The shared waypoints shifted `offset` cells sideways on every straight
 /// stretch long enough, where the shifted way is clear; corners stay put,
-/// so every lane can be walked.
-pub(super) fn lane_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> SharedWaypoints {
+/// so every column can be walked.
+pub(super) fn column_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> SharedWaypoints {
     let cell = view.layout.cell_size.min_element().abs();
     if offset == 0.0 || middle.len() < 2 {
         return middle.into();
     }
-    let mut lane = vec![middle[0]];
+    let mut column = vec![middle[0]];
     for pair in middle.windows(2) {
         let (from, to) = (pair[0], pair[1]);
         let length = from.distance(to);
@@ -196,7 +201,7 @@ pub(super) fn lane_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> Sh
                 from + direction * inset + side,
                 to - direction * inset + side,
             );
-            let last = *lane.last().unwrap_or(&from);
+            let last = *column.last().unwrap_or(&from);
             let walkable = |p: Vec2| {
                 view.cell_at(p)
                     .is_some_and(|c| view.size_class().is_walkable(c))
@@ -207,10 +212,10 @@ pub(super) fn lane_waypoints(view: &MapView, middle: &[Vec2], offset: f32) -> Sh
                 && view.segment_clear(a, b)
                 && view.segment_clear(b, to)
             {
-                lane.extend([a, b]);
+                column.extend([a, b]);
             }
         }
-        lane.push(to);
+        column.push(to);
     }
-    lane.into()
+    column.into()
 }

@@ -7,7 +7,7 @@
 //! every target is settled) give every unit at once its own short head, from
 //! where it stands to the splice cell P\[k\], and its own short tail, from
 //! P\[len−1−k\] to its end slot. The middle of P is string-pulled once and
-//! shared by every unit (reference-counted, one copy per lane). Routes are
+//! shared by every unit (reference-counted, one copy per column). Routes are
 //! handed out a few dozen a frame, so no frame pays for a whole army.
 //!
 //! End slots are distinct walkable cells around the goal in its region,
@@ -27,7 +27,7 @@
 //! | `group.rs` | the order, membership and the group's state ([`GroupMove`], [`GroupMember`], [`GroupMembers`], [`SharedRoute`]) |
 //! | `order.rs` | an order split by unit kind into groups and units alone, with end slots |
 //! | `splice.rs` | the two floods on the frame's budget, in lanes; plan again or disband |
-//! | `handout.rs` | each member's route handed out: head, shared middle in its lane, tail |
+//! | `handout.rs` | each member's route handed out: head, shared middle in its column, tail |
 
 mod group;
 mod handout;

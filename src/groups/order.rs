@@ -19,12 +19,12 @@ use crate::pathfinding::{
 /// `taken` (the slots of the order's other units); their cells are added to
 /// it. Fewer than `count` when the region has no more room.
 pub(super) fn end_slots(
-    class: SizeClass<'_>,
+    size_class: SizeClass<'_>,
     goal: Cell,
     count: usize,
     taken: &mut HashSet<Cell>,
 ) -> Vec<Cell> {
-    let size = class.size() as u32;
+    let size = size_class.size() as u32;
     let footprint = move |anchor: Cell| {
         (0..size)
             .flat_map(move |dy| (0..size).map(move |dx| Cell::new(anchor.x + dx, anchor.y + dy)))
@@ -40,7 +40,7 @@ pub(super) fn end_slots(
             taken.extend(footprint(anchor));
             slots.push(anchor);
         }
-        for (next, _) in class.neighbors(anchor) {
+        for (next, _) in size_class.neighbors(anchor) {
             if seen.insert(next) {
                 queue.push_back(next);
             }
@@ -303,18 +303,18 @@ impl ClassOrder<'_> {
                 goal,
                 priority: order.priority,
                 splice_steps: order.splice_steps,
-                lanes: order.lanes.max(1),
+                columns: order.columns.max(1),
                 // A spacing that is not a finite distance ≥ 0 would give
-                // lanes of NaN or reversed waypoints: single file instead.
-                lane_spacing: if order.lane_spacing.is_finite() {
-                    order.lane_spacing.max(0.0)
+                // columns of NaN or reversed waypoints: single file instead.
+                column_spacing: if order.column_spacing.is_finite() {
+                    order.column_spacing.max(0.0)
                 } else {
                     0.0
                 },
                 slots,
                 assigned,
                 shared: Vec::new(),
-                lane_waypoints: Vec::new(),
+                column_waypoints: Vec::new(),
                 flood_expansions: 0,
                 replans: 0,
                 off_ground,

@@ -55,19 +55,19 @@ pub(crate) fn splice_groups(
     let began = clock::now();
     // Two floods a group; what more were given back is freed.
     scratch.0.set_limit(4);
-    let mut order: Vec<_> = groups.iter_mut().collect();
-    order.sort_by_key(|(_, group, _, _, _)| group.sequence);
+    let mut in_sequence: Vec<_> = groups.iter_mut().collect();
+    in_sequence.sort_by_key(|(_, group, _, _, _)| group.sequence);
     // Routes are handed out a few dozen a frame, so a big group does not
     // make one frame long.
     let mut routes_left = ROUTES_PER_FRAME;
-    let mut splicing = order
+    let mut splicing = in_sequence
         .iter()
         .any(|(_, group, _, _, _)| matches!(group.stage, Stage::Splicing(_)));
     // With several search lanes, the floods of splicing groups run side by
     // side after this loop instead of one after the other in it.
     let lanes = budget.lane_count();
-    let mut side_by_side = vec![false; order.len()];
-    for (index, (entity, group, members, result, request)) in order.iter_mut().enumerate() {
+    let mut side_by_side = vec![false; in_sequence.len()];
+    for (index, (entity, group, members, result, request)) in in_sequence.iter_mut().enumerate() {
         let (entity, members, result) = (*entity, *members, *result);
         let group = &mut **group;
         if matches!(group.stage, Stage::Done) {
@@ -128,7 +128,7 @@ pub(crate) fn splice_groups(
         }
     }
     if side_by_side.contains(&true) {
-        let chosen = (order.iter_mut().zip(&side_by_side))
+        let chosen = (in_sequence.iter_mut().zip(&side_by_side))
             .filter(|(_, chosen)| **chosen)
             .map(|((_, group, ..), _)| &mut **group)
             .collect();

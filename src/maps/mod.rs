@@ -297,7 +297,7 @@ impl<'a> MapView<'a> {
     /// Whether the grid has movement class `kind.class` (every grid has
     /// class 0).
     pub fn knows(&self, kind: UnitKind) -> bool {
-        kind.class.slot() < self.grid.class_count()
+        kind.class.table_row() < self.grid.class_count()
     }
 
     /// The size of the units this view is for.
@@ -817,13 +817,13 @@ mod tests {
             }
             for size in 1..=2 {
                 let view = MapView::new(&grid, &layout, Some(&transform)).for_size(size);
-                let class = view.size_class();
+                let size_class = view.size_class();
                 for _ in 0..200 {
                     let a = Cell::new(rng.below(24), rng.below(24));
                     let b = Cell::new(rng.below(24), rng.below(24));
-                    if class.is_walkable(a) {
+                    if size_class.is_walkable(a) {
                         let (from, to) = (view.cell_to_world(a), view.cell_to_world(b));
-                        let sight = class.line_of_sight(a, b);
+                        let sight = size_class.line_of_sight(a, b);
                         assert_eq!(
                             view.segment_clear(from, to),
                             sight,
@@ -838,7 +838,7 @@ mod tests {
                     let to = view.cell_to_world(b) + offset(&mut rng);
                     let mut probe = from;
                     view.walk_straight(&mut probe, to, f32::MAX);
-                    let fits = |p: Vec2| view.cell_at(p).is_some_and(|c| class.is_walkable(c));
+                    let fits = |p: Vec2| view.cell_at(p).is_some_and(|c| size_class.is_walkable(c));
                     // Out of a wall the steps go any way, wall to wall
                     // too; a segment there is clear only to an end that
                     // fits.

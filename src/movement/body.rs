@@ -5,10 +5,11 @@
 use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 
+use super::seats::Seat;
 use super::state::{Motion, Mover, Steering};
-use super::store::Slot;
+use super::tuning::BODY_RADIUS;
 use crate::core::MAX_UNIT_SIZE;
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 use crate::pathfinding::{Footprint, MovementClass};
 
 /// A mover's body for local avoidance. A [`Mover`] without one avoids
@@ -74,7 +75,7 @@ pub(crate) struct AgentQuery {
     pub(crate) footprint: Option<&'static Footprint>,
     pub(crate) class: Option<&'static MovementClass>,
     pub(crate) avoidance: Option<&'static Avoidance>,
-    pub(crate) slot: &'static Slot,
+    pub(crate) seat: &'static Seat,
 }
 
 /// A mover's body radius: its [`Avoidance::radius`] if that is a number,
@@ -91,7 +92,7 @@ pub(crate) fn body_radius(
     let radius = avoidance
         .and_then(|a| a.radius)
         .filter(|r| !r.is_nan())
-        .unwrap_or(0.45 * size * cell);
+        .unwrap_or(BODY_RADIUS * size * cell);
     radius
         .max(Avoidance::MIN_RADIUS_CELLS * cell)
         .min(Avoidance::MAX_RADIUS_CELLS * cell)

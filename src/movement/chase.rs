@@ -55,43 +55,12 @@ use super::state::steer::{Steer, steer};
 use super::state::{
     Arrival, Arrived, MapsBesideUnits, Motion, Mover, Steering, UnitArrived, order_ended,
 };
+pub use super::tuning::{NEXT_LEG, RANGE_LEEWAY, REPAIR_LEAST, REPAIR_SHARE, SIGHT};
 use crate::maps::MapView;
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 use crate::pathfinding::{
     Footprint, MovementClass, PathRequest, PathResult, PathStatus, unit_kind,
 };
-
-/// A chaser asks for a new path when its target has gone this share of the
-/// straight distance from the chaser to where the target stood when its
-/// path was asked for (and at least [`REPAIR_LEAST`] cells). Measured with
-/// the `chase` example (1,000 chasers of 10 targets, budget 4,096): on
-/// random512-10-0, 0.2 catches on frame 2,046.7 on average for 5.30 M
-/// expansions, 0.35 on 2,067.1 for 3.68 M, 0.5 on 2,100.7 for 3.12 M,
-/// against 1,935.8 for chasers that always know the best way to where
-/// their target stands; on AR0011SR, 0.35 costs 0.64 M against 1.00 M at
-/// 0.2 for the same catches.
-pub const REPAIR_SHARE: f32 = 0.35;
-
-/// A chaser asks for a new path only once its target has gone at least
-/// this many cells from where it stood when the chaser's path was asked
-/// for.
-pub const REPAIR_LEAST: f32 = 1.0;
-
-/// Within this many cells of its target, with a straight line to it its
-/// class and size may walk, a chaser walks straight at it with no search.
-pub const SIGHT: f32 = 12.0;
-
-/// A chaser whose path is a leg of its way (its search stopped at
-/// [`PathfindingSettings::chase_lookahead`](crate::schedule::PathfindingSettings::chase_lookahead))
-/// asks for the next leg this many cells before the leg's end, so that it
-/// need not stop there while the search runs: a second of walking for
-/// most units.
-pub const NEXT_LEG: f32 = 4.0;
-
-/// Cells beyond the range that still count as in range: a unit beside its
-/// target diagonally (its edge some 0.51 of a cell from the target's, for
-/// two units of a cell) is beside it, at range 0 too.
-pub const RANGE_LEEWAY: f32 = 0.55;
 
 /// A chase or follow under way, on a [`Mover`] whose request names a unit:
 /// what the plugin knows of it, for a game to read (a debug view, an AI
@@ -185,15 +154,15 @@ pub(super) fn pursue(
     maps: MapsBesideUnits,
     mut arrivals: MessageWriter<UnitArrived>,
     mut lost: MessageWriter<TargetLost>,
-    mut order: Local<Vec<(u64, Entity)>>,
+    mut joined: Local<Vec<(u64, Entity)>>,
 ) {
-    order.clear();
-    order.extend(units.iter().filter_map(|unit| {
+    joined.clear();
+    joined.extend(units.iter().filter_map(|unit| {
         let ranged = unit.request.target().is_some() || unit.request.usable_range() > 0.0;
         (ranged || unit.pursuit.is_some()).then_some((unit.ordinal.joined(), unit.entity))
     }));
-    order.sort_unstable();
-    for &(_, entity) in order.iter() {
+    joined.sort_unstable();
+    for &(_, entity) in joined.iter() {
         let Ok(mut unit) = units.get_mut(entity) else {
             continue;
         };

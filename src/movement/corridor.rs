@@ -22,21 +22,21 @@ pub(crate) fn join_path(
     cell: Cell,
     cells: &[Cell],
 ) -> Option<Vec<Vec2>> {
-    let class = view.size_class();
-    let in_wall = !class.is_walkable(cell);
+    let size_class = view.size_class();
+    let in_wall = !size_class.is_walkable(cell);
     // The dearest ground the path has crossed up to each cell: a unit
     // joins it over no dearer ground (not across a swamp it goes round).
-    let here_cost = class.cost(cell).unwrap_or(0);
+    let here_cost = size_class.cost(cell).unwrap_or(0);
     let dearest: Vec<u8> = cells
         .iter()
         .scan(here_cost, |most, &c| {
-            *most = (*most).max(class.cost(c).unwrap_or(0));
+            *most = (*most).max(size_class.cost(c).unwrap_or(0));
             Some(*most)
         })
         .collect();
-    let join = (0..cells.len())
-        .rev()
-        .find(|&i| in_wall && i == 0 || class.line_of_sight_within(cell, cells[i], dearest[i]))?;
+    let join = (0..cells.len()).rev().find(|&i| {
+        in_wall && i == 0 || size_class.line_of_sight_within(cell, cells[i], dearest[i])
+    })?;
     let mut waypoints = smooth(view, &cells[join..]);
     // The waypoint is in sight of the unit's cell centre; from where the
     // unit stands, near the cell's edge, the way may clip a corner: then
@@ -56,8 +56,8 @@ pub(crate) fn join_path(
 /// ground is crossed in straight lines, not 45° zig-zags, and terrain the
 /// path goes round stays gone round.
 pub(crate) fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
-    let class = view.size_class();
-    let cost = |cell: Cell| class.cost(cell).unwrap_or(0);
+    let size_class = view.size_class();
+    let cost = |cell: Cell| size_class.cost(cell).unwrap_or(0);
     let mut kept = Vec::new();
     let mut at = 0;
     while at < cells.len() {
@@ -67,7 +67,7 @@ pub(crate) fn smooth(view: &MapView, cells: &[Cell]) -> Vec<Vec2> {
         let mut dearest = cost(cells[at]).max(cells.get(next).map_or(0, |&c| cost(c)));
         while next + 1 < cells.len() {
             dearest = dearest.max(cost(cells[next + 1]));
-            if !class.line_of_sight_within(cells[at], cells[next + 1], dearest) {
+            if !size_class.line_of_sight_within(cells[at], cells[next + 1], dearest) {
                 break;
             }
             next += 1;
@@ -161,7 +161,7 @@ impl Edits {
     /// one crosses a changed cell (past the one it starts on).
     pub(crate) fn cut(&self, view: &MapView, position: Vec2, route: &Route) -> Option<Cut> {
         let size = view.size() as u32;
-        let class = view.size_class();
+        let size_class = view.size_class();
         let mut from = position;
         let mut found = None;
         for corner in route.remaining() {
@@ -169,7 +169,7 @@ impl Edits {
             from = corner;
             if !view.segment_box(a, b).is_none_or(|area| self.touch(area))
                 || view.segment_clear_where(a, b, |anchor| {
-                    class.is_walkable(anchor) && !self.under(anchor, size)
+                    size_class.is_walkable(anchor) && !self.under(anchor, size)
                 })
             {
                 continue;

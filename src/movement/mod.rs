@@ -26,8 +26,8 @@
 //! | floor | file | what it holds |
 //! |---|---|---|
 //! | state | `state/` | the mover's components ([`Mover`], [`Steering`], [`Motion`]), how an order ends, and the pure state machines: what a unit does (`steer`), its headway, its turn at passages; imports no stage |
-//! | state | `store.rs` | each mover's seat in the crowd's arrays |
-//! | state | `settings.rs`, `tuning.rs` | the settings a game changes ([`AvoidanceSettings`]), and the crate's own numbers, each with its reason |
+//! | state | `seats.rs` | each mover's seat in the crowd's arrays |
+//! | state | `settings.rs`, `tuning.rs` | the settings a game changes ([`CrowdSettings`]), and the crate's own numbers, each with its reason |
 //! | helpers | `body.rs` | a body as avoidance and the turns read it: [`Avoidance`], radius, speed |
 //! | helpers | `parallel.rs` | passes over the movers and the crowd's arrays on the task pool |
 //! | helpers | `corridor.rs`, `stepping.rs`, `rest.rs` | joining a path and testing it against edits; stepping on the grid; the cells units rest on |
@@ -50,18 +50,20 @@ pub mod passage;
 mod plugin;
 mod prefer;
 mod rest;
+mod seats;
 mod separate;
 mod settings;
 mod state;
 mod stepping;
-mod store;
 mod tuning;
 mod walk;
 
 pub use body::Avoidance;
 pub use chase::{Pursuit, TargetLost};
 pub use plugin::{AvoidancePlugin, CrowdSystems, MovementPlugin, PassagesPlugin};
+#[expect(deprecated, reason = "the old name, kept for games that use it")]
 pub use settings::AvoidanceSettings;
+pub use settings::CrowdSettings;
 pub use state::route::{Route, SharedWaypoints};
 pub use state::{Arrival, Arrived, CrowdState, Motion, MoveBlocked, Mover, Steering, UnitArrived};
 

@@ -10,14 +10,14 @@ use bevy::ecs::query::QueryData;
 use bevy::prelude::*;
 
 use super::corridor::{Cut, Edits, join_path};
+use super::seats::{Seat, Seats};
 use super::state::steer::{Meanwhile, Steer, steer, wait_for_new_path};
 use super::state::{
     Arrived, EndedOrder, MapsBesideUnits, MissesGoal, Mover, OnProvisionalPath, Route, Steering,
 };
-use super::store::{Slot, Slots};
 use crate::core::{ClassId, UnitKind};
 use crate::maps::MapView;
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 use crate::pathfinding::{
     Footprint, MovementClass, PathRequest, PathResult, PathStatus, PathTarget, unit_kind,
 };
@@ -358,7 +358,7 @@ pub(super) fn replan_cut_routes(
     }
     // Asked again in the order the units joined: the requests a group's
     // members get arrive in that order.
-    cut.sort_unstable_by_key(|&(order, unit, _)| (order, unit));
+    cut.sort_unstable_by_key(|&(joined, unit, _)| (joined, unit));
     for (_, unit, meanwhile) in cut {
         let Ok((_, _, _, mut request, mut steering, ..)) = units.get_mut(unit) else {
             continue;
@@ -401,8 +401,8 @@ impl<'a> EditedMap<'a> {
         let at = match self.edits.iter().position(|e| (e.0, e.1) == (class, since)) {
             Some(at) => at,
             None => {
-                let ground = self.view.for_kind(UnitKind::new(class, 1)).size_class();
-                let edits = Edits::new(ground.dearer_since(since));
+                let size_class = self.view.for_kind(UnitKind::new(class, 1)).size_class();
+                let edits = Edits::new(size_class.dearer_since(since));
                 self.edits.push((class, since, edits));
                 self.edits.len() - 1
             }
@@ -432,25 +432,25 @@ pub(super) fn ask_again(
 }
 
 /// `CrowdSystems::Orders`, first: movers that joined before the movement
-/// plugin was added (so no slot was there to give) get theirs, in the
+/// plugin was added (so no seat was there to give) get theirs, in the
 /// order they joined. Costs a count a frame otherwise.
 pub(super) fn seat_strays(
-    mut movers: Query<(Entity, &Ordinal, &mut Slot), With<Mover>>,
-    mut slots: ResMut<Slots>,
+    mut movers: Query<(Entity, &Ordinal, &mut Seat), With<Mover>>,
+    mut seats: ResMut<Seats>,
 ) {
-    if movers.iter().len() == slots.held {
+    if movers.iter().len() == seats.held {
         return;
     }
     let mut strays: Vec<(u64, Entity)> = movers
         .iter()
-        .filter(|(_, _, slot)| **slot == Slot::NONE)
+        .filter(|(_, _, seat)| **seat == Seat::NONE)
         .map(|(entity, ordinal, _)| (ordinal.joined(), entity))
         .collect();
     strays.sort_unstable();
     for (_, mover) in strays {
-        let taken = slots.take(mover);
-        if let Ok((_, _, mut slot)) = movers.get_mut(mover) {
-            *slot = taken;
+        let taken = seats.take(mover);
+        if let Ok((_, _, mut seat)) = movers.get_mut(mover) {
+            *seat = taken;
         }
     }
 }

@@ -9,13 +9,13 @@ use bevy::prelude::*;
 use super::body::Avoidance;
 use super::parallel::each_mover;
 use super::rest::RestingPlaces;
-use super::settings::{AvoidanceSettings, warn_of_odd_settings};
+use super::seats::Seats;
+use super::settings::{CrowdSettings, warn_of_odd_settings};
 use super::state::{Arrived, Motion, MoveBlocked, Mover, Steering, UnitArrived};
-use super::store::Slots;
 use super::tuning::PARALLEL_MOVERS;
 use super::{avoidance, chase, orders, passage, prefer, separate, walk};
 use crate::checksum::{FrontierChecksum, pair};
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 use crate::pathfinding::PathfindingPlugin;
 use crate::schedule::FrontierSystems;
 
@@ -113,12 +113,12 @@ impl Plugin for MovementPlugin {
             .register_type::<Steering>()
             .register_type::<Motion>()
             .register_type::<Avoidance>()
-            .register_type::<AvoidanceSettings>()
+            .register_type::<CrowdSettings>()
             .register_type::<Arrived>()
             .register_type::<chase::Pursuit>()
-            .init_resource::<AvoidanceSettings>()
+            .init_resource::<CrowdSettings>()
             .init_resource::<RestingPlaces>()
-            .init_resource::<Slots>()
+            .init_resource::<Seats>()
             .init_resource::<orders::RouteChecks>()
             .init_resource::<passage::Passages>()
             .add_message::<UnitArrived>()

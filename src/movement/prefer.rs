@@ -14,7 +14,7 @@ use super::state::{MapsBesideUnits, Motion, Mover, Route, Steering};
 use super::tuning::{PARALLEL_MOVERS, REACHED, SKIP_NEAR};
 use crate::maps::AllViews;
 use crate::maps::MapView;
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 use crate::pathfinding::{Footprint, MovementClass, unit_kind};
 
 /// A mover as `prefer` reads and writes it.

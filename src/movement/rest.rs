@@ -10,10 +10,7 @@ use bevy::prelude::*;
 
 use crate::core::Cell;
 use crate::maps::MapView;
-
-/// Cells a place is looked for in, at most, before a unit rests where it
-/// stands without one.
-const SEARCH_LIMIT: usize = 4096;
+use crate::movement::tuning::SEARCH_LIMIT;
 
 /// The cells each standing unit holds (its footprint's cells, on its map).
 #[derive(Resource, Default)]
@@ -90,11 +87,11 @@ impl RestingPlaces {
             self.claim(unit, map, anchor, size);
             return view.cell_to_world(anchor);
         }
-        let class = view.size_class();
-        let Some(first) = class
+        let size_class = view.size_class();
+        let Some(first) = size_class
             .is_walkable(anchor)
             .then_some(anchor)
-            .or_else(|| class.nearest_walkable((anchor.x as i64, anchor.y as i64), None))
+            .or_else(|| size_class.nearest_walkable((anchor.x as i64, anchor.y as i64), None))
         else {
             return position;
         };
@@ -108,7 +105,7 @@ impl RestingPlaces {
             if seen.len() >= SEARCH_LIMIT {
                 break;
             }
-            for (next, _) in class.neighbors(at) {
+            for (next, _) in size_class.neighbors(at) {
                 if seen.insert(next) {
                     queue.push_back(next);
                 }

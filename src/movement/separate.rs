@@ -10,10 +10,10 @@ use super::avoidance::priority::Agent;
 use super::avoidance::solver::Separation;
 use super::parallel::{each_chunk_mut, each_mover};
 use super::passage::Passages;
-use super::settings::AvoidanceSettings;
+use super::seats::Seat;
+use super::settings::CrowdSettings;
 use super::state::{Motion, Mover};
-use super::store::Slot;
-use super::tuning::{PARALLEL_MOVERS, SLOT_CHUNK};
+use super::tuning::{PARALLEL_MOVERS, SEAT_CHUNK};
 use crate::core::UnitKind;
 use crate::maps::{AllViews, MapView, Maps};
 
@@ -24,7 +24,7 @@ pub(crate) struct BodyQuery {
     entity: Entity,
     transform: &'static mut Transform,
     motion: &'static mut Motion,
-    slot: &'static Slot,
+    seat: &'static Seat,
 }
 
 /// `FrontierSystems::Move`, after the units walked: bodies that still
@@ -39,7 +39,7 @@ pub(crate) struct BodyQuery {
 /// next frame with no push into it, seen standing by the others.
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn separate(
-    settings: Res<AvoidanceSettings>,
+    settings: Res<CrowdSettings>,
     mut bodies: Query<BodyQuery, With<Mover>>,
     maps: Maps<Without<Mover>>,
     passages: Res<Passages>,
@@ -57,7 +57,7 @@ pub(crate) fn separate(
     // each chunk of movers alone (in parallel).
     let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); crowd.agents.len()];
     let agents = &crowd.agents;
-    each_chunk_mut(&mut walk_views, threads, SLOT_CHUNK, |first, chunk| {
+    each_chunk_mut(&mut walk_views, threads, SEAT_CHUNK, |first, chunk| {
         place_bodies(first, chunk, agents, &bodies, &all_views);
     });
     crowd.positions.clear();
@@ -80,12 +80,12 @@ pub(crate) fn separate(
              entity,
              mut transform,
              mut motion,
-             slot,
+             seat,
          }| {
             // The mover the agent was: one spawned since avoidance ran
             // (in an observer of the walk's events, say) may hold the
-            // slot of one despawned since, and was not separated.
-            if let Some(i) = crowd.rank_of(slot)
+            // seat of one despawned since, and was not separated.
+            if let Some(i) = crowd.rank_of(seat)
                 && crowd.agents[i].entity == entity
                 && let Some(&push) = pushes.get(i)
                 && push != Vec2::ZERO
@@ -113,7 +113,7 @@ fn place_bodies<'a>(
 ) {
     for (k, placed) in chunk.iter_mut().enumerate() {
         let agent = &agents[first + k];
-        let at = bodies.get(agent.entity).ok().filter(|_| agent.live);
+        let at = bodies.get(agent.entity).ok().filter(|_| agent.live());
         let Some(at) = at.map(|body| body.transform.translation.truncate()) else {
             continue;
         };

@@ -1,14 +1,19 @@
 //! The crowd's settings, the numbers a game changes
-//! ([`AvoidanceSettings`]); the crate's own tuning is in
-//! [`tuning`](super::tuning).
+//! ([`CrowdSettings`]); the crate's own tuning is in `tuning.rs`.
 
 use bevy::prelude::*;
 
-/// How movers avoid each other. Added with `init_resource`: a value the app
-/// inserts wins.
+/// How the crowd moves: how movers avoid each other, how long they take
+/// turns at passages, and when a unit held up pushes through or gives up.
+/// Read by every stage of the crowd step, with or without
+/// [`AvoidancePlugin`](super::AvoidancePlugin) (only `enabled`,
+/// `time_horizon`, `max_neighbours`, `threads` and `separation_rounds`
+/// are avoidance's alone). Added with `init_resource`: a value the app
+/// inserts wins. Called `AvoidanceSettings` in earlier builds of the main branch; that name is kept
+/// as a deprecated alias.
 #[derive(Resource, Clone, Debug, PartialEq, Reflect)]
 #[reflect(Resource)]
-pub struct AvoidanceSettings {
+pub struct CrowdSettings {
     /// Whether movers avoid each other at all (default `true`). Off, every
     /// mover walks its preferred velocity, through the others.
     pub enabled: bool,
@@ -27,8 +32,9 @@ pub struct AvoidanceSettings {
     /// Seconds a moving unit may make no headway (half a cell of ground
     /// gained), blocked by others, before it pushes through until it makes
     /// headway again (default 2): it leaves most of the avoiding to the
-    /// others (of two pushing through against each other, the later
-    /// entity yields), though never ends deep in another body. One blocked
+    /// others (of two pushing through against each other, the one ranked
+    /// later in the crowd, that is the one that joined first, yields),
+    /// though never ends deep in another body. One blocked
     /// this long within a few cells of its end rests at the nearest free
     /// cell instead: close enough (for a unit wider than a cell whose
     /// pushing through gained it nothing, twice as far).
@@ -64,7 +70,11 @@ pub struct AvoidanceSettings {
     pub separation_rounds: usize,
 }
 
-impl Default for AvoidanceSettings {
+/// The old name of [`CrowdSettings`], which covers more than avoidance.
+#[deprecated(note = "renamed CrowdSettings: it covers passages and headway too")]
+pub type AvoidanceSettings = CrowdSettings;
+
+impl Default for CrowdSettings {
     fn default() -> Self {
         Self {
             enabled: true,
@@ -79,7 +89,7 @@ impl Default for AvoidanceSettings {
     }
 }
 
-impl AvoidanceSettings {
+impl CrowdSettings {
     /// The longest [`time_horizon`](Self::time_horizon), in seconds.
     pub const MAX_TIME_HORIZON: f32 = 10.0;
     /// The shortest [`time_horizon`](Self::time_horizon), in seconds (a
@@ -105,19 +115,19 @@ impl AvoidanceSettings {
     /// The plugins warn once when a game's settings needed it.
     ///
     /// ```
-    /// use bevy_frontier::movement::AvoidanceSettings;
+    /// use bevy_frontier::movement::CrowdSettings;
     ///
-    /// let odd = AvoidanceSettings {
+    /// let odd = CrowdSettings {
     ///     time_horizon: f32::INFINITY,
     ///     give_up_after: f32::NAN,
     ///     stop_after: -1.0,
     ///     ..Default::default()
     /// };
     /// let used = odd.clamped();
-    /// assert_eq!(used.time_horizon, AvoidanceSettings::MAX_TIME_HORIZON);
-    /// assert_eq!(used.give_up_after, AvoidanceSettings::default().give_up_after);
+    /// assert_eq!(used.time_horizon, CrowdSettings::MAX_TIME_HORIZON);
+    /// assert_eq!(used.give_up_after, CrowdSettings::default().give_up_after);
     /// assert_eq!(used.stop_after, 0.0);
-    /// assert_eq!(AvoidanceSettings::default().clamped(), AvoidanceSettings::default());
+    /// assert_eq!(CrowdSettings::default().clamped(), CrowdSettings::default());
     /// ```
     pub fn clamped(&self) -> Self {
         let default = Self::default();
@@ -150,14 +160,14 @@ impl AvoidanceSettings {
     }
 }
 
-/// Warns once a game's [`AvoidanceSettings`] change to numbers out of
-/// their range ([`AvoidanceSettings::clamped`] says what is used
+/// Warns once a game's [`CrowdSettings`] change to numbers out of
+/// their range ([`CrowdSettings::clamped`] says what is used
 /// instead).
-pub(crate) fn warn_of_odd_settings(settings: Res<AvoidanceSettings>) {
+pub(crate) fn warn_of_odd_settings(settings: Res<CrowdSettings>) {
     if settings.is_changed() {
         let used = settings.clamped();
         if used != *settings {
-            warn!("AvoidanceSettings out of range: {settings:?}; the crowd uses {used:?}");
+            warn!("CrowdSettings out of range: {settings:?}; the crowd uses {used:?}");
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::maps::MapView;
 
 /// Walks `velocity × seconds` from `position`, sliding along walls as
 /// [`walk_instinct`] does: how a unit moves where avoidance set its way.
+#[inline] // called across modules in the crowd step's hot loops
 pub(crate) fn walk_velocity(view: &MapView, position: &mut Vec2, velocity: Vec2, seconds: f32) {
     let goal = *position + velocity * seconds;
     walk_instinct(view, position, goal, velocity.length() * seconds);

@@ -14,22 +14,18 @@ use super::corridor::{route_cut_ahead, walk_left};
 use super::parallel::each_mover;
 use super::passage;
 use super::rest::RestingPlaces;
-use super::settings::AvoidanceSettings;
-use super::state::headway::{Doing, NEAR_THE_END, Seen, Stall};
+use super::settings::CrowdSettings;
+use super::state::headway::{Doing, Seen, Stall};
 use super::state::steer::{Meanwhile, Steer, steer, wait_for_new_path};
 use super::state::{
     Arrival, MapsBesideUnits, MissesGoal, Motion, MoveBlocked, Mover, Route, Steering, UnitArrived,
     order_ended,
 };
 use super::stepping::{walk_instinct, walk_velocity};
-use super::tuning::{PARALLEL_WALKS, REACHED};
+use super::tuning::{DISPLACED, NEAR_THE_END, PARALLEL_WALKS, REACHED};
 use crate::maps::{AllViews, MapView};
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 use crate::pathfinding::{Footprint, MovementClass, PathRequest, unit_kind};
-
-/// A standing unit further than this (in cells) from its rest place has
-/// been pushed off it.
-const DISPLACED: f32 = 0.3;
 
 /// What `move_units` walks units on: the frame's time, the maps, the
 /// passages and the settings, read only.
@@ -37,7 +33,7 @@ const DISPLACED: f32 = 0.3;
 pub(super) struct WalkWorld<'w, 's> {
     time: Res<'w, Time>,
     maps: MapsBesideUnits<'w, 's>,
-    settings: Res<'w, AvoidanceSettings>,
+    settings: Res<'w, CrowdSettings>,
     passages: Res<'w, passage::Passages>,
 }
 
@@ -79,7 +75,7 @@ pub(super) enum Effect {
     Resettle,
     /// Blocked too long near its end: it rests where it stands.
     StopShort,
-    /// No headway for [`AvoidanceSettings::stop_after`]: it stops where it
+    /// No headway for [`CrowdSettings::stop_after`]: it stops where it
     /// stands, and the game is told.
     Blocked,
     /// A route without an order of its own (a group member's) asks for a
@@ -106,7 +102,7 @@ struct Frame<'a, 'v> {
 /// the velocity it was given, sliding along walls. A unit whose route is
 /// walked arrives, and rests where it stands unless another rests there:
 /// then it walks on to the nearest free cell first. A unit that makes no
-/// headway for [`AvoidanceSettings::give_up_after`] pushes through the
+/// headway for [`CrowdSettings::give_up_after`] pushes through the
 /// others (and asks for its path again if pushed out of sight of its next
 /// corner, or if a wall cuts the way on from there to the one after) until
 /// it does; with less than [`NEAR_THE_END`] cells of its
@@ -120,7 +116,7 @@ struct Frame<'a, 'v> {
 /// settling it there.
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(super) fn move_units(
-    ground: WalkWorld,
+    world: WalkWorld,
     mut commands: Commands,
     mut units: Query<WalkQuery>,
     mut places: ResMut<RestingPlaces>,
@@ -129,7 +125,7 @@ pub(super) fn move_units(
     // The frame's effects, kept so no frame allocates them anew.
     mut effects: Local<Vec<(u64, Entity, Effect)>>,
 ) {
-    let seconds = ground.time.delta_secs();
+    let seconds = world.time.delta_secs();
     if seconds <= 0.0 {
         // No time passed: nobody walks, and each has the velocity it was
         // given.
@@ -137,11 +133,11 @@ pub(super) fn move_units(
             unit.motion.planned);
         return;
     }
-    let all_views = AllViews::new(&ground.maps);
-    let settings = ground.settings.clamped();
+    let all_views = AllViews::new(&world.maps);
+    let settings = world.settings.clamped();
     let frame = Frame {
         views: &all_views,
-        passages: &ground.passages,
+        passages: &world.passages,
         seconds,
         give_up: settings.give_up_after,
         stop_after: settings.stop_after,
@@ -437,7 +433,7 @@ fn end_of_route(
 /// stands. It holds the nearest free cell if it half stands on it, and
 /// none if that cell lies further (others keep it from it, and would keep
 /// it from any other). A unit that made no headway for
-/// [`AvoidanceSettings::stop_after`] stops the same way, `outcome`
+/// [`CrowdSettings::stop_after`] stops the same way, `outcome`
 /// [`Arrival::Blocked`].
 fn stop_short(others: &mut Others, view: &MapView, unit: &mut WalkQueryItem, outcome: Arrival) {
     let Steering::Following { route, map, .. } = &mut *unit.steering else {

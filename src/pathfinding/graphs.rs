@@ -296,16 +296,16 @@ impl CoarseGraphs {
                     std::mem::replace(graph, Box::new(CoarseGraph::new(&grid.kind_view(kind))))
                 }
                 Build::Sliced(graph) => {
-                    let class = grid.kind_view(kind);
-                    if !graph.fits(&class) {
+                    let size_class = grid.kind_view(kind);
+                    if !graph.fits(&size_class) {
                         // The grid was replaced by one of another size.
-                        **graph = CoarseGraph::new(&class);
+                        **graph = CoarseGraph::new(&size_class);
                     }
-                    graph.repair(&class, 2 * BUILD_EXPANSIONS_PER_FRAME);
-                    if !(graph.is_ready(&class) && due_now) {
+                    graph.repair(&size_class, 2 * BUILD_EXPANSIONS_PER_FRAME);
+                    if !(graph.is_ready(&size_class) && due_now) {
                         continue;
                     }
-                    std::mem::replace(graph, Box::new(CoarseGraph::new(&class)))
+                    std::mem::replace(graph, Box::new(CoarseGraph::new(&size_class)))
                 }
             };
             entry.state = State::Ready(graph);
@@ -325,7 +325,7 @@ impl CoarseGraphs {
     /// [`REPAIR_EXPANSIONS_PER_UNIT`](crate::core::coarse::REPAIR_EXPANSIONS_PER_UNIT)
     /// repair expansions a unit). Returns the units spent (at most `most`).
     pub(crate) fn prepare(&mut self, grid: &NavGrid, kind: UnitKind, frame: u64, most: u64) -> u64 {
-        let class = grid.kind_view(kind);
+        let size_class = grid.kind_view(kind);
         let Some(index) = self.entries.iter().position(|entry| entry.kind == kind) else {
             if !self.supplied && !self.is_building() {
                 self.begin(grid, kind, frame);
@@ -339,14 +339,14 @@ impl CoarseGraphs {
         // built again rather than repaired cluster by cluster on the budget.
         // A few edits leave it usable meanwhile, on its old records where
         // they touched.
-        let dirty = if graph.fits(&class) {
-            graph.note_edits(&class)
+        let dirty = if graph.fits(&size_class) {
+            graph.note_edits(&size_class)
         } else {
             usize::MAX
         };
         let mostly =
             dirty > MOSTLY_CHANGED_CLUSTERS && dirty.saturating_mul(4) > graph.cluster_count();
-        if mostly || !graph.is_usable(&class) {
+        if mostly || !graph.is_usable(&size_class) {
             if self.supplied {
                 // The game's graph is for another grid: it is dropped, and
                 // quick routes wait for one the game hands in.
@@ -358,7 +358,7 @@ impl CoarseGraphs {
         }
         // Repairs are charged at their cost in the frame's units.
         let per_unit = crate::core::coarse::REPAIR_EXPANSIONS_PER_UNIT;
-        let spent = graph.repair(&class, most.saturating_mul(per_unit));
+        let spent = graph.repair(&size_class, most.saturating_mul(per_unit));
         spent.div_ceil(per_unit)
     }
 
@@ -378,7 +378,8 @@ impl CoarseGraphs {
 /// ground costs the same everywhere (hover) would otherwise wait for its
 /// real searches behind the other classes' long ones, with no path at all.
 pub(crate) fn wants_quick_routes(grid: &NavGrid, kind: UnitKind) -> bool {
-    let uneven = |class: SizeClass| class.min_walkable_cost() != class.max_walkable_cost();
+    let uneven =
+        |size_class: SizeClass| size_class.min_walkable_cost() != size_class.max_walkable_cost();
     uneven(grid.kind_view(kind))
         || (0..grid.class_count())
             .map(|class| ClassId::from_index(class as u8))
@@ -403,14 +404,14 @@ enum Window {
 /// Starts a build of `grid`'s graph for `kind`: on the async compute pool
 /// with threads, in slices without; a small map's at once.
 fn start(grid: &NavGrid, kind: UnitKind) -> Started {
-    let class = grid.kind_view(kind);
+    let size_class = grid.kind_view(kind);
     if grid.cell_count() <= AT_ONCE_CELLS {
-        return Started::Built(Box::new(CoarseGraph::build(&class)));
+        return Started::Built(Box::new(CoarseGraph::build(&size_class)));
     }
     if !THREADED {
-        let frames = build_frames(CoarseGraph::build_estimate(&class));
+        let frames = build_frames(CoarseGraph::build_estimate(&size_class));
         return Started::Building(
-            Build::Sliced(Box::new(CoarseGraph::new(&class))),
+            Build::Sliced(Box::new(CoarseGraph::new(&size_class))),
             Window::Known(frames),
         );
     }

@@ -11,7 +11,7 @@ use super::result::{PathInvalidated, PathResult};
 use super::stats::PathfindingStats;
 use crate::core::size_class::anchors_over;
 use crate::core::{Cell, ClassId, GridChanges, NavGrid, SizeClass};
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 
 /// Side of the square blocks of cells the index files paths under.
 const BLOCK: u32 = 16;

@@ -4,7 +4,7 @@ use bevy::prelude::*;
 
 use crate::core::{Cell, ClassId, MAX_UNIT_SIZE, UnitKind};
 use crate::maps::GridLayout;
-use crate::order::{Ordinal, stamp_asked};
+use crate::ordinal::{Ordinal, stamp_asked};
 
 /// A point a path starts or ends at: a world position, a grid cell, or a
 /// unit (any entity with a `Transform`), wherever it stands.

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use bevy::prelude::*;
 use bevy_frontier::core::Cell;
-use bevy_frontier::movement::{Arrived, Avoidance, AvoidanceSettings};
+use bevy_frontier::movement::{Arrived, Avoidance, CrowdSettings};
 use bevy_frontier::prelude::*;
 
 use crate::common::{cell_at, position, settle, spawn_map, spawn_mover, timed_app};
@@ -104,7 +104,7 @@ fn avoidance_off_globally_or_per_unit_walks_through() {
     for global in [true, false] {
         let mut app = timed_app(4096);
         if global {
-            app.insert_resource(AvoidanceSettings {
+            app.insert_resource(CrowdSettings {
                 enabled: false,
                 ..default()
             });

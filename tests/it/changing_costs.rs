@@ -13,7 +13,7 @@
 
 use bevy::prelude::*;
 use bevy_frontier::core::Cell;
-use bevy_frontier::movement::{Arrived, AvoidanceSettings, Steering};
+use bevy_frontier::movement::{Arrived, CrowdSettings, Steering};
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, position, seeds_from_env, serpentine, spawn_map, spawn_mover, timed_app};
@@ -139,7 +139,7 @@ fn model_game(seed: u64) -> Result<(), String> {
     // Units as points: what is tested is the planning, not the crowd (the
     // crowd model's business), whose jams in the serpentine's one-lane
     // gaps would otherwise stand in for it.
-    app.insert_resource(AvoidanceSettings {
+    app.insert_resource(CrowdSettings {
         enabled: false,
         ..default()
     });

@@ -12,7 +12,7 @@
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::core::{Cell, NavGrid};
-use bevy_frontier::movement::{AvoidanceSettings, Motion, Steering};
+use bevy_frontier::movement::{CrowdSettings, Motion, Steering};
 use bevy_frontier::prelude::*;
 
 use crate::common::{Rng, clutter, spawn_map, spawn_mover, threaded_app};
@@ -28,7 +28,7 @@ fn run(threads: usize, clutter_first: bool) -> (Vec<u64>, f32) {
     if clutter_first {
         clutter(&mut app, &mut Rng::new(17));
     }
-    app.insert_resource(AvoidanceSettings {
+    app.insert_resource(CrowdSettings {
         threads,
         ..default()
     })

@@ -12,7 +12,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::core::{Cell, MAX_UNIT_SIZE};
-use bevy_frontier::movement::{Avoidance, AvoidanceSettings};
+use bevy_frontier::movement::{Avoidance, CrowdSettings};
 use bevy_frontier::pathfinding::PathfindingStats;
 use bevy_frontier::prelude::*;
 
@@ -54,7 +54,7 @@ fn maze() -> NavGrid {
 /// The [`maze`] with `units` (speed, radius, size) spawned in its first
 /// corridor, two abreast, each ordered to the far corner; the frames run
 /// at 30 a second.
-fn maze_with(units: &[(f32, Option<f32>, u8)], settings: AvoidanceSettings) -> (App, Vec<Entity>) {
+fn maze_with(units: &[(f32, Option<f32>, u8)], settings: CrowdSettings) -> (App, Vec<Entity>) {
     let mut app = app();
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_millis(
         1_000 / 30,
@@ -120,7 +120,7 @@ fn odd_speeds_neither_hang_nor_leave_the_ground() {
             .enumerate()
             .map(|(i, &speed)| (speed, None, 1 + (i % 3) as u8))
             .collect();
-        let (mut app, spawned) = maze_with(&units, AvoidanceSettings::default());
+        let (mut app, spawned) = maze_with(&units, CrowdSettings::default());
         run_checked(&mut app, &spawned, 240, "odd speeds");
         for (&unit, &(speed, ..)) in spawned.iter().zip(&units) {
             let arrived = app.world().get::<Arrived>(unit).is_some();
@@ -146,21 +146,21 @@ fn odd_avoidance_radii_do_not_panic() {
                 units.push((4.0, Some(radius), 1 + i as u8));
             }
         }
-        let (mut app, spawned) = maze_with(&units[..12], AvoidanceSettings::default());
+        let (mut app, spawned) = maze_with(&units[..12], CrowdSettings::default());
         run_checked(&mut app, &spawned, 120, "odd radii");
-        let (mut app, spawned) = maze_with(&units[12..], AvoidanceSettings::default());
+        let (mut app, spawned) = maze_with(&units[12..], CrowdSettings::default());
         run_checked(&mut app, &spawned, 120, "odd radii");
     });
 }
 
-/// Every field of `AvoidanceSettings` that is a number, set to each odd
+/// Every field of `CrowdSettings` that is a number, set to each odd
 /// value in turn, with a crowd of movers of sizes 1 to 3 in the maze: no
 /// frame hangs, nothing panics, no unit ends a frame in a wall (one of the
 /// odd time horizons walked one into a wall), and every order is answered.
 #[test]
 fn odd_avoidance_settings_keep_units_on_the_ground() {
     returns_within(Duration::from_secs(600), "odd avoidance settings", || {
-        type Set = fn(&mut AvoidanceSettings, f32);
+        type Set = fn(&mut CrowdSettings, f32);
         let fields: [(&str, Set); 5] = [
             ("time_horizon", |s, v| s.time_horizon = v),
             ("give_up_after", |s, v| s.give_up_after = v),
@@ -178,7 +178,7 @@ fn odd_avoidance_settings_keep_units_on_the_ground() {
             .collect();
         for (name, set) in fields {
             for &value in &ODD {
-                let mut settings = AvoidanceSettings::default();
+                let mut settings = CrowdSettings::default();
                 set(&mut settings, value);
                 let (mut app, spawned) = maze_with(&units, settings);
                 run_checked(&mut app, &spawned, 90, &format!("{name} = {value}"));
@@ -222,8 +222,8 @@ fn odd_pathfinding(rng: &mut Rng) -> PathfindingSettings {
     }
 }
 
-fn odd_avoidance(rng: &mut Rng) -> AvoidanceSettings {
-    AvoidanceSettings {
+fn odd_avoidance(rng: &mut Rng) -> CrowdSettings {
+    CrowdSettings {
         enabled: rng.below(6) > 0,
         time_horizon: odd_or(rng, 0.75),
         max_neighbours: count_or(rng, 6),
@@ -336,8 +336,8 @@ fn play_odd_game(seed: u64) {
                     order.priority = [i32::MIN, 0, i32::MAX][rng.below(3) as usize];
                     order.splice_steps = [0, 10, u32::MAX][rng.below(3) as usize];
                     order.max_spread = odd_or(&mut rng, 24.0);
-                    order.lanes = [0, 1, 3, u8::MAX][rng.below(4) as usize];
-                    order.lane_spacing = odd_or(&mut rng, 0.6);
+                    order.columns = [0, 1, 3, u8::MAX][rng.below(4) as usize];
+                    order.column_spacing = odd_or(&mut rng, 0.6);
                     app.world_mut().write_message(order);
                 }
                 8 if rng.below(3) == 0 => {
@@ -386,7 +386,7 @@ fn play_odd_game(seed: u64) {
     }
     // No more orders, usual settings: every request is answered.
     app.insert_resource(PathfindingSettings::default());
-    app.insert_resource(AvoidanceSettings::default());
+    app.insert_resource(CrowdSettings::default());
     for _ in 0..2_000 {
         app.update();
         let world = app.world_mut();

@@ -126,11 +126,11 @@ fn the_shared_middle_is_stored_once() {
         group.shared_cells().len() > 40,
         "the middle spans the field"
     );
-    let lanes = group.lanes().to_vec();
-    assert_eq!(lanes.len(), 3, "three lanes by default");
+    let columns = group.columns().to_vec();
+    assert_eq!(columns.len(), 3, "three columns by default");
     assert!(
-        lanes[1] != lanes[0] && lanes[2] != lanes[0],
-        "side lanes run beside the middle on the open field"
+        columns[1] != columns[0] && columns[2] != columns[0],
+        "side columns run beside the middle on the open field"
     );
     let mut used = HashSet::new();
     for &unit in &units {
@@ -138,11 +138,13 @@ fn the_shared_middle_is_stored_once() {
             panic!("{unit} has no route");
         };
         let shared = route.shared().expect("routed through the shared middle");
-        let lane = lanes.iter().position(|lane| Arc::ptr_eq(lane, shared));
-        assert!(lane.is_some(), "{unit} holds a copy of the middle");
-        used.extend(lane);
+        let column = columns
+            .iter()
+            .position(|column| Arc::ptr_eq(column, shared));
+        assert!(column.is_some(), "{unit} holds a copy of the middle");
+        used.extend(column);
     }
-    assert_eq!(used.len(), 3, "the units walk in every lane");
+    assert_eq!(used.len(), 3, "the units walk in every column");
 }
 
 /// Sums the expansions of all frames until every unit has its way.

@@ -66,7 +66,7 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
         threads,
         ..default()
     })
-    .insert_resource(AvoidanceSettings {
+    .insert_resource(CrowdSettings {
         threads,
         ..default()
     })

@@ -46,7 +46,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::{Cell, MAX_UNIT_SIZE};
 use bevy_frontier::movement::Steering;
-use bevy_frontier::order::Ordinal;
+use bevy_frontier::ordinal::Ordinal;
 use bevy_frontier::pathfinding::PathTarget;
 use bevy_frontier::pathfinding::{PathfindingQueue, PathfindingStats};
 use bevy_frontier::prelude::*;
@@ -119,7 +119,7 @@ impl Model {
     /// entity ids).
     fn new(seed: u64, shuffle: u64, cluttered: bool, baked: bool) -> (App, Self) {
         let mut app = app();
-        bevy_frontier::order::shuffle_crowd_order(app.world_mut(), shuffle);
+        bevy_frontier::ordinal::shuffle_crowd_ranks(app.world_mut(), shuffle);
         app.init_resource::<FrontierChecksum>();
         if cluttered {
             clutter(&mut app, &mut Rng::new(seed ^ 0xC1));
@@ -502,8 +502,8 @@ impl Model {
                 let goal = self.cell(m);
                 let mut order = GroupMove::new(members, goal);
                 order.map = Some(self.maps[m].entity);
-                order.lanes = self.rng.below(5) as u8;
-                order.lane_spacing = [0.6, f32::NAN, -1.0, 3.0][self.rng.below(4) as usize];
+                order.columns = self.rng.below(5) as u8;
+                order.column_spacing = [0.6, f32::NAN, -1.0, 3.0][self.rng.below(4) as usize];
                 order.max_spread = [24.0, f32::NAN, 0.0][self.rng.below(3) as usize];
                 order.splice_steps = self.rng.below(20);
                 app.world_mut().write_message(order);

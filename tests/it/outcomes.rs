@@ -243,7 +243,7 @@ fn listen_blocked(mut blocked: MessageReader<MoveBlocked>, mut heard: ResMut<Blo
     heard.0.extend(blocked.read().copied());
 }
 
-/// A unit that makes no headway for `AvoidanceSettings::stop_after`
+/// A unit that makes no headway for `CrowdSettings::stop_after`
 /// (pushing through gains it nothing) stops where it stands and the game
 /// is told, once: its order ends `Blocked`, `MoveBlocked` says where, and
 /// it stands still after. A unit beside it that can move arrives as ever;
@@ -253,7 +253,7 @@ fn a_unit_held_without_headway_stops_and_the_game_is_told() {
     use bevy_frontier::movement::{CrowdSystems, Steering};
     for stop_after in [3.0, f32::INFINITY] {
         let (mut app, _, _, _) = scene();
-        app.insert_resource(AvoidanceSettings {
+        app.insert_resource(CrowdSettings {
             stop_after,
             ..default()
         })

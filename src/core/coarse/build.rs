@@ -79,11 +79,11 @@ fn keep<P: PartialEq + Copy>(placed: &mut Vec<(u32, P)>, at: u32, pieces: P, spa
 /// what 8-neighbour moves join too); walls get `u16::MAX`. Returns the
 /// labels and how many pieces there are.
 pub(super) fn pieces(
-    class: &SizeClass<'_>,
+    size_class: &SizeClass<'_>,
     (x0, y0, w, h): (u32, u32, u32, u32),
 ) -> (Vec<u16>, u16) {
-    let costs = class.costs();
-    let width = class.width();
+    let costs = size_class.costs();
+    let width = size_class.width();
     let walkable = |i: u32| costs[((y0 + i / w) * width + x0 + i % w) as usize] != 0;
     let mut labels = vec![u16::MAX; (w * h) as usize];
     let mut stack = Vec::new();
@@ -129,12 +129,12 @@ pub(super) struct Cache {
 impl Cache {
     /// The pieces of `cluster`, and what labelling them cost if they were
     /// not held.
-    fn pieces(&mut self, graph: &Levels, class: &SizeClass<'_>, cluster: u32) -> u64 {
+    fn pieces(&mut self, graph: &Levels, size_class: &SizeClass<'_>, cluster: u32) -> u64 {
         if self.pieces.contains_key(&cluster) {
             return 0;
         }
         let bounds = graph.bounds(cluster);
-        self.pieces.insert(cluster, pieces(class, bounds));
+        self.pieces.insert(cluster, pieces(size_class, bounds));
         ((bounds.2 * bounds.3) as u64).div_ceil(LABELS_PER_EXPANSION)
     }
 
@@ -154,11 +154,12 @@ impl Cache {
     }
 
     /// Puts together the level-1 graph of `sup` unless it is held.
-    fn super_graph(&mut self, graph: &Levels, class: &SizeClass<'_>, sup: u32) {
+    fn super_graph(&mut self, graph: &Levels, size_class: &SizeClass<'_>, sup: u32) {
         if self.supers.contains_key(&sup) {
             return;
         }
-        self.supers.insert(sup, SuperGraph::of(graph, class, sup));
+        self.supers
+            .insert(sup, SuperGraph::of(graph, size_class, sup));
     }
 }
 
@@ -233,7 +234,7 @@ impl ClusterBuild {
     pub(super) fn run(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         most: u64,
         cache: &mut Cache,
     ) -> (u64, Option<Vec<u8>>) {
@@ -249,7 +250,7 @@ impl ClusterBuild {
                     return (spent, None);
                 }
             }
-            self.place(graph, class, cache);
+            self.place(graph, size_class, cache);
         }
         let Some(area) = &self.area else {
             return (spent, None);
@@ -282,14 +283,14 @@ impl ClusterBuild {
 
     /// Labels the pieces and places the entrances: the record's header and
     /// nodes, and the first sweep begun.
-    fn place(&mut self, graph: &Levels, class: &SizeClass<'_>, cache: &mut Cache) {
+    fn place(&mut self, graph: &Levels, size_class: &SizeClass<'_>, cache: &mut Cache) {
         let cluster = self.cluster;
         let bounds = graph.bounds(cluster);
         let (_, _, w, h) = bounds;
         let (cx, cy) = (cluster % graph.columns, cluster / graph.columns);
         cache.trim(graph);
         for (x, y) in around(cx, cy, graph.columns, graph.rows) {
-            cache.pieces(graph, class, y * graph.columns + x);
+            cache.pieces(graph, size_class, y * graph.columns + x);
         }
         let own = cache.labels(cluster);
         let piece_count = cache.pieces.get(&cluster).map_or(0, |(_, count)| *count);
@@ -346,7 +347,7 @@ impl ClusterBuild {
         self.record.push(n as u8);
         self.record.push(piece_count.min(255) as u8);
         self.record.extend(nodes.iter().map(|&i| i as u8));
-        let area = Area::new(class, bounds);
+        let area = Area::new(size_class, bounds);
         self.targets = nodes.iter().map(|&i| area.padded(i)).collect();
         self.sweep.prepare(&area);
         if let Some(&first) = self.targets.first() {
@@ -389,7 +390,7 @@ pub(super) struct SuperGraph {
 }
 
 impl SuperGraph {
-    fn of(graph: &Levels, class: &SizeClass<'_>, sup: u32) -> Self {
+    fn of(graph: &Levels, size_class: &SizeClass<'_>, sup: u32) -> Self {
         let mut made = Self::default();
         // Where each cluster's nodes start, by index inside the super.
         let mut starts = [u32::MAX; (SUPER * SUPER) as usize];
@@ -436,7 +437,7 @@ impl SuperGraph {
                     let other_base = starts[graph.inner_index(other) as usize];
                     let there = other_base + position as u32;
                     let here = base + from as u32;
-                    let enter = |cell| class.cost(cell).unwrap_or(0) as u32 * 4;
+                    let enter = |cell| size_class.cost(cell).unwrap_or(0) as u32 * 4;
                     lists[here as usize].push((there, enter(crate::core::grid::Cell::new(x, y))));
                     lists[there as usize].push((here, enter(cell)));
                 }
@@ -510,7 +511,7 @@ impl SuperBuild {
     pub(super) fn run(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         most: u64,
         cache: &mut Cache,
     ) -> (u64, Option<Vec<u8>>) {
@@ -525,7 +526,7 @@ impl SuperBuild {
                     return (spent, None);
                 }
             }
-            self.place(graph, class, cache);
+            self.place(graph, size_class, cache);
         }
         let Some((made, upper)) = &self.placed else {
             return (spent, None);
@@ -581,12 +582,12 @@ impl SuperBuild {
     }
 
     /// Chooses the level-2 entrances and begins the first Dijkstra.
-    fn place(&mut self, graph: &Levels, class: &SizeClass<'_>, cache: &mut Cache) {
+    fn place(&mut self, graph: &Levels, size_class: &SizeClass<'_>, cache: &mut Cache) {
         let sup = self.sup;
         let (sx, sy) = (sup % graph.super_columns, sup / graph.super_columns);
         cache.trim(graph);
         for (x, y) in around(sx, sy, graph.super_columns, graph.super_rows) {
-            cache.super_graph(graph, class, y * graph.super_columns + x);
+            cache.super_graph(graph, size_class, y * graph.super_columns + x);
         }
         let Some(made) = cache.supers.get(&sup).cloned() else {
             return;

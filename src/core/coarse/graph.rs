@@ -48,23 +48,23 @@ pub struct CoarseGraph {
 impl CoarseGraph {
     /// A graph for `class` with every record still to build
     /// ([`repair`](Self::repair) builds them).
-    pub fn new(class: &SizeClass<'_>) -> Self {
-        let levels = Levels::new(class);
+    pub fn new(size_class: &SizeClass<'_>) -> Self {
+        let levels = Levels::new(size_class);
         let (count, supers) = (levels.cluster_count(), levels.super_count());
         Self {
             levels,
             dirty: Dirty::all(count as u32),
             dirty_upper: Dirty::all(supers as u32),
             usable: false,
-            version: class.version(),
+            version: size_class.version(),
             repair: None,
         }
     }
 
     /// A graph for `class`, every record built, on this thread.
-    pub fn build(class: &SizeClass<'_>) -> Self {
-        let mut graph = Self::new(class);
-        graph.repair(class, u64::MAX);
+    pub fn build(size_class: &SizeClass<'_>) -> Self {
+        let mut graph = Self::new(size_class);
+        graph.repair(size_class, u64::MAX);
         graph
     }
 
@@ -123,7 +123,7 @@ impl CoarseGraph {
         (levels.width, levels.height, levels.neighborhood) == shape
             && self.version == version
             && (1..=crate::core::MAX_UNIT_SIZE).contains(&levels.kind.size)
-            && levels.kind.class.slot() < classes
+            && levels.kind.class.table_row() < classes
             && self.is_built()
     }
 
@@ -151,9 +151,9 @@ impl CoarseGraph {
     /// factor of two of the build on the benchmark maps (0.68–1.29 times
     /// the real cost on random512-10-0, AR0011SR and Berlin_0_1024), which
     /// is what a build's time is planned with.
-    pub fn build_estimate(class: &SizeClass<'_>) -> u64 {
-        let (width, height) = (class.width(), class.height());
-        let costs = class.costs();
+    pub fn build_estimate(size_class: &SizeClass<'_>) -> u64 {
+        let (width, height) = (size_class.width(), size_class.height());
+        let costs = size_class.costs();
         let walkable = |x: u32, y: u32| costs[(y * width + x) as usize] != 0;
         let mut estimate = 0u64;
         for y0 in (0..height).step_by(CLUSTER as usize) {
@@ -207,28 +207,28 @@ impl CoarseGraph {
 
     /// Whether it was made for this class and size, on a grid of this
     /// size and move set (an edit never changes them; a replaced grid may).
-    pub fn fits(&self, class: &SizeClass<'_>) -> bool {
+    pub fn fits(&self, size_class: &SizeClass<'_>) -> bool {
         (
             self.levels.kind,
             self.levels.width,
             self.levels.height,
             self.levels.neighborhood,
         ) == (
-            class.kind(),
-            class.width(),
-            class.height(),
-            class.neighborhood(),
+            size_class.kind(),
+            size_class.width(),
+            size_class.height(),
+            size_class.neighborhood(),
         )
     }
 
     /// Marks the records that the edits since the graph's version touched
     /// as dirty (all of them if the grid lost count or is another grid of
     /// the same size). Returns how many clusters are dirty now.
-    pub fn note_edits(&mut self, class: &SizeClass<'_>) -> usize {
-        if class.version() == self.version {
+    pub fn note_edits(&mut self, size_class: &SizeClass<'_>) -> usize {
+        if size_class.version() == self.version {
             return self.dirty.len();
         }
-        match class.changes_since(self.version) {
+        match size_class.changes_since(self.version) {
             GridChanges::Cells(cells) => {
                 for cell in cells {
                     self.touch(cell);
@@ -242,13 +242,13 @@ impl CoarseGraph {
                 }
             }
         }
-        self.version = class.version();
+        self.version = size_class.version();
         self.dirty.len()
     }
 
     /// Whether every record is built and up to date with `class`.
-    pub fn is_ready(&self, class: &SizeClass<'_>) -> bool {
-        self.dirty.is_empty() && self.dirty_upper.is_empty() && self.version == class.version()
+    pub fn is_ready(&self, size_class: &SizeClass<'_>) -> bool {
+        self.dirty.is_empty() && self.dirty_upper.is_empty() && self.version == size_class.version()
     }
 
     /// Whether routes may run on it for `class`: every record was built
@@ -257,8 +257,8 @@ impl CoarseGraph {
     /// from before the edits until it is built again: a route over it is
     /// still legal (its legs are refined on the grid as it is, and one an
     /// edit cut ends without a route), only perhaps not as good.
-    pub fn is_usable(&self, class: &SizeClass<'_>) -> bool {
-        self.usable && self.fits(class) && self.version == class.version()
+    pub fn is_usable(&self, size_class: &SizeClass<'_>) -> bool {
+        self.usable && self.fits(size_class) && self.version == size_class.version()
     }
 
     /// Clusters in all.
@@ -361,8 +361,8 @@ impl CoarseGraph {
     /// dirty again meanwhile). Returns the expansions spent, at most
     /// `most`. Edits since the graph's version are noted first
     /// ([`note_edits`](Self::note_edits)).
-    pub fn repair(&mut self, class: &SizeClass<'_>, most: u64) -> u64 {
-        self.note_edits(class);
+    pub fn repair(&mut self, size_class: &SizeClass<'_>, most: u64) -> u64 {
+        self.note_edits(size_class);
         let mut cache = Cache::default();
         let mut spent = 0;
         while spent < most {
@@ -375,8 +375,12 @@ impl CoarseGraph {
                 },
             };
             let (used, done) = match &mut work {
-                Repair::Cluster(build) => build.run(&self.levels, class, most - spent, &mut cache),
-                Repair::Super(build) => build.run(&self.levels, class, most - spent, &mut cache),
+                Repair::Cluster(build) => {
+                    build.run(&self.levels, size_class, most - spent, &mut cache)
+                }
+                Repair::Super(build) => {
+                    build.run(&self.levels, size_class, most - spent, &mut cache)
+                }
             };
             spent += used;
             match (done, &work) {
@@ -475,9 +479,9 @@ pub struct BuiltPart {
 
 impl GraphBuild {
     /// A build of `class`'s graph, nothing built yet.
-    pub fn new(class: &SizeClass<'_>) -> Self {
+    pub fn new(size_class: &SizeClass<'_>) -> Self {
         Self {
-            graph: CoarseGraph::new(class),
+            graph: CoarseGraph::new(size_class),
             upper: false,
             done: false,
         }
@@ -500,17 +504,17 @@ impl GraphBuild {
     /// Builds the records of one part (of [`parts`](Self::parts)) of the
     /// current stage on `class`, the grid the build was made for. Reads
     /// the build only, so parts can be built side by side.
-    pub fn build_part(&self, class: &SizeClass<'_>, part: Range<u32>) -> BuiltPart {
+    pub fn build_part(&self, size_class: &SizeClass<'_>, part: Range<u32>) -> BuiltPart {
         let mut cache = Cache::default();
         let records = part
             .map(|i| {
                 let record = if self.upper {
                     SuperBuild::new(i)
-                        .run(&self.graph.levels, class, u64::MAX, &mut cache)
+                        .run(&self.graph.levels, size_class, u64::MAX, &mut cache)
                         .1
                 } else {
                     ClusterBuild::new(i)
-                        .run(&self.graph.levels, class, u64::MAX, &mut cache)
+                        .run(&self.graph.levels, size_class, u64::MAX, &mut cache)
                         .1
                 };
                 (i, record.unwrap_or_default())

@@ -51,16 +51,16 @@ pub(super) struct Levels {
 
 impl Levels {
     /// The lattice over `class`, no record built.
-    pub(super) fn new(class: &SizeClass<'_>) -> Self {
-        let columns = class.width().div_ceil(CLUSTER);
-        let rows = class.height().div_ceil(CLUSTER);
+    pub(super) fn new(size_class: &SizeClass<'_>) -> Self {
+        let columns = size_class.width().div_ceil(CLUSTER);
+        let rows = size_class.height().div_ceil(CLUSTER);
         let super_columns = columns.div_ceil(SUPER);
         let super_rows = rows.div_ceil(SUPER);
         Self {
-            kind: class.kind(),
-            width: class.width(),
-            height: class.height(),
-            neighborhood: class.neighborhood(),
+            kind: size_class.kind(),
+            width: size_class.width(),
+            height: size_class.height(),
+            neighborhood: size_class.neighborhood(),
             columns,
             rows,
             super_columns,

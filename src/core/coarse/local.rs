@@ -28,11 +28,11 @@ pub(super) struct Area {
 }
 
 impl Area {
-    pub(super) fn new(class: &SizeClass<'_>, bounds: (u32, u32, u32, u32)) -> Self {
+    pub(super) fn new(size_class: &SizeClass<'_>, bounds: (u32, u32, u32, u32)) -> Self {
         let (x0, y0, w, h) = bounds;
         let stride = w + 2;
-        let width = class.width();
-        let grid = class.costs();
+        let width = size_class.width();
+        let grid = size_class.costs();
         let mut costs = vec![0u8; (stride * (h + 2)) as usize];
         for y in 0..h {
             let row = ((y0 + y) * width + x0) as usize;
@@ -46,11 +46,11 @@ impl Area {
             bounds,
             width,
             offsets,
-            moves: match class.neighborhood() {
+            moves: match size_class.neighborhood() {
                 Neighborhood::Four => 4,
                 Neighborhood::Eight => 8,
             },
-            min_cost: class.min_walkable_cost().max(1) as u64,
+            min_cost: size_class.min_walkable_cost().max(1) as u64,
         }
     }
 

@@ -121,7 +121,7 @@ impl Abstract {
     pub(super) fn begin_route(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         (start, from_start): (Cell, &[(u32, u64)]),
         direct: Option<u64>,
         goal: Cell,
@@ -134,7 +134,15 @@ impl Abstract {
         self.best = direct.map(|cost| (cost, ABSENT));
         for &(node, cost) in from_start {
             if let Some(id) = self.id_of_node(graph, node) {
-                self.score(graph, class, id, cost, (ABSENT, Leg::Cells), goal, weight);
+                self.score(
+                    graph,
+                    size_class,
+                    id,
+                    cost,
+                    (ABSENT, Leg::Cells),
+                    goal,
+                    weight,
+                );
             }
         }
     }
@@ -144,14 +152,22 @@ impl Abstract {
     pub(super) fn begin_inside(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         supers: [u32; 2],
         from: u32,
         to: Cell,
     ) {
         self.reset(Scope::Inside(supers));
         if let Some(id) = self.id_of_node(graph, from) {
-            self.score(graph, class, id, 0, (ABSENT, Leg::Cells), to, WEIGHT_ONE);
+            self.score(
+                graph,
+                size_class,
+                id,
+                0,
+                (ABSENT, Leg::Cells),
+                to,
+                WEIGHT_ONE,
+            );
         }
     }
 
@@ -204,7 +220,7 @@ impl Abstract {
     fn score(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         id: u32,
         g: u64,
         (parent, leg): (u32, Leg),
@@ -217,7 +233,7 @@ impl Abstract {
         }
         let cell = graph.cell_of(self.cells[i]);
         let h = octile(cell.x.abs_diff(goal.x), cell.y.abs_diff(goal.y))
-            * class.min_walkable_cost().max(1) as u64;
+            * size_class.min_walkable_cost().max(1) as u64;
         let key = g + (h as u128 * weight as u128 / WEIGHT_ONE as u128) as u64;
         let fresh = self.g[i] == u64::MAX;
         self.g[i] = g;
@@ -237,7 +253,7 @@ impl Abstract {
     pub(super) fn run(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         goal: &Goal<'_>,
         weight: u64,
         most: u64,
@@ -280,10 +296,10 @@ impl Abstract {
             };
             if lower {
                 self.expanded[0] += 1;
-                self.expand_lower(graph, class, (id, node, g, cluster), goal.cell, weight);
+                self.expand_lower(graph, size_class, (id, node, g, cluster), goal.cell, weight);
             } else {
                 self.expanded[1] += 1;
-                self.expand_upper(graph, class, (id, node, g, cluster), goal.cell, weight);
+                self.expand_upper(graph, size_class, (id, node, g, cluster), goal.cell, weight);
             }
         }
         (spent, false)
@@ -295,7 +311,7 @@ impl Abstract {
     fn expand_lower(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         (id, node, g, cluster): (u32, u32, u64, u32),
         goal: Cell,
         weight: u64,
@@ -314,7 +330,7 @@ impl Abstract {
                 let other = first + j as u32;
                 self.score(
                     graph,
-                    class,
+                    size_class,
                     other,
                     g + cost,
                     (id, Leg::Cells),
@@ -323,7 +339,14 @@ impl Abstract {
                 );
             }
         }
-        self.cross(graph, class, (id, node, g, cluster), goal, weight, false);
+        self.cross(
+            graph,
+            size_class,
+            (id, node, g, cluster),
+            goal,
+            weight,
+            false,
+        );
     }
 
     /// A level-2 node: the others of its super-cluster, and the level-2
@@ -331,7 +354,7 @@ impl Abstract {
     fn expand_upper(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         (id, node, g, cluster): (u32, u32, u64, u32),
         goal: Cell,
         weight: u64,
@@ -355,7 +378,7 @@ impl Abstract {
                 let other = self.block(graph, cluster) + place as u32;
                 self.score(
                     graph,
-                    class,
+                    size_class,
                     other,
                     g + cost,
                     (id, Leg::Upper),
@@ -364,7 +387,14 @@ impl Abstract {
                 );
             }
         }
-        self.cross(graph, class, (id, node, g, cluster), goal, weight, true);
+        self.cross(
+            graph,
+            size_class,
+            (id, node, g, cluster),
+            goal,
+            weight,
+            true,
+        );
     }
 
     /// The nodes one step from `node` across its cluster's borders that
@@ -373,7 +403,7 @@ impl Abstract {
     fn cross(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         (id, node, g, cluster): (u32, u32, u64, u32),
         goal: Cell,
         weight: u64,
@@ -412,13 +442,13 @@ impl Abstract {
             if !allowed {
                 continue;
             }
-            let Some(cost) = class.costs().get(index as usize).filter(|&&c| c != 0) else {
+            let Some(cost) = size_class.costs().get(index as usize).filter(|&&c| c != 0) else {
                 continue;
             };
             let next_id = self.block(graph, other) + place as u32;
             self.score(
                 graph,
-                class,
+                size_class,
                 next_id,
                 g + *cost as u64 * step_cost(0),
                 (id, Leg::Step),

@@ -181,8 +181,8 @@ impl CoarseRoute {
 
     /// The refined route, once [`RouteStatus::Found`]: anchors from start to
     /// goal, each one move from the next, and what walking them costs.
-    pub fn path(&self, class: &SizeClass<'_>) -> Option<Path> {
-        (self.status == RouteStatus::Found).then(|| walked(class, &self.cells))
+    pub fn path(&self, size_class: &SizeClass<'_>) -> Option<Path> {
+        (self.status == RouteStatus::Found).then(|| walked(size_class, &self.cells))
     }
 
     /// The route refined so far, while its legs are being refined: anchors
@@ -190,9 +190,9 @@ impl CoarseRoute {
     /// [`path`](Self::path) will give), and what walking them costs. `None`
     /// before the node search has ended, and once the route ended without
     /// one.
-    pub fn refined(&self, class: &SizeClass<'_>) -> Option<Path> {
+    pub fn refined(&self, size_class: &SizeClass<'_>) -> Option<Path> {
         (self.phase == Phase::Refine || self.status == RouteStatus::Found)
-            .then(|| walked(class, &self.cells))
+            .then(|| walked(size_class, &self.cells))
     }
 
     /// Cells refined so far (see [`refined`](Self::refined)).
@@ -218,22 +218,27 @@ impl CoarseRoute {
     /// edit cut (checked whole when the last leg is refined) ends as
     /// [`RouteStatus::NotFound`], so a found route is always legal on the
     /// grid it was finished on.
-    pub fn step(&mut self, graph: &CoarseGraph, class: &SizeClass<'_>, budget: u64) -> RouteStatus {
+    pub fn step(
+        &mut self,
+        graph: &CoarseGraph,
+        size_class: &SizeClass<'_>,
+        budget: u64,
+    ) -> RouteStatus {
         let graph = &graph.levels;
         let mut left = budget;
         while left > 0 && self.status == RouteStatus::Running {
             let (spent, part) = match self.phase {
-                Phase::FromStart => (self.connect_start(graph, class, left), Part::Join),
-                Phase::ToGoal => (self.connect_goal(graph, class, left), Part::Join),
-                Phase::Nodes => (self.search(graph, class, left), Part::Nodes),
+                Phase::FromStart => (self.connect_start(graph, size_class, left), Part::Join),
+                Phase::ToGoal => (self.connect_goal(graph, size_class, left), Part::Join),
+                Phase::Nodes => (self.search(graph, size_class, left), Part::Nodes),
                 Phase::Refine
                     if self.opening
                         || (self.leg + PAIRED >= self.waypoints.len()
                             && self.window < self.course.len()) =>
                 {
-                    (self.through(graph, class, left), Part::Open)
+                    (self.through(graph, size_class, left), Part::Open)
                 }
-                Phase::Refine => (self.refine(graph, class, left), Part::Refine),
+                Phase::Refine => (self.refine(graph, size_class, left), Part::Refine),
                 Phase::Done => break,
             };
             match part {
@@ -264,7 +269,7 @@ impl CoarseRoute {
     fn connect(
         &mut self,
         graph: &Levels,
-        class: &SizeClass<'_>,
+        size_class: &SizeClass<'_>,
         cell: Cell,
         forward: bool,
         most: u64,
@@ -286,10 +291,10 @@ impl CoarseRoute {
                 return (pay, None);
             }
             self.paid = 0;
-            return (0, Some(estimate(graph, class, cell, forward)));
+            return (0, Some(estimate(graph, size_class, cell, forward)));
         }
-        let area = Area::new(class, graph.bounds(cluster));
-        let index = class.index(cell).unwrap_or_default() as u32;
+        let area = Area::new(size_class, graph.bounds(cluster));
+        let index = size_class.index(cell).unwrap_or_default() as u32;
         if !self.local.begun {
             self.local
                 .begin(&area, &[(area.local(index), 0)], None, forward);
@@ -306,18 +311,18 @@ impl CoarseRoute {
         (spent, Some(costs))
     }
 
-    fn connect_start(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
-        if !class.is_walkable(self.start) || !class.is_walkable(self.goal) {
+    fn connect_start(&mut self, graph: &Levels, size_class: &SizeClass<'_>, most: u64) -> u64 {
+        if !size_class.is_walkable(self.start) || !size_class.is_walkable(self.goal) {
             self.fail();
             return 0;
         }
-        let (spent, costs) = self.connect(graph, class, self.start, true, most);
+        let (spent, costs) = self.connect(graph, size_class, self.start, true, most);
         if let Some(costs) = costs {
             self.from_start = costs;
             let cluster = graph.cluster_of(self.start);
             if graph.cluster_of(self.goal) == cluster {
-                let area = Area::new(class, graph.bounds(cluster));
-                let goal = class.index(self.goal).unwrap_or_default() as u32;
+                let area = Area::new(size_class, graph.bounds(cluster));
+                let goal = size_class.index(self.goal).unwrap_or_default() as u32;
                 self.direct = self.local.cost(area.local(goal));
             }
             self.phase = Phase::ToGoal;
@@ -325,13 +330,13 @@ impl CoarseRoute {
         spent
     }
 
-    fn connect_goal(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
-        let (spent, costs) = self.connect(graph, class, self.goal, false, most);
+    fn connect_goal(&mut self, graph: &Levels, size_class: &SizeClass<'_>, most: u64) -> u64 {
+        let (spent, costs) = self.connect(graph, size_class, self.goal, false, most);
         if let Some(costs) = costs {
             self.to_goal = costs;
             self.nodes.begin_route(
                 graph,
-                class,
+                size_class,
                 (self.start, &self.from_start),
                 self.direct,
                 self.goal,
@@ -345,13 +350,13 @@ impl CoarseRoute {
     // Not inlined: each phase is one call per step, and `budget_cost`
     // reads each one's instructions apart under callgrind.
     #[inline(never)]
-    fn search(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
+    fn search(&mut self, graph: &Levels, size_class: &SizeClass<'_>, most: u64) -> u64 {
         let before = self.nodes.expanded;
         let goal = Goal {
             cell: self.goal,
             from: &self.to_goal,
         };
-        let (spent, over) = self.nodes.run(graph, class, &goal, self.weight, most);
+        let (spent, over) = self.nodes.run(graph, size_class, &goal, self.weight, most);
         for (level, before) in before.into_iter().enumerate() {
             self.work.nodes[level] += self.nodes.expanded[level] - before;
         }
@@ -402,19 +407,19 @@ impl CoarseRoute {
     // Not inlined: each phase is one call per step, and `budget_cost`
     // reads each one's instructions apart under callgrind.
     #[inline(never)]
-    fn through(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
+    fn through(&mut self, graph: &Levels, size_class: &SizeClass<'_>, most: u64) -> u64 {
         let (from, _) = *self.waypoints.last().expect("the start");
         let (first, _) = self.course[self.window - 1];
         let (second, end) = self.course[self.window];
         let to = self.plan[end].0;
-        let (Some(a), Some(b)) = (class.index(from), class.index(to)) else {
+        let (Some(a), Some(b)) = (size_class.index(from), size_class.index(to)) else {
             self.fail();
             return 0;
         };
         let (a, b) = (a as u32, b as u32);
         if !self.opening {
             self.nodes
-                .begin_inside(graph, class, [first, second], a, to);
+                .begin_inside(graph, size_class, [first, second], a, to);
             self.opening = true;
         }
         let target = [(b, 0)];
@@ -422,7 +427,7 @@ impl CoarseRoute {
             cell: to,
             from: &target,
         };
-        let (spent, over) = self.nodes.run(graph, class, &goal, WEIGHT_ONE, most);
+        let (spent, over) = self.nodes.run(graph, size_class, &goal, WEIGHT_ONE, most);
         if !over {
             return spent;
         }
@@ -432,7 +437,7 @@ impl CoarseRoute {
             self.fail();
             return spent;
         };
-        let cell = |node: u32| Cell::new(node % class.width(), node / class.width());
+        let cell = |node: u32| Cell::new(node % size_class.width(), node / size_class.width());
         let inside = |node: u32| graph.super_of(graph.cluster_of(cell(node))) == second;
         self.window += 1;
         let keep = if self.window == self.course.len() {
@@ -461,10 +466,10 @@ impl CoarseRoute {
     // Not inlined: each phase is one call per step, and `budget_cost`
     // reads each one's instructions apart under callgrind.
     #[inline(never)]
-    fn refine(&mut self, graph: &Levels, class: &SizeClass<'_>, most: u64) -> u64 {
+    fn refine(&mut self, graph: &Levels, size_class: &SizeClass<'_>, most: u64) -> u64 {
         if self.leg + 1 >= self.waypoints.len() {
             // Legs refined in earlier steps may have been cut since.
-            if class.can_walk(&self.cells) {
+            if size_class.can_walk(&self.cells) {
                 self.phase = Phase::Done;
                 self.status = RouteStatus::Found;
             } else {
@@ -475,7 +480,7 @@ impl CoarseRoute {
         let ((from, _), (to, leg)) = (self.waypoints[self.leg], self.waypoints[self.leg + 1]);
         if leg == Leg::Step {
             // A step across a border.
-            if !class.can_step(from, to) {
+            if !size_class.can_step(from, to) {
                 self.fail();
                 return 0;
             }
@@ -511,14 +516,14 @@ impl CoarseRoute {
             clusters += 1;
         }
         let (to, legs) = (self.waypoints[end].0, end - self.leg);
-        let area = Area::new(class, bounds);
-        let (Some(a), Some(b)) = (class.index(from), class.index(to)) else {
+        let area = Area::new(size_class, bounds);
+        let (Some(a), Some(b)) = (size_class.index(from), size_class.index(to)) else {
             self.fail();
             return 0;
         };
         let (a, b) = (area.local(a as u32), area.local(b as u32));
         if !self.local.begun {
-            if !class.is_walkable(from) {
+            if !size_class.is_walkable(from) {
                 self.fail();
                 return 0;
             }
@@ -559,12 +564,12 @@ fn union(a: (u32, u32, u32, u32), b: (u32, u32, u32, u32)) -> (u32, u32, u32, u3
 }
 
 /// The path through `cells` on `class`, with what walking it costs.
-fn walked(class: &SizeClass<'_>, cells: &[Cell]) -> Path {
+fn walked(size_class: &SizeClass<'_>, cells: &[Cell]) -> Path {
     let total: u64 = cells
         .windows(2)
         .map(|step| {
             let diagonal = step[0].x != step[1].x && step[0].y != step[1].y;
-            class.cost(step[1]).unwrap_or(0) as u64 * step_cost(if diagonal { 4 } else { 0 })
+            size_class.cost(step[1]).unwrap_or(0) as u64 * step_cost(if diagonal { 4 } else { 0 })
         })
         .sum();
     Path {
@@ -581,15 +586,20 @@ fn walked(class: &SizeClass<'_>, cells: &[Cell]) -> Path {
 /// start and goal lie in different clusters: nothing to label in a cluster
 /// of one piece, and otherwise a flood fill charged at
 /// [`LABELS_PER_EXPANSION`] cells an expansion.
-fn estimate(graph: &Levels, class: &SizeClass<'_>, cell: Cell, forward: bool) -> Vec<(u32, u64)> {
+fn estimate(
+    graph: &Levels,
+    size_class: &SizeClass<'_>,
+    cell: Cell,
+    forward: bool,
+) -> Vec<(u32, u64)> {
     let cluster = graph.cluster_of(cell);
     let bounds = graph.bounds(cluster);
     let (x0, y0, w, _) = bounds;
-    let labels = (graph.pieces_in(cluster) > 1).then(|| pieces(class, bounds).0);
+    let labels = (graph.pieces_in(cluster) > 1).then(|| pieces(size_class, bounds).0);
     let own = labels
         .as_ref()
         .map(|labels| labels[((cell.y - y0) * w + cell.x - x0) as usize]);
-    let scale = class.min_walkable_cost().max(1) as u64;
+    let scale = size_class.min_walkable_cost().max(1) as u64;
     graph
         .nodes(cluster)
         .zip(graph.local_nodes(cluster))

@@ -29,10 +29,10 @@ fn same_records(a: &CoarseGraph, b: &CoarseGraph) -> bool {
         && a.levels.upper.bytes().eq(b.levels.upper.bytes())
 }
 
-fn route(graph: &CoarseGraph, class: &SizeClass, start: Cell, goal: Cell) -> Option<Path> {
+fn route(graph: &CoarseGraph, size_class: &SizeClass, start: Cell, goal: Cell) -> Option<Path> {
     let mut route = CoarseRoute::new(start, goal, 1.0);
-    while route.step(graph, class, 7) == RouteStatus::Running {}
-    route.path(class)
+    while route.step(graph, size_class, 7) == RouteStatus::Running {}
+    route.path(size_class)
 }
 
 #[test]

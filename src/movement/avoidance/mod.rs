@@ -1,15 +1,26 @@
-//! Local avoidance: movers steer round each other with optimal reciprocal
-//! collision avoidance (ORCA, the method of RVO2, Detour's crowds and
-//! Unity's A* Pathfinding Project), solved by the `dodgy_2d` crate.
+//! Local avoidance (stage 4, [`CrowdSystems::Avoid`](super::CrowdSystems::Avoid)):
+//! movers steer round each other with optimal reciprocal collision
+//! avoidance (ORCA, the method of RVO2, Detour's crowds and Unity's A*
+//! Pathfinding Project), solved by the `dodgy_2d` crate.
 //!
 //! Each frame, every mover's preferred velocity (from its steering) is
 //! turned into the velocity closest to it that collides with none of its
-//! nearest neighbours within [`AvoidanceSettings::time_horizon`], each
-//! pair sharing the work of avoiding. Neighbours come from a uniform grid
-//! of buckets rebuilt every frame, so the cost grows with the number of
-//! movers, not its square. Walls are not ORCA's business: the movers'
-//! integration walks the grid (`MapView::can_move`), which stays the final
-//! word on where a unit may stand.
+//! nearest neighbours within [`CrowdSettings::time_horizon`], each
+//! pair sharing the work of avoiding. Neighbours come from each awake
+//! unit's neighbour list, kept across frames while nobody has moved far
+//! (`neighbours`), and from a uniform grid of buckets rebuilt every frame
+//! for the rest, so the cost grows with the number of movers, not its
+//! square. Walls are not ORCA's business: the movers' integration walks
+//! the grid (`MapView::can_move`), which stays the final word on where a
+//! unit may stand.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | `avoid`: the snapshot by seat, put in crowd rank (`Crowd`), the lists kept, the plans gathered |
+//! | `plan.rs` | one unit's plan: its neighbours, threats, walls, keeping right, ORCA's answer |
+//! | `priority.rs` | what avoidance reads of a mover (`Agent`, one flags word) and whose way it is (`priority`) |
+//! | `solver.rs` | the contacts' colours, the gaps kept, and the separation's rounds (used by `separate.rs`) |
+//! | `neighbours.rs` | the bucket grid and the neighbour lists kept across frames |
 
 mod neighbours;
 mod plan;
@@ -22,30 +33,30 @@ use bevy::prelude::*;
 use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, body_radius, speed_of};
 use super::parallel::{each_chunk_mut, each_mover};
 use super::passage::Passages;
-use super::settings::AvoidanceSettings;
+use super::seats::{Seat, Seats};
+use super::settings::CrowdSettings;
 use super::state::{Mover, Steering};
-use super::store::{Slot, Slots};
-use super::tuning::{FRAME_SLACK, PARALLEL_MOVERS, SKIN, SLOT_CHUNK, WALL_HORIZON};
+use super::tuning::{FRAME_SLACK, PARALLEL_MOVERS, SEAT_CHUNK, SKIN, WALL_HORIZON};
 use crate::maps::{AllViews, MapView, Maps};
 use neighbours::{List, NeighbourLists, SpatialGrid};
-use plan::{Bounds, Planner, Plans};
-use priority::Agent;
+use plan::{Bounds, Planned, Planner};
+use priority::{Agent, Flags};
 use solver::{Colouring, keep_gaps};
 
-/// The movers of the frame as avoidance sees them, gathered by slot
-/// ([`Slots`]), the index of their positions, their plans and the pairs
+/// The movers of the frame as avoidance sees them, gathered by seat
+/// ([`Seats`]), the index of their positions, their plans and the pairs
 /// that may touch: worked out by [`avoid`], used again by [`separate`],
 /// kept from frame to frame.
 #[derive(Resource, Default)]
 pub(crate) struct Crowd {
-    /// Each slot's mover as it stood at the frame's start
-    /// ([`Agent::ABSENT`] for a free slot).
-    by_slot: Vec<Agent>,
-    /// The live slots (a mover standing somewhere finite), lowest first.
+    /// Each seat's mover as it stood at the frame's start
+    /// ([`Agent::ABSENT`] for a free seat).
+    by_seat: Vec<Agent>,
+    /// The live seats (a mover standing somewhere finite), lowest first.
     live: Vec<u32>,
-    /// The live slots in crowd rank: the order the crowd decides in.
+    /// The live seats in crowd rank: the order the crowd decides in.
     ranked: Vec<u32>,
-    /// Each slot's place in `ranked` (`u32::MAX`: not live).
+    /// Each seat's place in `ranked` (`u32::MAX`: not live).
     rank_of: Vec<u32>,
     /// Counts the changes of `ranked`: what was kept by rank is stale.
     rankings: u64,
@@ -71,43 +82,43 @@ pub(crate) struct Crowd {
 
 impl Crowd {
     /// Puts the live movers of the snapshot in crowd rank
-    /// ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank), then
-    /// entity): sorted again only when the live slots changed (a mover
+    /// ([`Ordinal::crowd_rank`](crate::ordinal::Ordinal::crowd_rank), then
+    /// entity): sorted again only when the live seats changed (a mover
     /// joined or left, or stands nowhere finite), else copied in the
     /// order kept.
     fn rank(&mut self) {
         let live = self
-            .by_slot
+            .by_seat
             .iter()
             .enumerate()
-            .filter(|(_, a)| a.live)
-            .map(|(slot, _)| slot as u32);
+            .filter(|(_, a)| a.live())
+            .map(|(seat, _)| seat as u32);
         if !live.clone().eq(self.live.iter().copied()) {
             self.live.clear();
             self.live.extend(live);
-            let by_slot = &self.by_slot;
+            let by_seat = &self.by_seat;
             self.ranked.clone_from(&self.live);
             self.ranked.sort_unstable_by_key(|&s| {
-                let agent = &by_slot[s as usize];
-                (agent.order, agent.entity)
+                let agent = &by_seat[s as usize];
+                (agent.rank, agent.entity)
             });
             self.rank_of.clear();
-            self.rank_of.resize(by_slot.len(), u32::MAX);
-            for (r, &slot) in self.ranked.iter().enumerate() {
-                self.rank_of[slot as usize] = r as u32;
+            self.rank_of.resize(by_seat.len(), u32::MAX);
+            for (r, &seat) in self.ranked.iter().enumerate() {
+                self.rank_of[seat as usize] = r as u32;
             }
             self.rankings += 1;
         }
-        self.rank_of.resize(self.by_slot.len(), u32::MAX);
+        self.rank_of.resize(self.by_seat.len(), u32::MAX);
         self.agents.clear();
-        let by_slot = &self.by_slot;
+        let by_seat = &self.by_seat;
         self.agents
-            .extend(self.ranked.iter().map(|&s| by_slot[s as usize]));
+            .extend(self.ranked.iter().map(|&s| by_seat[s as usize]));
     }
 
-    /// The rank of the mover in `slot`, if it is live this frame.
-    pub(crate) fn rank_of(&self, slot: &Slot) -> Option<usize> {
-        let rank = *self.rank_of.get(slot.index()?)?;
+    /// The rank of the mover in `seat`, if it is live this frame.
+    pub(crate) fn rank_of(&self, seat: &Seat) -> Option<usize> {
+        let rank = *self.rank_of.get(seat.index()?)?;
         (rank != u32::MAX).then_some(rank as usize)
     }
 
@@ -127,8 +138,8 @@ impl Crowd {
     }
 }
 
-/// One chunk of slots' snapshot: each slot's mover as it stands at the
-/// frame's start, read from its components (a free slot, or a mover
+/// One chunk of seats' snapshot: each seat's mover as it stands at the
+/// frame's start, read from its components (a free seat, or a mover
 /// standing nowhere finite, is [`Agent::ABSENT`]).
 #[inline(never)] // the parallel body of the snapshot, named in profiles
 fn snapshot(
@@ -137,7 +148,7 @@ fn snapshot(
     holders: &[Option<Entity>],
     movers: &Query<AgentQuery>,
     all_views: &AllViews,
-    settings: &AvoidanceSettings,
+    settings: &CrowdSettings,
 ) {
     for (k, agent) in chunk.iter_mut().enumerate() {
         *agent = holders[first + k]
@@ -151,7 +162,7 @@ fn snapshot(
 fn agent_of(
     unit: AgentQueryReadOnlyItem,
     all_views: &AllViews,
-    settings: &AvoidanceSettings,
+    settings: &CrowdSettings,
 ) -> Option<Agent> {
     let AgentQueryReadOnlyItem {
         entity,
@@ -182,9 +193,11 @@ fn agent_of(
     let radius = body_radius(avoidance, footprint, cell);
     let avoidance = avoidance.copied().unwrap_or_default();
     let position = transform.translation.truncate();
+    // What avoidance reads of the passages, in one place.
+    let passage = &motion.passage;
     position.is_finite().then(|| Agent {
         entity,
-        order: ordinal.crowd_rank(),
+        rank: ordinal.crowd_rank(),
         map,
         class: class.copied().unwrap_or_default().0,
         size: footprint.copied().unwrap_or_default().0,
@@ -193,51 +206,54 @@ fn agent_of(
         preferred: usable(motion.preferred),
         radius,
         speed: speed_of(mover, cell),
-        avoids: settings.enabled && avoidance.enabled && !stands,
-        pushing: motion.pushing_through(),
-        heading: motion.passage.heading,
-        held_up: motion.held_up(),
-        idle: matches!(steering, Steering::Idle),
-        near_passage: motion.passage.near,
-        crossing: motion.passage.turn.claim().is_some(),
+        heading: passage.heading,
         blocked: if settings.give_up_after > 0.0 {
             (motion.headway.stalled / settings.give_up_after).clamp(0.0, 1.0)
         } else {
             1.0
         },
-        live: true,
+        flags: Flags::LIVE
+            .with(
+                Flags::AVOIDS,
+                settings.enabled && avoidance.enabled && !stands,
+            )
+            .with(Flags::PUSHING, motion.pushing_through())
+            .with(Flags::IDLE, matches!(steering, Steering::Idle))
+            .with(Flags::HELD_UP, passage.held_up())
+            .with(Flags::NEAR_PASSAGE, passage.near)
+            .with(Flags::CROSSING, passage.crossing()),
     })
 }
 
 /// `FrontierSystems::Avoidance`: each mover's velocity for this frame, the
 /// closest to its preferred one that avoids its nearest neighbours and
-/// the walls near it (ORCA). Agents are gathered by slot ([`Slots`]) and
+/// the walls near it (ORCA). Agents are gathered by seat ([`Seats`]) and
 /// decided in crowd rank, so the
 /// result depends neither on the order the ECS stores them in nor on
 /// their entity ids.
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn avoid(
     time: Res<Time>,
-    settings: Res<AvoidanceSettings>,
+    settings: Res<CrowdSettings>,
     mut movers: Query<AgentQuery>,
     maps: Maps<Without<Mover>>,
     passages: Res<Passages>,
-    slots: Res<Slots>,
+    seats: Res<Seats>,
     mut crowd: ResMut<Crowd>,
 ) {
     let seconds = time.delta_secs();
     let settings = settings.clamped();
     let crowd = &mut *crowd;
     let threads = crate::budget::threads_for(settings.threads);
-    // Each mover as it stands at the frame's start, each chunk of slots
+    // Each mover as it stands at the frame's start, each chunk of seats
     // gathered alone (in parallel).
     let all_views = AllViews::new(&maps);
-    crowd.by_slot.resize(slots.len(), Agent::ABSENT);
-    each_chunk_mut(&mut crowd.by_slot, threads, SLOT_CHUNK, |first, chunk| {
+    crowd.by_seat.resize(seats.len(), Agent::ABSENT);
+    each_chunk_mut(&mut crowd.by_seat, threads, SEAT_CHUNK, |first, chunk| {
         snapshot(
             first,
             chunk,
-            slots.holders(),
+            seats.holders(),
             &movers,
             &all_views,
             &settings,
@@ -259,23 +275,23 @@ pub(crate) fn avoid(
     } else {
         crowd.contacts.clear();
     }
-    // Each mover takes its velocity (in parallel), from its slot: until
+    // Each mover takes its velocity (in parallel), from its seat: until
     // avoidance decides, a unit walks as it prefers.
     let crowd = &*crowd;
     each_mover!(movers, PARALLEL_MOVERS, |unit| take_velocity(crowd, unit));
 }
 
-/// One mover's velocity for the frame, from its slot's plan: the parallel
+/// One mover's velocity for the frame, from its seat's plan: the parallel
 /// body of [`avoid`]'s write-back.
 #[inline(never)] // named in profiles
 fn take_velocity(crowd: &Crowd, unit: AgentQueryItem) {
     let AgentQueryItem {
-        slot, mut motion, ..
+        seat, mut motion, ..
     } = unit;
     let usable = |v: Vec2| if v.is_finite() { v } else { Vec2::ZERO };
-    let planned = crowd.rank_of(slot).filter(|_| crowd.planned_this_frame);
+    let planned = crowd.rank_of(seat).filter(|_| crowd.planned_this_frame);
     motion.planned = match planned {
-        Some(i) if crowd.agents[i].avoids => crowd.planned[i],
+        Some(i) if crowd.agents[i].avoids() => crowd.planned[i],
         _ => usable(motion.preferred),
     };
     motion.passage.queued = planned.is_some_and(|i| crowd.queued[i]);
@@ -285,7 +301,7 @@ fn take_velocity(crowd: &Crowd, unit: AgentQueryItem) {
 /// the woken after, then the gaps kept between the pairs that may touch.
 fn plan_crowd(
     crowd: &mut Crowd,
-    settings: &AvoidanceSettings,
+    settings: &CrowdSettings,
     all_views: &AllViews,
     passages: &Passages,
     (seconds, threads): (f32, usize),
@@ -381,7 +397,7 @@ fn views_of<'a>(agents: &[Agent], all_views: &AllViews<'a>) -> HashMap<Entity, M
 /// units planned one after the other look at the same neighbours (kind to
 /// the cache); each unit is planned alone from the frame's start, so the
 /// threads and the chunks it is split into do not change what comes out.
-fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) -> Vec<Plans> {
+fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) -> Vec<Planned> {
     let agents = planner.agents;
     let awake: Vec<usize> = grid
         .in_bucket_order()
@@ -421,7 +437,7 @@ fn keep_lists(crowd: &mut Crowd, bounds: Bounds, rankings: u64, threads: usize) 
     };
     let (agents, grid) = (&crowd.agents, (&crowd.grid, &crowd.positions[..]));
     let (lists, skin) = crowd.lists.lists_mut();
-    each_chunk_mut(lists, threads, SLOT_CHUNK, |first, chunk| {
+    each_chunk_mut(lists, threads, SEAT_CHUNK, |first, chunk| {
         build_lists(first, chunk, agents, grid, roomy, skin);
     });
 }
@@ -439,7 +455,7 @@ fn build_lists(
 ) {
     for (k, list) in chunk.iter_mut().enumerate() {
         let me = &agents[first + k];
-        if me.live && !me.asleep() {
+        if me.live() && !me.asleep() {
             let skip = (first + k) as u32;
             list.build(grid, me.position, bounds.query(me), (skin, skip));
         }

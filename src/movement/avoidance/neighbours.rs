@@ -1,7 +1,10 @@
 //! Neighbours by position: a uniform grid of buckets over the movers,
 //! rebuilt each frame by a counting sort, so finding a unit's neighbours
 //! costs in proportion to the units near it and a frame's rebuild in
-//! proportion to the number of units.
+//! proportion to the number of units; and each awake unit's list of
+//! candidate neighbours ([`NeighbourLists`], the Verlet lists of
+//! molecular dynamics), kept across frames while no unit has moved more
+//! than half the skin, which gives exactly what the grid would.
 
 use bevy::math::Vec2;
 
@@ -41,7 +44,8 @@ fn floor_to_int(x: f64) -> i64 {
 
 impl SpatialGrid {
     /// Rebuilds the grid over `points` with buckets about `width` wide;
-    /// points that are not finite (free slots) are left out.
+    #[inline] // called across modules in the crowd step's hot loops
+    /// points that are not finite (free seats) are left out.
     pub(crate) fn rebuild(&mut self, points: &[Vec2], width: f32) {
         self.items.clear();
         self.starts.clear();
@@ -157,6 +161,7 @@ impl SpatialGrid {
     /// `items`) clipped to the circle of the `count`th nearest found so far.
     /// Should `accept` turn down so many that fewer than `count` are found
     /// within the bound, the rows are read again out to `range`.
+    #[inline] // called across modules in the crowd step's hot loops
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn nearest(
         &self,
@@ -414,6 +419,7 @@ impl NeighbourLists {
     /// [`SpatialGrid::nearest`] gives them, from `skip`'s list: `false`
     /// if it has none, or one built for a smaller range or near bound
     /// (ask the grid then).
+    #[inline] // called across modules in the crowd step's hot loops
     pub(crate) fn nearest(
         &self,
         points: &[Vec2],
@@ -468,6 +474,7 @@ impl List {
     /// plus twice the skin. While no point moves more than half the skin,
     /// a point outside it stays further than the `count` nearest, and
     /// every point within `near` is on it.
+    #[inline] // called across modules in the crowd step's hot loops
     pub(crate) fn build(
         &mut self,
         (grid, points): (&SpatialGrid, &[Vec2]),
@@ -654,7 +661,7 @@ mod tests {
             let skin = 0.3 + 0.2 * (round % 3) as f32;
             let mut points: Vec<Vec2> = (0..n)
                 .map(|i| match i % 17 {
-                    // Some free slots.
+                    // Some free seats.
                     3 => Vec2::NAN,
                     _ => Vec2::new(next() * spread, next() * spread),
                 })

@@ -13,7 +13,7 @@ use super::priority::{Agent, parting_direction, priority, responsibility};
 use crate::core::{Cell, UnitKind};
 use crate::maps::MapView;
 use crate::movement::parallel::in_chunks;
-use crate::movement::passage::Passages;
+use crate::movement::passage::{InQueue, Passages, queued_behind};
 use crate::movement::tuning::{KEEP_RIGHT, KEEP_RIGHT_BLOCKED, PLAN_CHUNK, WALL_HORIZON};
 
 /// What bounds a unit's neighbours: the crowd's widest body and fastest
@@ -63,7 +63,7 @@ pub(super) struct Planner<'a> {
 
 /// What planning some units gave.
 #[derive(Default)]
-pub(super) struct Plans {
+pub(super) struct Planned {
     /// Each unit's velocity (`None`: as it prefers) and whether it is
     /// queued.
     pub(super) plans: Vec<(usize, Option<Vec2>, bool)>,
@@ -75,34 +75,34 @@ pub(super) struct Plans {
 
 /// A planning task's own buffers.
 #[derive(Default)]
-struct Scratch {
+struct PlanBuffers {
     found: Vec<(f32, u32)>,
     neighbours: Vec<Cow<'static, dodgy_2d::Agent>>,
     walls: Vec<Cow<'static, dodgy_2d::Obstacle>>,
 }
 
 impl Planner<'_> {
-    /// Plans `units`, split over `threads` threads of the compute task pool
+    /// Planned `units`, split over `threads` threads of the compute task pool
     /// (all on this one with 1).
-    pub(super) fn plan_all(&self, units: &[usize], threads: usize) -> Vec<Plans> {
+    pub(super) fn plan_all(&self, units: &[usize], threads: usize) -> Vec<Planned> {
         in_chunks(units, threads, PLAN_CHUNK, |part| self.plan_part(part))
     }
 
-    /// Plans one task's `units`.
+    /// Planned one task's `units`.
     #[inline(never)] // a parallel body of its own in profiles
-    fn plan_part(&self, units: &[usize]) -> Plans {
-        let mut scratch = Scratch::default();
-        let mut out = Plans::default();
+    fn plan_part(&self, units: &[usize]) -> Planned {
+        let mut scratch = PlanBuffers::default();
+        let mut out = Planned::default();
         for &i in units {
             self.plan(i, &mut scratch, &mut out);
         }
         out
     }
 
-    /// Plans unit `i`: its velocity for the frame, the closest to the one
+    /// Planned unit `i`: its velocity for the frame, the closest to the one
     /// it would like that avoids its nearest neighbours and the walls near
     /// it (ORCA), asked only when one of them is in its way.
-    fn plan(&self, i: usize, scratch: &mut Scratch, out: &mut Plans) {
+    fn plan(&self, i: usize, scratch: &mut PlanBuffers, out: &mut Planned) {
         let me = self.agents[i];
         self.neighbours(i, &mut scratch.found);
         if scratch.found.is_empty() {
@@ -111,7 +111,7 @@ impl Planner<'_> {
         let threatened = self.threats(i, &scratch.found, out);
         // One that does not avoid still wakes those in its way and has its
         // contacts kept, but plans nothing itself.
-        if !me.avoids {
+        if !me.avoids() {
             return;
         }
         let queued = self.queued(&me, &scratch.found);
@@ -159,7 +159,7 @@ impl Planner<'_> {
     /// Whether any of unit `i`'s neighbours `found` is in its way within
     /// the horizon; those asleep in its way are woken, and the pairs that
     /// may touch this frame kept.
-    fn threats(&self, i: usize, found: &[(f32, u32)], out: &mut Plans) -> bool {
+    fn threats(&self, i: usize, found: &[(f32, u32)], out: &mut Planned) -> bool {
         let me = &self.agents[i];
         let mut threatened = false;
         for &(distance, j) in found {
@@ -183,24 +183,24 @@ impl Planner<'_> {
         threatened
     }
 
-    /// Whether `me` is behind a unit that waits its turn at a passage (or
-    /// is queued behind one), going the same way: queued too, not blocked.
+    /// Whether `me` is queued behind a unit held up at a passage, among
+    /// its neighbours `found` ([`queued_behind`], the passages' rule).
     fn queued(&self, me: &Agent, found: &[(f32, u32)]) -> bool {
-        !me.held_up
-            && me.heading != Vec2::ZERO
-            && found.iter().any(|&(distance, j)| {
-                let other = &self.agents[j as usize];
-                let offset = other.position - me.position;
-                other.held_up
-                    && distance <= 1.3 * (me.radius + other.radius)
-                    && offset.dot(me.heading) >= 0.5 * distance
-                    && other.heading.dot(me.heading) >= 0.0
-            })
+        let in_queue = |agent: &Agent| InQueue {
+            position: agent.position,
+            heading: agent.heading,
+            radius: agent.radius,
+            held_up: agent.held_up(),
+        };
+        let others = found
+            .iter()
+            .map(|&(distance, j)| (distance, in_queue(&self.agents[j as usize])));
+        queued_behind(in_queue(me), others)
     }
 
     /// `me`'s velocity by ORCA, from its neighbours in `scratch.found` and
     /// the walls near it.
-    fn solve(&self, me: &Agent, scratch: &mut Scratch) -> Vec2 {
+    fn solve(&self, me: &Agent, scratch: &mut PlanBuffers) -> Vec2 {
         scratch.neighbours.clear();
         for &(distance, j) in &scratch.found {
             let other = &self.agents[j as usize];
@@ -246,7 +246,7 @@ impl Planner<'_> {
             // them (dodgy_2d would pick a random direction). Part them
             // along a direction fixed by their places in the crowd, so the
             // same inputs give the same positions.
-            position = me.position + parting_direction(me.order, other.order) * 1e-3;
+            position = me.position + parting_direction(me.rank, other.rank) * 1e-3;
         }
         let mut velocity = seen(me, other);
         // Bodies already touching whose relative velocity is exactly the
@@ -262,7 +262,7 @@ impl Planner<'_> {
             let from_centre = (me.velocity - velocity) - offset / self.seconds;
             let recip = from_centre.length_recip();
             if !(recip.is_finite() && recip > 0.0) {
-                velocity += parting_direction(me.order, other.order) * 1e-3;
+                velocity += parting_direction(me.rank, other.rank) * 1e-3;
             }
         }
         dodgy_2d::Agent {
@@ -280,9 +280,9 @@ impl Planner<'_> {
     /// still).
     fn walls(&self, me: &Agent, view: &MapView, walls: &mut Vec<Cow<'static, dodgy_2d::Obstacle>>) {
         let reach = me.radius + me.speed * WALL_HORIZON;
-        let by_passage = !me.crossing
+        let by_passage = !me.crossing()
             && me.map.is_some_and(|map| {
-                me.near_passage || self.passages.beside(map, view, me.position, 2)
+                me.near_passage() || self.passages.beside(map, view, me.position, 2)
             });
         let closed = |cell: Cell| {
             by_passage

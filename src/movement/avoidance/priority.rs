@@ -9,10 +9,10 @@ use bevy::prelude::*;
 #[derive(Clone, Copy)]
 pub(crate) struct Agent {
     pub(crate) entity: Entity,
-    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)):
+    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::ordinal::Ordinal::crowd_rank)):
     /// agents are taken in this order, and the one ranked later yields
     /// where a rule needs one to.
-    pub(crate) order: u64,
+    pub(crate) rank: u64,
     pub(crate) map: Option<Entity>,
     /// Its movement class: the walls it keeps clear of are those of the
     /// ground its class may not enter.
@@ -24,37 +24,61 @@ pub(crate) struct Agent {
     pub(crate) preferred: Vec2,
     pub(crate) radius: f32,
     pub(crate) speed: f32,
-    /// Whether it steers round others this frame.
-    pub(crate) avoids: bool,
-    /// Whether it pushes through others this frame (it still avoids them,
-    /// but they take most of the avoiding).
-    pub(crate) pushing: bool,
     /// The way it means to go (unit length, or zero).
     pub(crate) heading: Vec2,
-    /// Whether it waits its turn at a passage, or queued behind one that
-    /// does (last frame).
-    pub(crate) held_up: bool,
-    /// Whether it stands (no order).
-    pub(crate) idle: bool,
-    /// Whether a one-lane passage lies just ahead (which it may enter only
-    /// with a claim on it).
-    pub(crate) near_passage: bool,
-    /// Whether it holds a passage: it is crossing one, or about to, and
-    /// the others, those waiting at the far end first, make way for it.
-    pub(crate) crossing: bool,
     /// How far (0 to 1) it is into the time it may make no headway before
     /// pushing through.
     pub(crate) blocked: f32,
-    /// Whether a mover holds the slot this agent stands for (and stands
-    /// somewhere finite): free slots are skipped.
-    pub(crate) live: bool,
+    /// What it is this frame, in one word ([`Flags`]).
+    pub(crate) flags: Flags,
+}
+
+/// What an agent is this frame, one bit each, in one word (as Box2D's
+/// `b2BodyState` keeps one `flags` field): copied once from its
+/// components by the snapshot, read through [`Agent`]'s methods.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Flags(u8);
+
+impl Flags {
+    /// It steers round others this frame.
+    pub(crate) const AVOIDS: Flags = Flags(1);
+    /// It pushes through others this frame (it still avoids them, but they
+    /// take most of the avoiding).
+    pub(crate) const PUSHING: Flags = Flags(1 << 1);
+    /// It waits its turn at a passage, or is queued behind one that does
+    /// (last frame).
+    pub(crate) const HELD_UP: Flags = Flags(1 << 2);
+    /// It stands (no order).
+    pub(crate) const IDLE: Flags = Flags(1 << 3);
+    /// A one-lane passage lies just ahead (which it may enter only with a
+    /// claim on it).
+    pub(crate) const NEAR_PASSAGE: Flags = Flags(1 << 4);
+    /// It holds a passage: it is crossing one, or about to, and the
+    /// others, those waiting at the far end first, make way for it.
+    pub(crate) const CROSSING: Flags = Flags(1 << 5);
+    /// A mover holds the seat this agent stands for (and stands somewhere
+    /// finite): free seats are skipped.
+    pub(crate) const LIVE: Flags = Flags(1 << 6);
+
+    /// These flags with `flag` set or cleared.
+    pub(crate) const fn with(self, flag: Flags, on: bool) -> Flags {
+        if on {
+            Flags(self.0 | flag.0)
+        } else {
+            Flags(self.0 & !flag.0)
+        }
+    }
+
+    fn has(self, flag: Flags) -> bool {
+        self.0 & flag.0 != 0
+    }
 }
 
 impl Agent {
-    /// A free slot's agent.
+    /// A free seat's agent.
     pub(super) const ABSENT: Agent = Agent {
         entity: Entity::PLACEHOLDER,
-        order: u64::MAX,
+        rank: u64::MAX,
         map: None,
         class: ClassId::DEFAULT,
         size: 1,
@@ -63,21 +87,57 @@ impl Agent {
         preferred: Vec2::ZERO,
         radius: 0.0,
         speed: 0.0,
-        avoids: false,
-        pushing: false,
         heading: Vec2::ZERO,
-        held_up: false,
-        idle: true,
-        near_passage: false,
-        crossing: false,
         blocked: 0.0,
-        live: false,
+        flags: Flags::IDLE,
     };
+
+    /// Sets or clears `flag`.
+    #[cfg(test)]
+    pub(crate) fn set(&mut self, flag: Flags, on: bool) {
+        self.flags = self.flags.with(flag, on);
+    }
+
+    /// Whether it steers round others this frame ([`Flags::AVOIDS`]).
+    pub(crate) fn avoids(&self) -> bool {
+        self.flags.has(Flags::AVOIDS)
+    }
+
+    /// Whether it pushes through others ([`Flags::PUSHING`]).
+    pub(crate) fn pushing(&self) -> bool {
+        self.flags.has(Flags::PUSHING)
+    }
+
+    /// Whether it is held up at a passage ([`Flags::HELD_UP`]).
+    pub(crate) fn held_up(&self) -> bool {
+        self.flags.has(Flags::HELD_UP)
+    }
+
+    /// Whether it stands with no order ([`Flags::IDLE`]).
+    pub(crate) fn idle(&self) -> bool {
+        self.flags.has(Flags::IDLE)
+    }
+
+    /// Whether a one-lane passage lies just ahead
+    /// ([`Flags::NEAR_PASSAGE`]).
+    pub(crate) fn near_passage(&self) -> bool {
+        self.flags.has(Flags::NEAR_PASSAGE)
+    }
+
+    /// Whether it holds a passage ([`Flags::CROSSING`]).
+    pub(crate) fn crossing(&self) -> bool {
+        self.flags.has(Flags::CROSSING)
+    }
+
+    /// Whether a mover stands for it ([`Flags::LIVE`]).
+    pub(crate) fn live(&self) -> bool {
+        self.flags.has(Flags::LIVE)
+    }
 
     /// Whether it stands at rest and still: it needs no avoiding of its
     /// own until a moving unit comes its way and wakes it.
     pub(super) fn asleep(&self) -> bool {
-        self.idle && self.preferred == Vec2::ZERO && self.velocity == Vec2::ZERO
+        self.idle() && self.preferred == Vec2::ZERO && self.velocity == Vec2::ZERO
     }
 }
 
@@ -121,7 +181,7 @@ pub(super) fn priority(me: &Agent, other: &Agent) -> Priority {
     } else {
         responsibility(me)
     };
-    let gives = if !me.avoids || me.pushing && other.idle {
+    let gives = if !me.avoids() || me.pushing() && other.idle() {
         0.0
     } else if yields(me, other) {
         1.0
@@ -131,12 +191,14 @@ pub(super) fn priority(me: &Agent, other: &Agent) -> Priority {
     Priority {
         avoids,
         gives,
-        sees_intent: other.pushing || other.crossing && !me.crossing || me.idle && !other.idle,
-        makes_way: me.pushing || other.pushing || me.idle || other.idle,
-        steps_back: if me.pushing && other.pushing {
+        sees_intent: other.pushing()
+            || other.crossing() && !me.crossing()
+            || me.idle() && !other.idle(),
+        makes_way: me.pushing() || other.pushing() || me.idle() || other.idle(),
+        steps_back: if me.pushing() && other.pushing() {
             yields(me, other)
         } else {
-            me.pushing
+            me.pushing()
         },
     }
 }
@@ -147,25 +209,17 @@ pub(super) fn priority(me: &Agent, other: &Agent) -> Priority {
 /// other and stand for good, so the one ranked later in the crowd yields.
 #[inline]
 fn yields(me: &Agent, other: &Agent) -> bool {
-    me.pushing && other.pushing && me.avoids && me.order > other.order
+    me.pushing() && other.pushing() && me.avoids() && me.rank > other.rank
 }
-
-/// How far two bodies may stay pressed into each other after separation
-/// where one of them cannot give way (a wall, a passage's mouth), as a
-/// fraction of their radii's sum: the other (a unit pushing through, say)
-/// presses on a little instead of stopping dead. 0.05 of the sum is 0.1 of
-/// a radius between equals: the limit the separation holds its pairs to
-/// (deeper, it holds them back; see `Separation::hold_back`).
-pub(super) const SQUEEZE: f32 = 0.05;
 
 /// A unit's share of the avoiding between two units is its responsibility
 /// over the sum of both: a unit that does not avoid leaves all of it to the
 /// others; one pushing through, most of it.
 #[inline]
 pub(super) fn responsibility(agent: &Agent) -> f32 {
-    if !agent.avoids {
+    if !agent.avoids() {
         1e-3
-    } else if agent.pushing || agent.crossing {
+    } else if agent.pushing() || agent.crossing() {
         0.1
     } else {
         1.0

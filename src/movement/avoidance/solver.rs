@@ -18,10 +18,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
-use super::priority::{Agent, SQUEEZE, parting_direction, priority};
+use super::priority::{Agent, parting_direction, priority};
 use crate::maps::MapView;
 use crate::movement::passage::Passages;
 use crate::movement::stepping::walk_velocity;
+use crate::movement::tuning::{
+    GAP_PASSES, OVERLAP_LIMIT, OVERLAP_SLOP, PARALLEL_PAIRS, SHARED_OUT, SQUEEZE,
+};
 
 /// The contacts in colours: no two pairs of one colour share a body, so
 /// the pairs of a colour are settled side by side on every thread, each
@@ -155,11 +158,6 @@ impl Barrier {
     }
 }
 
-/// Pairs, at least, for a solve to go to the compute task pool: below
-/// that one dispatch (some 40 µs on a 2-core machine) costs more than the
-/// rounds save.
-const PARALLEL_PAIRS: usize = 512;
-
 /// Runs up to `rounds` rounds, each of `phases` phases, of `phase(r, p,
 /// part)` for every `part` below `parts`, until a round in which no call
 /// returned true (nothing changed: the rounds left would change nothing
@@ -242,7 +240,7 @@ impl Shared {
         unpack(self.0[i].load(Ordering::Relaxed))
     }
 
-    /// Sets entry `i` to `v`: whether it changed. (A load and a store,
+    /// Sets entry `i` to `v`: whether it changed. (A load and a seats,
     /// each a plain move: no other thread writes entry `i` in this phase,
     /// so a read-modify-write, a locked instruction, is not needed.)
     fn set(&self, i: usize, v: Vec2) -> bool {
@@ -271,9 +269,6 @@ fn unpack(bits: u64) -> Vec2 {
         f32::from_bits(bits as u32),
     )
 }
-
-/// Passes over the contacts in [`keep_gaps`], at most.
-const GAP_PASSES: usize = 8;
 
 /// ORCA gives way only as far as its linear program is feasible; in a
 /// dense crowd it is not, and units would press into each other. So the
@@ -347,28 +342,9 @@ fn away(offset: Vec2, distance: f32, me: &Agent, other: &Agent) -> Vec2 {
     if distance > 1e-4 {
         offset / distance
     } else {
-        parting_direction(me.order, other.order)
+        parting_direction(me.rank, other.rank)
     }
 }
-
-/// The least share a unit that avoids gives in the second half of the
-/// separation's rounds. In the first half a unit pushing through gives
-/// nothing against a standing one (which is pushed aside, as players
-/// expect); where those rounds have not parted every pair (a standing unit
-/// pressed by pushers from two sides has nowhere to go), the rest share it
-/// out.
-const SHARED_OUT: f32 = 0.05;
-
-/// How deep (a fraction of the smaller radius) a pair may end a frame
-/// in each other: deeper, and deeper than it started the frame, after the
-/// rounds, both go back to where they started it
-/// ([`Separation::hold_back`]).
-const LIMIT: f32 = 0.1;
-
-/// Depth (a fraction of two bodies' radii's sum) a pair may keep without
-/// being pushed apart (Box2D's linear slop): a round that leaves no pair
-/// deeper ends the rounds, and bodies that just touch are not jostled.
-const SLOP: f32 = 0.01;
 
 /// What [`Separation::settle`] reads: the frame's agents, each one's map
 /// for its size (`None`: not moved), the passages, the contacts coloured.
@@ -377,7 +353,7 @@ pub(crate) struct Separation<'a> {
     pub(crate) views: &'a [Option<MapView<'a>>],
     pub(crate) passages: &'a Passages,
     pub(crate) colouring: &'a Colouring,
-    /// [`AvoidanceSettings::separation_rounds`](crate::movement::AvoidanceSettings::separation_rounds).
+    /// [`CrowdSettings::separation_rounds`](crate::movement::CrowdSettings::separation_rounds).
     pub(crate) rounds: usize,
 }
 
@@ -443,13 +419,13 @@ impl Separation<'_> {
             let offset = at_i - at_j;
             let distance = offset.length();
             let depth = me.radius + other.radius - distance;
-            if depth <= SLOP * (me.radius + other.radius) {
+            if depth <= OVERLAP_SLOP * (me.radius + other.radius) {
                 continue;
             }
             let away = away(offset, distance, me, other);
             let (my, their) = (priority(me, other), priority(other, me));
             let share = |agent: &Agent, gives: f32| {
-                if shared_out && agent.avoids {
+                if shared_out && agent.avoids() {
                     gives.max(SHARED_OUT)
                 } else {
                     gives
@@ -489,7 +465,7 @@ impl Separation<'_> {
 
     /// The last resort, for what the rounds left (a jam pressing harder
     /// than they could part in a frame): each body of a pair deeper than
-    /// [`LIMIT`] and deeper than it started the frame goes back to where it
+    /// [`OVERLAP_LIMIT`] and deeper than it started the frame goes back to where it
     /// started it, until no such pair is left. Units held back lose their
     /// frame's walk, and only they: a few in a hard jam, and none in most
     /// frames. A pair of units that avoid never ends a frame deeper than
@@ -502,11 +478,11 @@ impl Separation<'_> {
             let (me, other) = (&agents[i], &agents[j]);
             // A unit that does not avoid walks its own way, through the
             // others if need be: the others make way, and are not held.
-            if !me.avoids || !other.avoids {
+            if !me.avoids() || !other.avoids() {
                 return false;
             }
             let touching = me.radius + other.radius;
-            let limit = LIMIT * me.radius.min(other.radius);
+            let limit = OVERLAP_LIMIT * me.radius.min(other.radius);
             let depth = touching - positions[i].distance(positions[j]);
             let before = touching - me.position.distance(other.position);
             depth > limit && depth > before + 1e-4
@@ -540,7 +516,7 @@ impl Separation<'_> {
         for &(i, j) in pairs {
             let (i, j) = (i as usize, j as usize);
             let (me, other) = (&agents[i], &agents[j]);
-            if !me.pushing && !other.pushing {
+            if !me.pushing() && !other.pushing() {
                 continue;
             }
             let offset = positions.get(i) - positions.get(j);
@@ -569,7 +545,7 @@ impl Separation<'_> {
         };
         let before = *position;
         walk_velocity(view, position, push, 1.0);
-        if !agent.crossing
+        if !agent.crossing()
             && let Some(map) = agent.map
         {
             *position = self.passages.stop_outside(map, view, before, *position);

@@ -1,5 +1,5 @@
 use super::plan::turned_right;
-use super::priority::priority;
+use super::priority::{Flags, priority};
 use super::solver::Separation;
 use super::*;
 use crate::core::Cell;
@@ -43,7 +43,7 @@ fn agent(entity: u32, position: Vec2) -> Agent {
         entity: Entity::from_raw_u32(entity).unwrap(),
         // In the order the entities compare in (their bits), as the
         // scenes of these tests were first drawn in.
-        order: Entity::from_raw_u32(entity).unwrap().to_bits(),
+        rank: Entity::from_raw_u32(entity).unwrap().to_bits(),
         map: None,
         class: ClassId::DEFAULT,
         position,
@@ -51,15 +51,9 @@ fn agent(entity: u32, position: Vec2) -> Agent {
         preferred: Vec2::ZERO,
         radius: 0.45,
         speed: 4.0,
-        avoids: true,
-        pushing: false,
         heading: Vec2::ZERO,
-        held_up: false,
-        idle: false,
-        near_passage: false,
-        crossing: false,
         blocked: 0.0,
-        live: true,
+        flags: Flags::LIVE.with(Flags::AVOIDS, true),
         size: 1,
     }
 }
@@ -87,9 +81,9 @@ fn separation_is_the_same_for_any_split_and_parts_bodies() {
                 let cell = Vec2::new((k % 24) as f32, (k / 24) as f32);
                 let jitter = Vec2::new(rng.next() - 0.5, rng.next() - 0.5) * 0.1;
                 let mut a = agent(k as u32 + 1, Vec2::splat(4.0) + cell + jitter);
-                a.pushing = rng.next() < 0.2;
-                a.idle = rng.next() < 0.2;
-                a.avoids = rng.next() < 0.9;
+                a.set(Flags::PUSHING, rng.next() < 0.2);
+                a.set(Flags::IDLE, rng.next() < 0.2);
+                a.set(Flags::AVOIDS, rng.next() < 0.9);
                 a
             })
             .collect();
@@ -178,8 +172,8 @@ fn a_crowd_pressing_in_stays_under_the_limit() {
                 agents.len() as u32 + 1,
                 Vec2::new(x, 12.0 + row as f32 * 0.78),
             );
-            a.pushing = rng.next() < 0.2;
-            a.idle = !a.pushing && rng.next() < 0.2;
+            a.set(Flags::PUSHING, rng.next() < 0.2);
+            a.set(Flags::IDLE, !a.pushing() && rng.next() < 0.2);
             agents.push(a);
         }
     }
@@ -190,7 +184,7 @@ fn a_crowd_pressing_in_stays_under_the_limit() {
         for _ in 0..20 {
             let walked: Vec<Vec2> = agents
                 .iter()
-                .map(|a| match a.idle {
+                .map(|a| match a.idle() {
                     true => a.position,
                     false => a.position + (middle - a.position).normalize_or_zero() * 0.13,
                 })
@@ -272,18 +266,18 @@ fn pairs_sorted_as_a_sort_would() {
     }
 }
 
-/// Whose way it is: of two pushing through against each other, the
-/// later to join yields and gives up all of the pair; one pushing
+/// Whose way it is: of two pushing through against each other, the one
+/// ranked later in the crowd yields and gives up all of the pair; one pushing
 /// through gives up none of it against a unit standing idle; one that
 /// does not avoid gives up none.
 #[test]
 fn priority_between_two_units() {
     let (mut early, mut late) = (agent(1, Vec2::ZERO), agent(2, Vec2::X));
-    if early.order > late.order {
+    if early.rank > late.rank {
         std::mem::swap(&mut early, &mut late);
     }
-    early.pushing = true;
-    late.pushing = true;
+    early.set(Flags::PUSHING, true);
+    late.set(Flags::PUSHING, true);
     let (late_early, early_late) = (priority(&late, &early), priority(&early, &late));
     assert!(late_early.steps_back && !early_late.steps_back);
     assert_eq!(late_early.gives, 1.0);
@@ -291,11 +285,11 @@ fn priority_between_two_units() {
     assert!(late_early.avoids > early_late.avoids);
     assert!(late_early.sees_intent && late_early.makes_way);
     let mut standing = agent(3, Vec2::Y);
-    standing.idle = true;
+    standing.set(Flags::IDLE, true);
     assert_eq!(priority(&early, &standing).gives, 0.0);
     assert_eq!(priority(&standing, &early).gives, 1.0);
     assert!(priority(&standing, &agent(5, Vec2::X)).sees_intent);
     let mut ghost = agent(4, Vec2::NEG_X);
-    ghost.avoids = false;
+    ghost.set(Flags::AVOIDS, false);
     assert_eq!(priority(&ghost, &standing).gives, 0.0);
 }

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use crate::core::{Cell, GridChanges, MAX_UNIT_SIZE, SizeClass, UnitKind};
 use crate::maps::{AllViews, MapView};
 use crate::movement::state::turn::ClassMap;
-use crate::movement::tuning::LONGEST;
+use crate::movement::tuning::{BACK_OFF_STEPS, LONGEST};
 
 /// A chain of one-lane anchors with two mouths.
 #[derive(Clone, Debug)]
@@ -34,22 +34,22 @@ pub(super) struct Blocks {
     wide: u32,
     high: u32,
     /// Per block, row by row (`None`: not looked at yet).
-    lanes: Vec<Option<bool>>,
+    one_lane: Vec<Option<bool>>,
 }
 
 impl Blocks {
     /// Sizes the table for `class`'s anchors, forgetting everything if its
     /// size changed.
-    fn fit(&mut self, class: &SizeClass) {
+    fn fit(&mut self, size_class: &SizeClass) {
         let (wide, high) = (
-            class.width().div_ceil(BLOCK),
-            class.height().div_ceil(BLOCK),
+            size_class.width().div_ceil(BLOCK),
+            size_class.height().div_ceil(BLOCK),
         );
         if (wide, high) != (self.wide, self.high) {
             *self = Self {
                 wide,
                 high,
-                lanes: vec![None; wide as usize * high as usize],
+                one_lane: vec![None; wide as usize * high as usize],
             };
         }
     }
@@ -62,12 +62,12 @@ impl Blocks {
     /// Block `(bx, by)`'s entry, if it lies on the map.
     fn entry(&mut self, bx: u32, by: u32) -> Option<&mut Option<bool>> {
         let index = self.index(bx, by)?;
-        Some(&mut self.lanes[index])
+        Some(&mut self.one_lane[index])
     }
 
     /// What block `(bx, by)` holds, if it was looked at.
     pub(super) fn get(&self, bx: u32, by: u32) -> Option<bool> {
-        self.lanes[self.index(bx, by)?]
+        self.one_lane[self.index(bx, by)?]
     }
 }
 
@@ -88,25 +88,25 @@ pub(super) struct PassageMap {
 }
 
 /// Whether a unit at `cell` can only go on or back.
-pub(super) fn one_lane(class: &SizeClass, cell: Cell) -> bool {
-    class.is_walkable(cell) && class.neighbors(cell).take(3).count() <= 2
+pub(super) fn one_lane(size_class: &SizeClass, cell: Cell) -> bool {
+    size_class.is_walkable(cell) && size_class.neighbors(cell).take(3).count() <= 2
 }
 
 impl PassageMap {
     /// Forgets what the edits since the last look may have changed: every
     /// chain, and the blocks round the anchors edited; and sizes the blocks
     /// for `class`.
-    pub(super) fn catch_up(&mut self, class: &SizeClass) {
-        self.forget_edits(class);
-        self.blocks.fit(class);
+    pub(super) fn catch_up(&mut self, size_class: &SizeClass) {
+        self.forget_edits(size_class);
+        self.blocks.fit(size_class);
     }
 
     /// The forgetting half of [`catch_up`](Self::catch_up).
-    fn forget_edits(&mut self, class: &SizeClass) {
-        if self.version == class.version() {
+    fn forget_edits(&mut self, size_class: &SizeClass) {
+        if self.version == size_class.version() {
             return;
         }
-        match class.changes_since(self.version) {
+        match size_class.changes_since(self.version) {
             GridChanges::Cells(cells) => {
                 for cell in cells {
                     // An edit changes the moves out of the anchors round it.
@@ -121,7 +121,7 @@ impl PassageMap {
             }
             GridChanges::Everything => self.blocks = Blocks::default(),
         }
-        self.version = class.version();
+        self.version = size_class.version();
         self.cells.clear();
         self.passages.clear();
         self.in_passages = 0;
@@ -130,7 +130,8 @@ impl PassageMap {
     /// Whether any anchor within `reach` anchors of `cell` may be one-lane,
     /// or the first block round it nobody has looked at yet (the blocks
     /// are looked at in order, so the answer is the same once it is).
-    pub(super) fn lanes_near(&self, cell: Cell, reach: u32) -> Result<bool, (u32, u32)> {
+    #[inline] // called across modules in the crowd step's hot loops
+    pub(super) fn one_lane_near(&self, cell: Cell, reach: u32) -> Result<bool, (u32, u32)> {
         let (x0, y0) = (
             cell.x.saturating_sub(reach) / BLOCK,
             cell.y.saturating_sub(reach) / BLOCK,
@@ -142,7 +143,7 @@ impl PassageMap {
                 let Some(index) = self.blocks.index(bx, by) else {
                     continue;
                 };
-                match self.blocks.lanes[index] {
+                match self.blocks.one_lane[index] {
                     Some(true) => return Ok(true),
                     Some(false) => {}
                     None => return Err((bx, by)),
@@ -153,30 +154,33 @@ impl PassageMap {
     }
 
     /// Looks at block `(bx, by)`: whether it holds a one-lane anchor.
-    fn fill_block(&mut self, class: &SizeClass, bx: u32, by: u32) {
+    fn fill_block(&mut self, size_class: &SizeClass, bx: u32, by: u32) {
         if let Some(entry) = self.blocks.entry(bx, by) {
-            *entry =
-                Some((by * BLOCK..(by + 1) * BLOCK).any(|y| {
-                    (bx * BLOCK..(bx + 1) * BLOCK).any(|x| one_lane(class, Cell::new(x, y)))
-                }));
+            *entry = Some((by * BLOCK..(by + 1) * BLOCK).any(|y| {
+                (bx * BLOCK..(bx + 1) * BLOCK).any(|x| one_lane(size_class, Cell::new(x, y)))
+            }));
         }
     }
 
     /// The passage `cell` belongs to, if it is one-lane and its chain has
     /// two mouths; `Err(cell)` for a one-lane anchor whose chain nobody has
     /// walked yet.
-    pub(super) fn passage_at(&self, class: &SizeClass, cell: Cell) -> Result<Option<u32>, Cell> {
+    pub(super) fn passage_at(
+        &self,
+        size_class: &SizeClass,
+        cell: Cell,
+    ) -> Result<Option<u32>, Cell> {
         match self.cells.get(&cell) {
             Some(&known) => Ok(known),
-            None if !one_lane(class, cell) => Ok(None),
+            None if !one_lane(size_class, cell) => Ok(None),
             None => Err(cell),
         }
     }
 
     /// Walks the chain of one-lane anchors through `cell` and remembers the
     /// passage it makes, if it has two mouths, for each of its anchors.
-    fn walk_chain(&mut self, class: &SizeClass, cell: Cell) {
-        if self.cells.contains_key(&cell) || !one_lane(class, cell) {
+    fn walk_chain(&mut self, size_class: &SizeClass, cell: Cell) {
+        if self.cells.contains_key(&cell) || !one_lane(size_class, cell) {
             return;
         }
         let mut chain = vec![cell];
@@ -187,11 +191,11 @@ impl PassageMap {
         while at < chain.len() && !too_long {
             let here = chain[at];
             at += 1;
-            for (next, _) in class.neighbors(here) {
+            for (next, _) in size_class.neighbors(here) {
                 if seen.contains(&next) {
                     continue;
                 }
-                if one_lane(class, next) {
+                if one_lane(size_class, next) {
                     if chain.len() >= LONGEST {
                         too_long = true;
                         break;
@@ -246,12 +250,12 @@ impl Passages {
         let Some(view) = views.get(key.0.0) else {
             return false;
         };
-        let class = view.for_kind(UnitKind::new(key.0.1, key.1)).size_class();
+        let size_class = view.for_kind(UnitKind::new(key.0.1, key.1)).size_class();
         let cached = self.maps.entry(key).or_default();
         match miss {
-            Miss::Map(_) => cached.catch_up(&class),
-            Miss::Block(_, bx, by) => cached.fill_block(&class, bx, by),
-            Miss::Chain(_, cell) => cached.walk_chain(&class, cell),
+            Miss::Map(_) => cached.catch_up(&size_class),
+            Miss::Block(_, bx, by) => cached.fill_block(&size_class, bx, by),
+            Miss::Chain(_, cell) => cached.walk_chain(&size_class, cell),
         }
         true
     }
@@ -284,9 +288,9 @@ impl Passages {
     /// a passage (of its size or a bigger one) units have looked at this
     /// version of the grid.
     fn stands_in(&self, map: ClassMap, view: &MapView, size: u8, position: Vec2) -> bool {
-        lanes(self.present(map), size).any(|lane| {
-            self.maps.get(&(map, lane)).is_some_and(|cached| {
-                held_in(view, position, size, lane, |a| {
+        widths(self.present(map), size).any(|width| {
+            self.maps.get(&(map, width)).is_some_and(|cached| {
+                held_in(view, position, size, width, |a| {
                     cached.cells.get(&a).copied().flatten()
                 })
                 .is_some()
@@ -298,21 +302,22 @@ impl Passages {
     /// of `position` on `view` of `map`, for a unit one cell wide: first
     /// asked of the blocks round it, so that a unit in the open pays a
     /// look or two.
+    #[inline] // called across modules in the crowd step's hot loops
     pub(crate) fn beside(&self, map: Entity, view: &MapView, position: Vec2, reach: u32) -> bool {
         let map = class_map(map, view);
-        lanes(self.present(map), 1).any(|lane| {
+        widths(self.present(map), 1).any(|width| {
             let (Some(cached), Some(cell)) = (
-                self.maps.get(&(map, lane)),
-                view.for_size(lane).cell_at(position),
+                self.maps.get(&(map, width)),
+                view.for_size(width).cell_at(position),
             ) else {
                 return false;
             };
             let (x0, y0) = (cell.x.saturating_sub(reach), cell.y.saturating_sub(reach));
             let (x1, y1) = (cell.x + reach, cell.y + reach);
-            let lanes_there = (y0 / BLOCK..=y1 / BLOCK).any(|by| {
+            let one_lane_there = (y0 / BLOCK..=y1 / BLOCK).any(|by| {
                 (x0 / BLOCK..=x1 / BLOCK).any(|bx| cached.blocks.get(bx, by) == Some(true))
             });
-            lanes_there
+            one_lane_there
                 && (y0..=y1).any(|y| {
                     (x0..=x1).any(|x| {
                         cached
@@ -338,9 +343,9 @@ impl Passages {
         let size = view.size();
         // Where no passage is known (open ground, or a map whose units
         // have looked at none yet), there is none to step into.
-        let known = lanes(self.present(map), size).any(|lane| {
+        let known = widths(self.present(map), size).any(|width| {
             self.maps
-                .get(&(map, lane))
+                .get(&(map, width))
                 .is_some_and(|cached| cached.in_passages > 0)
         });
         if !known {
@@ -350,8 +355,8 @@ impl Passages {
         // that hold it (see `holders`): a step that keeps every one of
         // them, as nearly every nudge in a crowd does, steps into none,
         // and costs no look-up.
-        let holds_other_anchors = lanes(self.present(map), size).any(|lane| {
-            let grid = holder_grid(view, size, lane);
+        let holds_other_anchors = widths(self.present(map), size).any(|width| {
+            let grid = holder_grid(view, size, width);
             grid.cell_at(from) != grid.cell_at(to)
         });
         holds_other_anchors
@@ -370,10 +375,9 @@ impl Passages {
         }
         // Back along the way in small steps (a frame's walk is short), to a
         // point the unit can walk to straight.
-        let steps = 16;
-        (1..steps)
+        (1..BACK_OFF_STEPS)
             .rev()
-            .map(|k| from.lerp(to, k as f32 / steps as f32))
+            .map(|k| from.lerp(to, k as f32 / BACK_OFF_STEPS as f32))
             .find(|&p| !self.steps_in(map, view, from, p) && view.segment_clear(from, p))
             .unwrap_or(from)
     }
@@ -381,11 +385,11 @@ impl Passages {
 
 /// The sizes, `size` and up, whose passages a unit of `size` takes turns
 /// at on a map whose movers' sizes are `present` (bit k for size k).
-pub(super) fn lanes(present: u16, size: u8) -> impl Iterator<Item = u8> {
+pub(super) fn widths(present: u16, size: u8) -> impl Iterator<Item = u8> {
     (size..=MAX_UNIT_SIZE).filter(move |&k| k == size || present & (1 << k) != 0)
 }
 
-/// The anchors of size `lane` that hold a unit of size `size` standing at
+/// The anchors of width `width` that hold a unit of size `size` standing at
 /// `position`: its own anchor when the sizes agree; for a smaller unit,
 /// every anchor whose footprint contains the point (in order, lowest
 /// first). See [`held_in`] for when they hold it in a passage.
@@ -393,10 +397,10 @@ pub(super) fn holders(
     view: &MapView,
     position: Vec2,
     size: u8,
-    lane: u8,
+    width: u8,
 ) -> impl Iterator<Item = Cell> {
-    let cell = holder_grid(view, size, lane).cell_at(position);
-    let reach = if size >= lane { 1 } else { lane as u32 };
+    let cell = holder_grid(view, size, width).cell_at(position);
+    let reach = if size >= width { 1 } else { width as u32 };
     cell.into_iter().flat_map(move |cell| {
         (0..reach).rev().flat_map(move |dy| {
             (0..reach).rev().filter_map(move |dx| {
@@ -406,7 +410,7 @@ pub(super) fn holders(
     })
 }
 
-/// What `passage_of` says of the first anchor of size `lane` holding a
+/// What `passage_of` says of the first anchor of width `width` holding a
 /// unit of `size` at `position`, if it says something of every walkable
 /// one: a unit is in a passage where every walkable anchor holding it is.
 /// A smaller unit on a cell that the end of a bigger passage's deck shares
@@ -417,12 +421,12 @@ pub(super) fn held_in<T>(
     view: &MapView,
     position: Vec2,
     size: u8,
-    lane: u8,
+    width: u8,
     mut passage_of: impl FnMut(Cell) -> Option<T>,
 ) -> Option<T> {
-    let class = view.for_size(lane).size_class();
+    let size_class = view.for_size(width).size_class();
     let mut first = None;
-    for anchor in holders(view, position, size, lane).filter(|&a| class.is_walkable(a)) {
+    for anchor in holders(view, position, size, width).filter(|&a| size_class.is_walkable(a)) {
         let found = passage_of(anchor)?;
         first.get_or_insert(found);
     }
@@ -430,7 +434,7 @@ pub(super) fn held_in<T>(
 }
 
 /// The grid whose cell at a unit's position fixes the anchors of size
-/// `lane` that hold a unit of `size` (see [`holders`]).
-pub(super) fn holder_grid<'a>(view: &MapView<'a>, size: u8, lane: u8) -> MapView<'a> {
-    view.for_size(if size >= lane { lane } else { 1 })
+/// `width` that hold a unit of `size` (see [`holders`]).
+pub(super) fn holder_grid<'a>(view: &MapView<'a>, size: u8, width: u8) -> MapView<'a> {
+    view.for_size(if size >= width { width } else { 1 })
 }

@@ -1,7 +1,8 @@
-//! One-lane passages: where the way is one unit wide (a bridge, a gap in a
-//! wall, a corridor), two units going opposite ways cannot pass each other
-//! and no amount of avoidance helps. Units take turns instead, as drivers
-//! do at a one-lane bridge.
+//! Turns at one-lane passages (stage 3,
+//! [`CrowdSystems::Turns`](super::CrowdSystems::Turns)): where the way is
+//! one unit wide (a bridge, a gap in a wall, a corridor), two units going
+//! opposite ways cannot pass each other and no amount of avoidance helps.
+//! Units take turns instead, as drivers do at a one-lane bridge.
 //!
 //! A *one-lane* anchor is a walkable anchor with at most two moves out of
 //! it: a unit there can only go on or back. A passage is a chain of such
@@ -11,8 +12,8 @@
 //! the grid changes.
 //!
 //! Each frame every moving unit looks a short way ahead along its route
-//! (the rules below are worked out from the frame's start, in entity
-//! order, so the same inputs give the same turns).
+//! (the rules below are worked out from the frame's start, in crowd
+//! rank, so the same inputs give the same turns whatever the entity ids).
 //!
 //! - A unit that sees a passage ahead walks on to its mouth if it is its
 //!   side's turn, and *claims* the passage there; it holds the claim
@@ -20,10 +21,10 @@
 //! - It is a side's turn when the passage is empty and that side's first
 //!   unit has waited longest, or when the passage carries that side's
 //!   units and the other side's first unit has waited less than
-//!   [`AvoidanceSettings::passage_turn`] seconds. A unit already at the
+//!   [`CrowdSettings::passage_turn`] seconds. A unit already at the
 //!   mouth when the turn passes goes on, for one more turn at most, so that
 //!   none is left standing in the way of its own side's units.
-//! - Otherwise it waits: clear of the lane out of the passage (stepping
+//! - Otherwise it waits: clear of the way out of the passage (stepping
 //!   aside, to its own side of it) and a few cells back from the mouth,
 //!   so that the units coming out have room; units queued behind it count
 //!   as waiting too, not as blocked.
@@ -44,6 +45,13 @@
 //!
 //! So the passage never carries units both ways at once, neither side is
 //! held up for ever, and nobody turns back half-way.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | `take_turns`: every unit looks ahead, then the turns are worked out and decided, in crowd rank |
+//! | `map.rs` | the `Passages` cache: one-lane anchors block by block, chains with their mouths, which anchors hold a unit, where a walk stops outside |
+//! | `sight.rs` | what one unit sees of the passages ahead (`Sighting`, its `Exit`) |
+//! | `turns.rs` | whose turn it is, what a unit near a passage does, and who is queued behind one held up: pure rules, table-tested |
 
 mod map;
 mod sight;
@@ -54,7 +62,7 @@ use bevy::utils::Parallel;
 
 use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem};
 use super::parallel::each_mover;
-use super::settings::AvoidanceSettings;
+use super::settings::CrowdSettings;
 use super::state::Mover;
 use super::state::turn::{ClassMap, TurnState};
 use super::tuning::PARALLEL_WALKS;
@@ -64,6 +72,7 @@ use crate::pathfinding::unit_kind;
 use map::Miss;
 pub(crate) use map::Passages;
 use sight::{Looker, Missed, Sighting};
+pub(crate) use turns::{InQueue, queued_behind};
 use turns::{decide, turns};
 
 /// `FrontierSystems::Steering`, after the preferred velocities: units take
@@ -79,7 +88,7 @@ use turns::{decide, turns};
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn take_turns(
     time: Res<Time>,
-    settings: Res<AvoidanceSettings>,
+    settings: Res<CrowdSettings>,
     mut units: Query<AgentQuery>,
     maps: Maps<Without<Mover>>,
     mut passages: ResMut<Passages>,
@@ -110,9 +119,9 @@ pub(crate) fn take_turns(
             Err(miss) => missed.push(miss),
         }
     }
-    missed.sort_unstable_by_key(|&(order, unit, _)| (order, unit));
-    for (order, unit, miss) in missed {
-        match passages.look_again(&views, enabled, &units, (order, unit), miss) {
+    missed.sort_unstable_by_key(|&(rank, unit, _)| (rank, unit));
+    for (rank, unit, miss) in missed {
+        match passages.look_again(&views, enabled, &units, (rank, unit), miss) {
             Some(sighting) => seen.push(sighting),
             None => {
                 if let Ok(mut item) = units.get_mut(unit) {
@@ -121,7 +130,7 @@ pub(crate) fn take_turns(
             }
         }
     }
-    seen.sort_unstable_by_key(|s| (s.order, s.unit));
+    seen.sort_unstable_by_key(|s| (s.rank, s.unit));
     let turns = turns(&seen, settings.clamped().passage_turn);
     for sighting in &seen {
         let Ok(AgentQueryItem { mut motion, .. }) = units.get_mut(sighting.unit) else {
@@ -158,11 +167,11 @@ impl Passages {
             if let Some(map) = steering.map().or(motion.map) {
                 let kind = unit_kind(footprint, class);
                 let size = kind.size.clamp(1, MAX_UNIT_SIZE);
-                let ground = (map, kind.class);
+                let class_map = (map, kind.class);
                 match &mut run {
-                    Some((last, bits)) if *last == ground => *bits |= 1 << size,
+                    Some((last, bits)) if *last == class_map => *bits |= 1 << size,
                     _ => {
-                        if let Some((last, bits)) = run.replace((ground, 1 << size)) {
+                        if let Some((last, bits)) = run.replace((class_map, 1 << size)) {
                             *self.sizes.entry(last).or_default() |= bits;
                         }
                     }
@@ -181,9 +190,12 @@ impl Passages {
             let Some(view) = views.get(map.0) else {
                 continue;
             };
-            for lane in (1..=MAX_UNIT_SIZE).filter(|&k| present & (1 << k) != 0) {
-                let class = view.for_kind(UnitKind::new(map.1, lane)).size_class();
-                self.maps.entry((map, lane)).or_default().catch_up(&class);
+            for width in (1..=MAX_UNIT_SIZE).filter(|&k| present & (1 << k) != 0) {
+                let size_class = view.for_kind(UnitKind::new(map.1, width)).size_class();
+                self.maps
+                    .entry((map, width))
+                    .or_default()
+                    .catch_up(&size_class);
             }
         }
     }
@@ -195,7 +207,7 @@ impl Passages {
         views: &AllViews,
         enabled: bool,
         units: &Query<AgentQuery>,
-        (order, unit): (u64, Entity),
+        (rank, unit): (u64, Entity),
         mut miss: Miss,
     ) -> Option<Sighting> {
         loop {
@@ -206,7 +218,7 @@ impl Passages {
             let looker = Looker::new(
                 views,
                 enabled,
-                (order, unit),
+                (rank, unit),
                 item.mover,
                 item.transform,
                 item.steering,

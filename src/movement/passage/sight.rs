@@ -4,20 +4,22 @@
 
 use bevy::prelude::*;
 
-use super::map::{Miss, Passage, PassageMap, Passages, class_map, held_in, holders, lanes};
+use super::map::{Miss, Passage, PassageMap, Passages, class_map, held_in, holders, widths};
 use crate::core::Cell;
 use crate::maps::{AllViews, MapView};
 use crate::movement::body::{Avoidance, body_radius, speed_of};
 use crate::movement::state::turn::{Claim, ClassMap};
 use crate::movement::state::{Motion, Mover, Steering};
-use crate::movement::tuning::{CLAIM_AT, CLEAR_OF_MOUTH, CORNERS_AHEAD, LANE_LENGTH, LOOK_AHEAD};
+use crate::movement::tuning::{
+    BODY_RADIUS, CLAIM_AT, CLEAR_OF_MOUTH, CORNERS_AHEAD, EXIT_LENGTH, LOOK_AHEAD,
+};
 use crate::pathfinding::{Footprint, MovementClass, unit_kind};
 
 /// What one unit near a passage sees of it this frame.
 pub(crate) struct Sighting {
     pub(super) unit: Entity,
-    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)).
-    pub(super) order: u64,
+    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::ordinal::Ordinal::crowd_rank)).
+    pub(super) rank: u64,
     /// The passage ahead (or the one it is in), and its side of it.
     pub(super) ahead: Claim,
     /// How far ahead the passage starts, in world units (0 inside it).
@@ -34,19 +36,19 @@ pub(crate) struct Sighting {
     pub(super) speed: f32,
     /// Where it stands.
     pub(super) position: Vec2,
-    /// The lane out of the passage at its mouth on this unit's side.
-    pub(super) lane: Lane,
+    /// The way out of the passage at its mouth on this unit's side, kept clear.
+    pub(super) exit: Exit,
 }
 
-/// The lane the units coming out of a passage walk, kept clear by those
+/// The strip the units coming out of a passage walk (its exit), kept clear by those
 /// waiting at that mouth. In world space.
 #[derive(Clone, Copy)]
-pub(crate) struct Lane {
+pub(crate) struct Exit {
     /// The mouth's centre.
     pub(super) mouth: Vec2,
     /// The way out (unit length).
     pub(super) out: Vec2,
-    /// Half the lane's width.
+    /// Half the strip's width.
     pub(super) half_width: f32,
     /// How far out from the mouth it runs.
     pub(super) length: f32,
@@ -76,23 +78,24 @@ pub(super) fn way_ahead(steering: &Steering, position: Vec2) -> ([Vec2; CORNERS_
 /// The first passage on `way` within `reach` world units: its index, the
 /// first of its anchors met, and how far along the way that anchor starts
 /// (0 when the unit stands in it); or what nobody has looked at yet.
+#[inline] // called across modules in the crowd step's hot loops
 pub(super) fn look_ahead(
     view: &MapView,
-    lane: u8,
+    width: u8,
     passages: &PassageMap,
     key: (ClassMap, u8),
     position: Vec2,
     way: &[Vec2],
     reach: f32,
 ) -> Result<Option<(u32, Cell, f32)>, Miss> {
-    let class = view.for_size(lane).size_class();
+    let size_class = view.for_size(width).size_class();
     let cells = view.for_size(1);
     let cell = view.layout.cell_size.abs().min_element();
     let Some(here) = cells.cell_at(position) else {
         return Ok(None);
     };
-    let near = (reach / cell).ceil() as u32 + lane as u32;
-    match passages.lanes_near(here, near) {
+    let near = (reach / cell).ceil() as u32 + width as u32;
+    match passages.one_lane_near(here, near) {
         Ok(true) => {}
         Ok(false) => return Ok(None),
         Err((bx, by)) => return Err(Miss::Block(key, bx, by)),
@@ -110,8 +113,8 @@ pub(super) fn look_ahead(
         }
         *last = Some(spot);
         let mut missed = None;
-        let found = held_in(view, at, size, lane, |anchor| {
-            match passages.passage_at(&class, anchor) {
+        let found = held_in(view, at, size, width, |anchor| {
+            match passages.passage_at(&size_class, anchor) {
                 Ok(index) => index.map(|index| (index, anchor, travelled)),
                 Err(chain) => {
                     missed = Some(Miss::Chain(key, chain));
@@ -150,8 +153,8 @@ pub(super) type Missed = (u64, Entity, Miss);
 /// What taking turns reads of one unit.
 pub(super) struct Looker<'a> {
     pub(super) unit: Entity,
-    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::order::Ordinal::crowd_rank)).
-    pub(super) order: u64,
+    /// Its rank in the crowd ([`Ordinal::crowd_rank`](crate::ordinal::Ordinal::crowd_rank)).
+    pub(super) rank: u64,
     pub(super) map: ClassMap,
     /// Its map, for its class and size.
     pub(super) view: MapView<'a>,
@@ -174,7 +177,7 @@ impl<'a> Looker<'a> {
     pub(super) fn new(
         views: &AllViews<'a>,
         enabled: bool,
-        (order, unit): (u64, Entity),
+        (rank, unit): (u64, Entity),
         mover: &Mover,
         transform: &Transform,
         steering: &Steering,
@@ -200,7 +203,7 @@ impl<'a> Looker<'a> {
         let cell = view.layout.cell_size.abs().min_element();
         Some(Self {
             unit,
-            order,
+            rank,
             map,
             view,
             position,
@@ -225,23 +228,23 @@ impl Passages {
             Some(found) => Some(found),
             None => self.mouth_held(looker),
         };
-        let Some((lane, (index, first, distance))) = found else {
+        let Some((width, (index, first, distance))) = found else {
             return Ok(None);
         };
-        let lane_view = view.for_size(lane);
+        let passage_view = view.for_size(width);
         let Some(passage) = self
             .maps
-            .get(&(map, lane))
+            .get(&(map, width))
             .and_then(|m| m.passages.get(index as usize))
         else {
             return Ok(None);
         };
         let key = passage.key;
-        let held = looker.claim.filter(|c| c.passage() == (map, lane, key));
+        let held = looker.claim.filter(|c| c.passage() == (map, width, key));
         let side = match held {
             Some(claim) => claim.side,
             None => side_of(
-                &lane_view,
+                &passage_view,
                 passage,
                 first,
                 distance,
@@ -249,29 +252,29 @@ impl Passages {
                 looker.heading,
             ),
         };
-        // The lane out of the passage on this side: from the end's
+        // The exit on this side: from the end's
         // footprint centre through the mouth's, as wide as the passage's
         // biggest unit.
         let (end, mouth) = (
-            lane_view.cell_to_world(passage.ends[side as usize]),
-            lane_view.cell_to_world(passage.mouths[side as usize]),
+            passage_view.cell_to_world(passage.ends[side as usize]),
+            passage_view.cell_to_world(passage.mouths[side as usize]),
         );
-        let lane_radius = 0.45 * lane as f32 * cell;
+        let width_radius = BODY_RADIUS * width as f32 * cell;
         Ok(Some(Sighting {
             unit: looker.unit,
-            order: looker.order,
+            rank: looker.rank,
             ahead: Claim {
                 map,
-                size: lane,
+                size: width,
                 key,
                 side,
             },
             distance,
-            lane: Lane {
+            exit: Exit {
                 mouth,
                 out: (mouth - end).normalize_or_zero(),
-                half_width: radius.max(lane_radius) + 0.5 * lane as f32 * cell,
-                length: LANE_LENGTH * cell,
+                half_width: radius.max(width_radius) + 0.5 * width as f32 * cell,
+                length: EXIT_LENGTH * cell,
             },
             position,
             held: looker.claim,
@@ -283,7 +286,7 @@ impl Passages {
         }))
     }
 
-    /// The nearest passage ahead of `looker` (its lane's size, and the
+    /// The nearest passage ahead of `looker` (its width, and the
     /// passage, the anchor where it starts and how far ahead), of its size
     /// or a bigger one (its own size first of two as near): infantry
     /// crossing a bridge two cells wide (one lane while a tank is about)
@@ -299,7 +302,7 @@ impl Passages {
         let size = view.size();
         let reach = looker.radius + LOOK_AHEAD * cell;
         let mut found: Option<(u8, (u32, Cell, f32))> = None;
-        for k in lanes(self.present(map), size) {
+        for k in widths(self.present(map), size) {
             let Some(map_passages) = self.maps.get(&(map, k)) else {
                 return Err(Miss::Map((map, k)));
             };

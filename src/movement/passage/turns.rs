@@ -6,6 +6,7 @@ use bevy::prelude::*;
 
 use super::sight::Sighting;
 use crate::movement::state::turn::{PassageId, TurnState};
+use crate::movement::tuning::{QUEUE_AHEAD, QUEUE_REACH, WAITING_SPEED};
 
 /// Whose turn it is at a passage this frame.
 #[derive(Clone, Copy, Default)]
@@ -35,7 +36,7 @@ pub(super) fn turns(seen: &[Sighting], turn: f32) -> HashMap<PassageId, Turn> {
         if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
             entry.inside[side] += 1;
         } else {
-            let candidate = (sighting.waited, sighting.order);
+            let candidate = (sighting.waited, sighting.rank);
             let better = entry.waited[side]
                 .is_none_or(|(w, u)| candidate.0 > w || candidate.0 == w && candidate.1 < u);
             if better {
@@ -105,21 +106,21 @@ pub(super) fn decide(sighting: &Sighting, turn: Turn, seconds: f32) -> (TurnStat
     )
 }
 
-/// How a unit waiting its turn at a passage moves: out of the lane the
+/// How a unit waiting its turn at a passage moves: out of the exit the
 /// units coming out of the passage walk (sideways, to its own side of it),
 /// back from the mouth if it stands too near, else not at all.
 pub(super) fn waiting_velocity(sighting: &Sighting) -> Vec2 {
-    let slow = 0.5 * sighting.speed;
-    let lane = sighting.lane;
-    if lane.out != Vec2::ZERO {
-        let offset = sighting.position - lane.mouth;
-        let along = offset.dot(lane.out);
-        let aside = lane.out.perp_dot(offset);
-        if (-lane.half_width..lane.length).contains(&along) && aside.abs() < lane.half_width {
-            // To the nearer side; dead on the lane's middle, to its left
+    let slow = WAITING_SPEED * sighting.speed;
+    let exit = sighting.exit;
+    if exit.out != Vec2::ZERO {
+        let offset = sighting.position - exit.mouth;
+        let along = offset.dot(exit.out);
+        let aside = exit.out.perp_dot(offset);
+        if (-exit.half_width..exit.length).contains(&along) && aside.abs() < exit.half_width {
+            // To the nearer side; dead on the exit's middle, to its left
             // (the same for every unit, so they do not block each other).
             let side = if aside < 0.0 { -1.0 } else { 1.0 };
-            return lane.out.perp() * side * slow;
+            return exit.out.perp() * side * slow;
         }
     }
     if sighting.distance < sighting.hold {
@@ -129,12 +130,42 @@ pub(super) fn waiting_velocity(sighting: &Sighting) -> Vec2 {
     }
 }
 
+/// A unit as the queue rule reads it ([`queued_behind`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct InQueue {
+    /// Where it stands.
+    pub(crate) position: Vec2,
+    /// The way it means to go (unit length, or zero when it stands).
+    pub(crate) heading: Vec2,
+    /// Its body's radius.
+    pub(crate) radius: f32,
+    /// Whether it waits its turn at a passage, or is queued behind one that
+    /// does.
+    pub(crate) held_up: bool,
+}
+
+/// Whether `me` is queued behind a unit held up at a passage (waiting its
+/// turn, or queued itself), going the same way, among `others` (each with
+/// its distance from `me`): held up too, not blocked. The avoid stage asks
+/// it of each unit's neighbours, the ones it finds for ORCA.
+pub(crate) fn queued_behind(me: InQueue, mut others: impl Iterator<Item = (f32, InQueue)>) -> bool {
+    !me.held_up
+        && me.heading != Vec2::ZERO
+        && others.any(|(distance, other)| {
+            let offset = other.position - me.position;
+            other.held_up
+                && distance <= QUEUE_REACH * (me.radius + other.radius)
+                && offset.dot(me.heading) >= QUEUE_AHEAD * distance
+                && other.heading.dot(me.heading) >= 0.0
+        })
+}
+
 #[cfg(test)]
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::{Cell, ClassId};
-    use crate::movement::passage::sight::Lane;
+    use crate::movement::passage::sight::Exit;
     use crate::movement::state::turn::Claim;
 
     const TURN: f32 = 4.0;
@@ -215,7 +246,7 @@ mod tests {
         };
         Sighting {
             unit: Entity::from_raw_u32(2).unwrap(),
-            order: 5,
+            rank: 5,
             ahead,
             distance,
             held: held.then_some(ahead),
@@ -225,7 +256,7 @@ mod tests {
             claim: 1.0,
             speed: 4.0,
             position: Vec2::ZERO,
-            lane: Lane {
+            exit: Exit {
                 mouth: Vec2::new(50.0, 50.0),
                 out: Vec2::ZERO,
                 half_width: 0.5,

@@ -3,16 +3,8 @@
 //! and what it saw this frame to what it is and what it must do, tested
 //! on plain data.
 
+use crate::movement::tuning::{HEADWAY, NEAR_THE_END};
 use bevy::prelude::*;
-
-/// Ground (in cells) a unit must gain to count as making headway.
-pub(crate) const HEADWAY: f32 = 0.5;
-
-/// A unit blocked this close to the end of its route (in cells, along
-/// it; for a unit k cells wide, k times this; for k > 1, twice that once
-/// pushing through gained it nothing) rests where it stands. It also
-/// looks, this close to its end, whether another unit rests there.
-pub(crate) const NEAR_THE_END: f32 = 2.5;
 
 /// A mover's headway: how long it has been trying to move without gaining
 /// ground, and whether it pushes through others because of it.
@@ -44,9 +36,9 @@ pub(crate) struct Seen {
     pub(crate) cell: f32,
     /// Its footprint's side, in cells.
     pub(crate) size: u8,
-    /// [`AvoidanceSettings::give_up_after`](super::AvoidanceSettings::give_up_after).
+    /// [`CrowdSettings::give_up_after`](super::CrowdSettings::give_up_after).
     pub(crate) give_up: f32,
-    /// [`AvoidanceSettings::stop_after`](super::AvoidanceSettings::stop_after).
+    /// [`CrowdSettings::stop_after`](super::CrowdSettings::stop_after).
     pub(crate) stop_after: f32,
     /// Whether it may move at all this frame (speed and frame above 0).
     pub(crate) can_move: bool,
@@ -81,7 +73,7 @@ pub(crate) enum Stall {
     /// ground (and asks for a new path if a wall cuts its way on).
     PushThrough,
     /// Pushing through gained it nothing for
-    /// [`AvoidanceSettings::stop_after`](super::AvoidanceSettings::stop_after):
+    /// [`CrowdSettings::stop_after`](super::CrowdSettings::stop_after):
     /// it stops where it stands, and the game is told.
     Blocked,
 }

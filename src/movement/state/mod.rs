@@ -12,9 +12,9 @@ pub(crate) mod turn;
 use bevy::ecs::change_detection::Tick;
 use bevy::prelude::*;
 
-use super::store::{Slot, join_crowd, leave_crowd};
+use super::seats::{Seat, join_crowd, leave_crowd};
 use crate::maps::Maps;
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 use crate::pathfinding::PathTarget;
 use headway::Headway;
 pub use route::Route;
@@ -25,10 +25,10 @@ use turn::PassageState;
 pub(crate) type MapsBesideUnits<'w, 's> = Maps<'w, 's, Without<Mover>>;
 
 /// A unit that walks: put it with a `Transform` and give it
-/// [`PathRequest`]s.
+/// [`PathRequest`](crate::pathfinding::PathRequest)s.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
-#[require(Transform, Steering, Motion, Ordinal, Slot)]
+#[require(Transform, Steering, Motion, Ordinal, Seat)]
 #[component(on_add = join_crowd, on_remove = leave_crowd)]
 pub struct Mover {
     /// World units per second: from 0 up to
@@ -89,10 +89,13 @@ impl Steering {
     }
 }
 
-/// How a [`Mover`] moves this frame: three velocities, each written by one
-/// stage (the one its steering would like, the one avoidance planned, the
-/// one it walked, as Detour keeps `dvel`, `nvel` and `vel` apart), and
-/// where it rests when it stands.
+/// How a [`Mover`] moves this frame: three velocities (the one its
+/// steering would like, the one avoidance planned, the one it moved at, as
+/// Detour keeps `dvel`, `nvel` and `vel` apart), where it rests when it
+/// stands, its headway and its state at passages. `preferred` is set by
+/// the prefer stage and rewritten by the turns stage for a unit that
+/// waits; `planned` by avoidance (or a game's physics); `velocity` by the
+/// walk, with the separation's push added after it.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component)]
 pub struct Motion {
@@ -101,8 +104,8 @@ pub struct Motion {
     /// place (when standing and pushed off it).
     pub preferred: Vec2,
     /// The velocity avoidance planned for this frame
-    /// ([`CrowdSystems::Avoid`]; without [`AvoidancePlugin`], the preferred
-    /// one): what the unit walks in [`CrowdSystems::Walk`]. A game with
+    /// ([`CrowdSystems::Avoid`](crate::movement::CrowdSystems::Avoid); without [`AvoidancePlugin`](crate::movement::AvoidancePlugin), the preferred
+    /// one): what the unit walks in [`CrowdSystems::Walk`](crate::movement::CrowdSystems::Walk). A game with
     /// physics of its own may set it between the two.
     pub planned: Vec2,
     /// The velocity the unit moved at in its last frame, per second: what
@@ -128,14 +131,14 @@ pub struct Motion {
 
 impl Motion {
     /// Whether the unit, blocked by others for
-    /// [`AvoidanceSettings::give_up_after`], pushes through them instead of
+    /// [`CrowdSettings::give_up_after`](crate::movement::CrowdSettings::give_up_after), pushes through them instead of
     /// avoiding them, until it makes headway again.
     pub fn pushing_through(&self) -> bool {
         self.headway.pushing_through()
     }
 
     /// Whether the unit stands waiting its turn at a one-lane passage (see
-    /// [`passage`]).
+    /// [`passage`](crate::movement::passage)).
     pub fn waiting_turn(&self) -> bool {
         self.passage.turn.waiting()
     }
@@ -174,7 +177,7 @@ pub enum CrowdState {
     /// Waiting its turn at a one-lane passage, or queued behind a unit
     /// that waits, going the same way: held up, not blocked.
     Waiting,
-    /// Blocked for [`AvoidanceSettings::give_up_after`]: pushing through
+    /// Blocked for [`CrowdSettings::give_up_after`](crate::movement::CrowdSettings::give_up_after): pushing through
     /// the others (leaving them most of the avoiding) until it makes
     /// headway.
     PushingThrough,
@@ -201,24 +204,24 @@ pub enum Arrival {
     /// The goal could not be reached (walled off, on ground its class may
     /// not enter, or beyond a search's cap): it stopped at the end of its
     /// path, the reachable place nearest the goal
-    /// ([`PathStatus::NearestReachable`] or [`PathStatus::Partial`]).
+    /// ([`PathStatus::NearestReachable`](crate::pathfinding::PathStatus::NearestReachable) or [`PathStatus::Partial`](crate::pathfinding::PathStatus::Partial)).
     NearestReachable,
     /// Blocked by others within a few cells of its goal for
-    /// [`AvoidanceSettings::give_up_after`]: close enough, it rests where
+    /// [`CrowdSettings::give_up_after`](crate::movement::CrowdSettings::give_up_after): close enough, it rests where
     /// it stands.
     StoppedShort,
     /// Stopped in a jam, far from its goal, after making no headway for
-    /// [`AvoidanceSettings::stop_after`]: it stands where it was held, and
+    /// [`CrowdSettings::stop_after`](crate::movement::CrowdSettings::stop_after): it stands where it was held, and
     /// [`MoveBlocked`] says where. The game may order it again (elsewhere,
     /// or the same way once the jam clears). A chase or follow never ends
     /// so: the unit stands and tries again once its target has moved.
     Blocked,
-    /// Within [`PathRequest::range`] of its goal: a chase caught up with
+    /// Within [`PathRequest::range`](crate::pathfinding::PathRequest::range) of its goal: a chase caught up with
     /// its target, or a ranged unit came near enough a place (see
-    /// [`chase`]).
+    /// [`chase`](crate::movement::chase)).
     InRange,
     /// The unit it chased or followed is gone (despawned, or off the
-    /// map): it stands where it was, and [`TargetLost`] says so.
+    /// map): it stands where it was, and [`TargetLost`](crate::movement::TargetLost) says so.
     TargetLost,
 }
 
@@ -298,7 +301,7 @@ pub struct UnitArrived {
 }
 
 /// A [`Mover`] gave up: others held it where it stands, far from its goal,
-/// with no headway for [`AvoidanceSettings::stop_after`]. Its order ended
+/// with no headway for [`CrowdSettings::stop_after`](crate::movement::CrowdSettings::stop_after). Its order ended
 /// with [`Arrival::Blocked`] (its [`UnitArrived`] is sent too). Triggered
 /// as an observer event and written as a message. Never sent for a chase
 /// or follow ([`PathTarget::Entity`]),
@@ -323,10 +326,10 @@ pub struct MoveBlocked {
     pub at: Vec2,
 }
 
-/// On a mover walking a [`PathStatus::Provisional`] path: the optimal path
+/// On a mover walking a [`PathStatus::Provisional`](crate::pathfinding::PathStatus::Provisional) path: the optimal path
 /// that replaces it is taken up when it comes.
 ///
-/// [`PathStatus::Provisional`]: crate::pathfinding::PathStatus::Provisional
+/// [`PathStatus::Provisional`](crate::pathfinding::PathStatus::Provisional): crate::pathfinding::PathStatus::Provisional
 #[derive(Component)]
 pub(crate) struct OnProvisionalPath;
 

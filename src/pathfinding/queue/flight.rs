@@ -1,6 +1,5 @@
-//! A flight (one job's search, or the search jobs with one goal share) and
-//! the flights the queue holds, waiting and in flight, with the scratch
-//! space they search in.
+//! A flight: one job's search, or the search jobs with one goal share
+//! (the flights the queue holds are in `flights.rs`).
 
 use std::sync::Arc;
 
@@ -33,7 +32,7 @@ pub(super) struct SharedWork {
 }
 
 /// Jobs and their search, in flight or waiting (a search that lost its
-/// slot keeps its state and resumes where it was): one job with a
+/// place in flight keeps its state and resumes where it was): one job with a
 /// [`Search`] of its own, or jobs with one goal sharing a [`Flood`] run
 /// backwards from it.
 pub(super) struct Flight {

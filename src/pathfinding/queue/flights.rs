@@ -1,448 +1,165 @@
-//! Flights: the searches the queue keeps, waiting or in flight, and how
-//! they are admitted to slots, checked against their maps, run in lanes
-//! on the frame's budget and landed.
+//! The flights the queue holds: those waiting for a place in flight (in rank order,
+//! indexed by what they could share) and those in flight, the scratch
+//! space their searches take, the tickets that order requests, and the
+//! reading of shared searches' paths the budget owes.
 
-use std::sync::Arc;
-
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
-use super::delivery::{Delivery, Found};
-use super::flight::{Flight, SharedWork, Work};
-use super::policy::{evicts, keeps_state};
-use super::resolve::{Job, Replan, search_config};
-use super::shared::split_alone;
-use super::state::PathfindingQueue;
-use crate::budget::{FrameBudget, deal, run_lanes};
-use crate::core::{Flood, FloodDirection, NavGrid, Search, SearchStatus};
-use crate::maps::{MapView, Maps};
-use crate::pathfinding::result::InvalidReason;
-use crate::schedule::PathfindingSettings;
+use super::flight::{Flight, Work};
+use super::policy::{Rank, reading_cost};
+use super::resolve::Job;
+use super::waiting::Waiting;
+use crate::budget::FrameBudget;
+use crate::core::{Path, ScratchPool};
 
-/// Starts the best waiting requests while slots are free, and lets a
-/// waiting request that outranks the lowest search in flight take its
-/// slot. The evicted search waits again with its state kept (up to one
-/// kept state per slot; beyond that the lowest starts over), and resumes
-/// where it stopped when it gets a slot back. Ranks never change order
-/// over time ([`Job::rank`]), so it cannot throw out the request that
-/// evicted it. A shared flight ranks as its best job.
-pub(super) fn admit(
-    queue: &mut PathfindingQueue,
-    settings: &PathfindingSettings,
-    maps: &Maps,
-    delivery: &mut Delivery,
-) {
-    let slots = settings.max_in_flight.max(1);
-    let aging = settings.aging_frames;
-    queue.flights.waiting.set_aging(aging);
-    loop {
-        let Some(best_rank) = queue.flights.waiting.best_rank() else {
+/// Stalled legs counted at most: the lookahead is doubled at most this
+/// many times (500 × 2²⁴ expansions is more than any map's cells).
+const MOST_STALLED_LEGS: u8 = 24;
+
+/// Where a flight is held: waiting, by rank, or in flight, by place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FlightAt {
+    Waiting(Rank),
+    InFlight(usize),
+}
+
+/// The flights the queue holds and what they share: requests waiting for
+/// a place in flight and in flight, the scratch space searches take, the tickets that
+/// order requests, and the reading of shared searches' paths the budget
+/// owes.
+#[derive(Default)]
+pub(super) struct Flights {
+    next_ticket: u64,
+    /// Entities with a request waiting or in flight, so that cancelling the
+    /// many that have none skips the scans.
+    live: EntityHashSet,
+    /// In rank order, indexed by what they could share.
+    pub(super) waiting: Waiting,
+    pub(super) in_flight: Vec<Flight>,
+    pub(super) pool: ScratchPool,
+    /// Reading back shared searches' paths that a frame's budget had no room
+    /// left for: paid first in the next frames.
+    reading_debt: u64,
+    /// Chasers whose last legs (chase searches stopped at their lookahead)
+    /// led them no nearer their target: how many in a row, each doubling
+    /// the next search's lookahead (see [`Job::expansion_cap`]). Only read
+    /// and written by entity, never walked, so its order cannot matter.
+    stalled_legs: EntityHashMap<u8>,
+}
+
+impl Flights {
+    /// Every flight, waiting and in flight.
+    pub(super) fn all(&self) -> impl Iterator<Item = &Flight> {
+        self.waiting.iter().chain(&self.in_flight)
+    }
+
+    /// Drops `entity`'s job wherever it is.
+    pub(super) fn cancel(&mut self, entity: Entity) {
+        if !self.live.remove(&entity) {
             return;
-        };
-        if queue.flights.in_flight.len() >= slots {
-            let Some(worst) = (0..queue.flights.in_flight.len())
-                .min_by_key(|&i| queue.flights.in_flight[i].rank(aging))
-            else {
-                return;
-            };
-            if !evicts(best_rank, queue.flights.in_flight[worst].rank(aging)) {
-                return;
-            }
-            let mut evicted = queue.flights.in_flight.swap_remove(worst);
-            if !keeps_state(queue.flights.waiting.parked(), slots) {
-                evicted.reset(&mut queue.flights.pool);
-            }
-            // In its place in the rank order: it ranks below the best.
-            queue.flights.waiting.put_back(evicted);
-            continue;
         }
-        let Some(flight) = queue.flights.waiting.pop_best() else {
-            return;
-        };
-        if let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) {
-            queue.flights.in_flight.push(flight);
-        }
-    }
-}
-
-/// Checks a flight against its map as it is now, before it runs. Jobs on
-/// a removed map are answered `MapRemoved`. After edits, each job's cells
-/// are chosen again from where its unit stood ([`Job::replan`]; on a
-/// replaced map, found again from the request): the same cells keep the
-/// search (which itself carries on or starts over, see `Search::step`),
-/// other cells start a new one (a job of a shared flight whose goal moved
-/// waits for a search of its own; one whose start moved becomes a new
-/// target of the shared search), and a job that needs no search any more
-/// is answered. A flight whose searches edits made start over
-/// `max_restarts` times in all is pinned to a copy of the map as it is
-/// now, and finishes there; if the map is replaced (a new `NavGrid`), the
-/// copy is made anew from the new map, up to `max_restarts` times (at
-/// least once). `None` when no job is left in the flight.
-pub(super) fn refresh(
-    queue: &mut PathfindingQueue,
-    mut flight: Flight,
-    max_restarts: u32,
-    maps: &Maps,
-    delivery: &mut Delivery,
-) -> Option<Flight> {
-    let frame = queue.frame;
-    let Some(view) = maps.get(flight.lead().map) else {
-        for job in flight.land(&mut queue.flights.pool) {
-            queue.flights.answered(job.entity);
-            delivery.answer_invalid(&job, InvalidReason::MapRemoved, frame);
-        }
-        return None;
-    };
-    let view = view.for_kind(flight.lead().kind);
-    let grid = view.grid;
-    let version = grid.version();
-    if let Some(copy) = &flight.pinned {
-        if !grid.rebuilt_since(copy.version()) || flight.repins >= max_restarts.max(1) {
-            return Some(flight);
-        }
-        flight.repins += 1;
-        flight.set_back(&mut queue.flights.pool);
-    }
-    if flight.jobs.iter().all(|job| job.grid_version == version) {
-        return Some(flight);
-    }
-    let goal = flight.lead().goal;
-    let mut kept = Vec::with_capacity(flight.jobs.len());
-    for mut job in std::mem::take(&mut flight.jobs) {
-        let moved = match job.replan(&mut queue.plans.nearest, &view) {
-            Replan::Answer(status, cells) => {
-                queue.flights.answered(job.entity);
-                let waited = (frame - job.frame_requested) as u32;
-                delivery.answer(job.entity, job.map, (status, cells), &view, waited);
-                continue;
-            }
-            Replan::Same => false,
-            Replan::Moved => true,
-        };
-        match &mut flight.work {
-            Work::Alone(_) => {
-                if moved {
-                    flight.set_back(&mut queue.flights.pool);
-                }
-                kept.push(job);
-            }
-            Work::Shared(_) if job.goal != goal => {
-                queue.flights.wait(Flight::new(job));
-            }
-            Work::Shared(shared) => {
-                if let Some(flood) = shared.flood.as_mut().filter(|_| moved) {
-                    flood.add_targets(grid, [job.start]);
-                }
-                kept.push(job);
-            }
-        }
-    }
-    flight.jobs = kept;
-    if flight.jobs.is_empty() {
-        flight.land(&mut queue.flights.pool);
-        return None;
-    }
-    let set_back = flight.is_started() || flight.setbacks > 0;
-    if set_back && flight.restarts() >= max_restarts {
-        let copy = queue
-            .plans
-            .copies
-            .entry((flight.lead().map, version))
-            .or_insert_with(|| Arc::new(grid.clone()));
-        flight.pinned = Some(copy.clone());
-    }
-    Some(flight)
-}
-
-/// Sets up a flight's search (its own [`Search`], or a shared [`Flood`]
-/// from the goal towards every job's start) when it first gets budget.
-/// `None` when the flight dissolved instead: a shared flight whose goal
-/// cannot be searched from sends its jobs back to wait alone.
-fn prepare(
-    queue: &mut PathfindingQueue,
-    mut flight: Flight,
-    view: &MapView,
-    settings: &PathfindingSettings,
-) -> Option<Flight> {
-    let grid = flight.pinned.clone();
-    let grid = grid.as_deref().unwrap_or(view.grid);
-    let lead = &flight.jobs[0];
-    match &mut flight.work {
-        Work::Alone(search) => {
-            let config = crate::core::SearchConfig {
-                size: lead.kind.size,
-                class: lead.kind.class,
-                max_expansions: lead.expansion_cap(settings),
-                ..search_config(settings)
-            };
-            // `plan` chose both cells on this grid version.
-            search.get_or_insert_with(|| {
-                Box::new(Search::planned(
-                    queue.flights.pool.take(),
-                    grid,
-                    lead.start,
-                    lead.goal,
-                    config,
-                ))
-            });
-        }
-        Work::Shared(SharedWork { flood: Some(_), .. }) => {}
-        Work::Shared(shared) => {
-            let starts = flight.jobs.iter().map(|job| job.start);
-            let flood = Flood::with_scratch(
-                queue.flights.pool.take(),
-                grid,
-                lead.kind,
-                lead.goal,
-                FloodDirection::ToSource,
-                starts,
-                None,
-            );
-            match flood {
-                Ok(flood) => {
-                    let flood = flood.guided(grid);
-                    // On maps where each request would be a jump point
-                    // search, so is the shared one.
-                    let flood = if settings.jump_points {
-                        flood.jump_points(grid)
-                    } else {
-                        flood
-                    };
-                    shared.flood = Some(Box::new(flood));
-                }
-                Err(_) => {
-                    split_alone(queue, flight);
-                    return None;
-                }
-            }
-        }
-    }
-    Some(flight)
-}
-
-/// How many cells nearer its goal (straight, octile) a chase search that
-/// stopped at its lookahead leads; `None` for a search that ended.
-fn leg_nearer(job: &Job, search: &Search) -> Option<f64> {
-    if search.status() != SearchStatus::Partial {
-        return None;
-    }
-    let end = search.path().and_then(|path| path.cells.last().copied());
-    let end = end.unwrap_or(job.start);
-    Some(job.start.octile_distance(job.goal) - end.octile_distance(job.goal))
-}
-
-/// Runs a prepared flight's search for at most `budget` expansions on its
-/// grid (`live`, or the copy it is pinned to); returns the expansions
-/// spent. Touches nothing but the flight, so flights can advance side by
-/// side on several threads.
-fn advance(flight: &mut Flight, live: &NavGrid, budget: u32) -> u64 {
-    let Flight { work, pinned, .. } = flight;
-    let grid = pinned.as_deref().unwrap_or(live);
-    match work {
-        Work::Alone(Some(search)) => {
-            let before = search.expansions();
-            search.step(grid, budget);
-            search.expansions() - before
-        }
-        Work::Shared(SharedWork {
-            flood: Some(flood), ..
-        }) => {
-            let before = flood.expansions();
-            flood.step(grid, budget);
-            flood.expansions() - before
-        }
-        _ => 0,
-    }
-}
-
-/// Delivers what an advanced flight has found: its own search's result
-/// once it has finished, or a shared flight's answer to every job whose
-/// start it has settled, each paid for from the frame's budget
-/// ([`reading_cost`]; what the budget has no room for is answered in the
-/// next frames). Jobs a shared flight cannot serve (it ended
-/// without reaching them, or went over the jobs' summed expansion caps)
-/// wait again, each for a search of its own. The flight back while it
-/// still has a job to serve.
-fn finish(
-    queue: &mut PathfindingQueue,
-    mut flight: Flight,
-    view: &MapView,
-    settings: &PathfindingSettings,
-    budget: &mut FrameBudget,
-    delivery: &mut Delivery,
-) -> Option<Flight> {
-    let frame = queue.frame;
-    let pinned = flight.pinned.clone();
-    let grid = pinned.as_deref().unwrap_or(view.grid);
-    let version = grid.version();
-    let jobs = &mut flight.jobs;
-    match &mut flight.work {
-        Work::Alone(search) => {
-            if !search.as_ref()?.status().is_finished() {
-                return Some(flight);
-            }
-            let search = search.take()?;
-            let job = jobs.swap_remove(0);
-            queue.flights.answered(job.entity);
-            let nearer = leg_nearer(&job, &search).filter(|_| job.chase);
-            queue.flights.leg_answered(&job, nearer);
-            let search = delivery.deliver_search(&job, *search, view, version, frame);
-            queue.flights.pool.give(search.into_scratch());
-            None
-        }
-        Work::Shared(shared) => {
-            let flood = shared.flood.as_mut()?;
-            // A finished flood holding answers is brought up to date with
-            // edits since it ended: its paths are read on the grid as it is.
-            flood.update(grid);
-            let flood = &**flood;
-            // Settled starts, answered best-ranked first while the frame's
-            // budget has room; the rest are held for the next frames.
-            let mut settled: Vec<usize> = (0..jobs.len())
-                .filter(|&i| flood.is_settled(grid, jobs[i].start))
-                .collect();
-            settled.sort_by_key(|&i| std::cmp::Reverse(jobs[i].rank(settings.aging_frames)));
-            let mut answered = Vec::with_capacity(settled.len());
-            let mut held = false;
-            for i in settled {
-                if budget.left() == 0 {
-                    held = true;
-                    break;
-                }
-                let Some(path) = flood.path(grid, jobs[i].start) else {
-                    continue;
-                };
-                queue.flights.read_back(budget, &path);
-                let expansions = flood.expansions() - shared.reported;
-                shared.reported = flood.expansions();
-                shared.served += 1;
-                answered.push(i);
-                let job = &jobs[i];
-                queue.flights.answered(job.entity);
-                let found = Found {
-                    path,
-                    expansions,
-                    version,
-                };
-                delivery.deliver(job, job.found_status(), found, view, frame);
-            }
-            answered.sort_unstable();
-            for i in answered.into_iter().rev() {
-                jobs.swap_remove(i);
-            }
-            let cap = jobs
-                .first()
-                .and_then(|job| job.expansion_cap(settings))
-                .map(|cap| cap as u64 * (shared.served + jobs.len() as u64));
-            let over_cap = cap.is_some_and(|cap| flood.expansions() >= cap);
-            if jobs.is_empty() {
-                flight.land(&mut queue.flights.pool);
-                None
-            } else if held {
-                Some(flight)
-            } else if flood.is_finished() || over_cap {
-                split_alone(queue, flight);
-                None
+        if let Some(mut flight) = self.waiting.take_with(entity) {
+            flight.jobs.retain(|job| job.entity != entity);
+            if flight.jobs.is_empty() {
+                flight.land(&mut self.pool);
             } else {
-                Some(flight)
+                // Its rank is its best job's, which may have been this one.
+                self.waiting.put_back(flight);
+            }
+            return;
+        }
+        let list = &mut self.in_flight;
+        if let Some(i) = list
+            .iter()
+            .position(|f| f.jobs.iter().any(|job| job.entity == entity))
+        {
+            list[i].jobs.retain(|job| job.entity != entity);
+            if list[i].jobs.is_empty() {
+                list.swap_remove(i).land(&mut self.pool);
             }
         }
     }
-}
 
-/// The best `count` flights in flight, best first, taken out of the list
-/// (which keeps the others in their order).
-fn take_best(flights: &mut Vec<Flight>, count: usize, aging: u32) -> Vec<Flight> {
-    if count >= flights.len() {
-        let mut all = std::mem::take(flights);
-        all.sort_by_key(|flight| std::cmp::Reverse(flight.rank(aging)));
-        return all;
+    /// A ticket for a new request of `entity`'s: arrival order, and the
+    /// entity counted as having a request.
+    pub(super) fn take_ticket(&mut self, entity: Entity) -> u64 {
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        self.live.insert(entity);
+        ticket
     }
-    let mut best = Vec::with_capacity(count);
-    for _ in 0..count {
-        let Some(index) = (0..flights.len()).max_by_key(|&i| flights[i].rank(aging)) else {
-            break;
-        };
-        best.push(flights.swap_remove(index));
+
+    /// Whether `entity` has a request waiting or in flight.
+    pub(super) fn is_live(&self, entity: Entity) -> bool {
+        self.live.contains(&entity)
     }
-    best
-}
 
-/// Flights dealt to a lane per round when there are several lanes: a lane
-/// whose first flight ends early goes on with the next instead of idling
-/// until the round ends.
-const FLIGHTS_PER_LANE: usize = 4;
+    /// `entity`'s request was removed: its job is dropped, and its legs
+    /// forgotten.
+    pub(super) fn forget(&mut self, entity: Entity) {
+        self.stalled_legs.remove(&entity);
+        self.cancel(entity);
+    }
 
-/// Flights a round deals to each of `lanes` lanes: one with one lane (the
-/// best flight alone, which takes everything it needs first, so results
-/// come strictly by priority), [`FLIGHTS_PER_LANE`] with more.
-pub(super) fn flights_per_lane(lanes: usize) -> usize {
-    if lanes == 1 { 1 } else { FLIGHTS_PER_LANE }
-}
+    /// Legs in a row that led `entity` no nearer its target.
+    pub(super) fn stalled_legs(&self, entity: Entity) -> u8 {
+        self.stalled_legs.get(&entity).copied().unwrap_or(0)
+    }
 
-/// Spends what is left of the frame's budget on the flights in flight, in
-/// rounds: each round admits waiting requests to free slots, takes the
-/// best flights (one per lane with one lane, [`FLIGHTS_PER_LANE`] per lane
-/// with expansions left otherwise), checks them against their maps and
-/// sets them up one by one ([`refresh`], [`prepare`]: all that touches the
-/// queue), deals them best first to the lanes with the most left and
-/// advances them side by side ([`run_lanes`]: [`advance`] touches only the
-/// flight, so every thread count gives the same results in the same
-/// frames), and delivers what they found in rank order ([`finish`]). Each
-/// lane spends its own part of the frame's budget over the rounds, so the
-/// lanes do alike work each frame; only the flights dealt hold scratch.
-pub(super) fn run_flights(
-    queue: &mut PathfindingQueue,
-    settings: &PathfindingSettings,
-    budget: &mut FrameBudget,
-    maps: &Maps,
-    delivery: &mut Delivery,
-) {
-    let lanes = budget.lane_count();
-    let per_lane = flights_per_lane(lanes);
-    let aging = settings.aging_frames;
-    while budget.left() > 0 {
-        admit(queue, settings, maps, delivery);
-        let open = budget.open_lanes();
-        if queue.flights.in_flight.is_empty() || open.is_empty() {
-            break;
-        }
-        let flying = queue.flights.in_flight.len();
-        let delivered = delivery.stats.delivered;
-        let mut ready: Vec<(Flight, MapView)> = Vec::new();
-        for flight in take_best(&mut queue.flights.in_flight, open.len() * per_lane, aging) {
-            let Some(flight) = refresh(queue, flight, settings.max_restarts, maps, delivery) else {
-                continue;
-            };
-            let Some(view) = maps.get(flight.lead().map) else {
-                continue;
-            };
-            let view = view.for_kind(flight.lead().kind);
-            let fresh = !flight.is_started();
-            if let Some(flight) = prepare(queue, flight, &view, settings) {
-                if fresh && flight.is_started() {
-                    delivery.stats.count_search();
-                }
-                ready.push((flight, view));
+    /// `job` (a chase) was answered: with a leg that led it `nearer` cells
+    /// closer to its goal (`Some`), or with a whole path (`None`).
+    pub(super) fn leg_answered(&mut self, job: &Job, nearer: Option<f64>) {
+        match nearer {
+            Some(nearer) if nearer < 1.0 => {
+                let stalled = job.stalled_legs.saturating_add(1).min(MOST_STALLED_LEGS);
+                self.stalled_legs.insert(job.entity, stalled);
+            }
+            _ => {
+                self.stalled_legs.remove(&job.entity);
             }
         }
-        let items = ready.iter_mut().map(|(flight, view)| (flight, view.grid));
-        let mut dealt = deal(lanes, &open, items);
-        let spent: u64 = run_lanes(budget, settings.threads, &mut dealt, None, |item, most| {
-            let (flight, live) = item;
-            advance(flight, live, most)
-        })
-        .iter()
-        .sum();
-        drop(dealt);
-        for (flight, view) in ready {
-            let flight = finish(queue, flight, &view, settings, budget, delivery);
-            queue.flights.in_flight.extend(flight);
-        }
-        let changed = spent > 0
-            || delivery.stats.delivered > delivered
-            || queue.flights.in_flight.len() != flying;
-        if !changed {
-            break;
-        }
+    }
+
+    /// `entity`'s request is answered: it has none waiting or in flight.
+    pub(super) fn answered(&mut self, entity: Entity) {
+        self.live.remove(&entity);
+    }
+
+    /// Pays what the frame's budget can of the reading of shared searches'
+    /// paths that earlier frames had no room for.
+    pub(super) fn pay_reading(&mut self, budget: &mut FrameBudget) {
+        self.reading_debt = budget.spend_reading(self.reading_debt);
+    }
+
+    /// Owes `units` of reading paths back to the next frames.
+    pub(super) fn owe_reading(&mut self, units: u64) {
+        self.reading_debt += units;
+    }
+
+    /// Records `path`'s reading back from a shared search on the frame's
+    /// budget, what it has no room for owed to the next frames.
+    pub(super) fn read_back(&mut self, budget: &mut FrameBudget, path: &Path) {
+        self.reading_debt += budget.spend_reading(reading_cost(path));
+    }
+
+    /// Puts a flight in the waiting list.
+    pub(super) fn wait(&mut self, flight: Flight) {
+        self.waiting.push(flight);
+    }
+
+    /// Bytes of scratch space the flights hold, and the pool keeps.
+    pub(super) fn memory_bytes(&self) -> usize {
+        let work: usize = self
+            .all()
+            .map(|flight| match &flight.work {
+                Work::Alone(search) => search.as_ref().map_or(0, |search| search.memory_bytes()),
+                Work::Shared(shared) => shared
+                    .flood
+                    .as_ref()
+                    .map_or(0, |flood| flood.memory_bytes()),
+            })
+            .sum();
+        work + self.pool.memory_bytes()
     }
 }

@@ -14,11 +14,12 @@
 //!   and one frame's plans (`Plans`);
 //! - `flight`: a flight (one job's search, or one shared by jobs with one
 //!   goal);
-//! - `waiting`: the flights waiting for a slot, in rank order and indexed
+//! - `waiting`: the flights waiting for room in flight, in rank order and indexed
 //!   by what they could share (`Waiting`);
-//! - `held`: the flights held (`Flights`: waiting, in flight, scratch);
-//! - `flights`: their admission to slots, their checks against edited
-//!   maps, and the rounds that spend the budget on them in lanes;
+//! - `flights`: the flights held (`Flights`: waiting, in flight, scratch);
+//! - `rounds`: their admission to the room in flight, their checks
+//!   against edited maps, and the rounds that spend the budget on them in
+//!   lanes;
 //! - `shared`: requests with one goal put in one shared search;
 //! - `quick_routes`: the quick routes kept between frames (`QuickRoutes`);
 //! - `quick`: running them on maps with terrain costs (on the maps'
@@ -30,11 +31,11 @@
 mod delivery;
 mod flight;
 mod flights;
-mod held;
 mod policy;
 mod quick;
 mod quick_routes;
 mod resolve;
+mod rounds;
 mod shared;
 mod state;
 mod waiting;
@@ -50,7 +51,7 @@ use super::result::{InvalidReason, PathResult, PathStatus};
 use crate::budget::FrameBudget;
 use crate::core::{Cell, NavGrid, UnitKind};
 use crate::maps::{MapView, Maps};
-use crate::order::Ordinal;
+use crate::ordinal::Ordinal;
 use crate::schedule::PathfindingSettings;
 use delivery::Delivery;
 use flight::Flight;
@@ -59,13 +60,13 @@ use resolve::{Job, Plan, locate_request, plan};
 pub use state::PathfindingQueue;
 
 /// Idle scratch spaces the queue keeps for the next searches: one per
-/// flight a round deals ([`flights::flights_per_lane`] per lane), never
-/// more than the slots could use, and at most [`MAX_POOLED`]. What runs
+/// flight a round deals ([`rounds::flights_per_lane`] per lane), never
+/// more than the places in flight could use, and at most [`MAX_POOLED`]. What runs
 /// holds its own; a space given back beyond these is freed. (Quick routes
 /// take none: each holds its own cluster-sized space.)
 fn pooled(settings: &PathfindingSettings) -> usize {
     let lanes = settings.lanes();
-    (lanes * flights::flights_per_lane(lanes))
+    (lanes * rounds::flights_per_lane(lanes))
         .min(settings.max_in_flight.max(1))
         .min(MAX_POOLED)
 }
@@ -265,7 +266,7 @@ fn resolve_request<'m>(
 }
 
 /// `Search`: spends what is left of the frame's node budget on the best
-/// search in flight, then the next, admitting waiting requests as slots
+/// search in flight, then the next, admitting waiting requests as places in flight
 /// free up, and delivers what finishes. Requests with one goal share a
 /// search first (see [`PathfindingSettings::share_goals`]).
 pub(crate) fn run_searches(
@@ -302,9 +303,9 @@ pub(crate) fn run_searches(
     } else {
         queue.quick.clear();
     }
-    flights::run_flights(queue, &settings, &mut budget, &maps, &mut delivery);
-    // Fill free slots so the queue count says what truly waits.
-    flights::admit(queue, &settings, &maps, &mut delivery);
+    rounds::run_flights(queue, &settings, &mut budget, &maps, &mut delivery);
+    // Fill free places in flight so the queue count says what truly waits.
+    rounds::admit(queue, &settings, &maps, &mut delivery);
     // A quick path whose real one came in the same frame is not sent: one
     // answer a frame.
     for (entity, result) in std::mem::take(&mut queue.quick.provisional) {

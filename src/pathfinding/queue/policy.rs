@@ -1,5 +1,5 @@
 //! The queue's policy, in one place: how requests are ranked (and so which
-//! are admitted to a slot and which evicted), which requests share a
+//! are admitted to a place in flight and which evicted), which requests share a
 //! search, when and how much of the frame's budget quick routes take, and
 //! what reading a shared search's paths back costs. The mechanisms that
 //! carry it out (the waiting list, the flights, the quick routes, the
@@ -31,17 +31,17 @@ impl Job {
     }
 }
 
-/// Whether a waiting request of rank `best` takes the slot of the search
+/// Whether a waiting request of rank `best` takes the place in flight of the search
 /// in flight of rank `worst` (the lowest there): only when it outranks it,
 /// so two requests never throw each other out.
 pub(super) fn evicts(best: Rank, worst: Rank) -> bool {
     best > worst
 }
 
-/// Whether a search thrown out of its slot keeps its state while it waits
-/// again: while fewer than `slots` (one per slot) waiting searches do.
-pub(super) fn keeps_state(parked: usize, slots: usize) -> bool {
-    parked < slots
+/// Whether a search thrown out of its place in flight keeps its state while it waits
+/// again: while fewer than `places` (one per place in flight) waiting searches do.
+pub(super) fn keeps_state(parked: usize, places: usize) -> bool {
+    parked < places
 }
 
 // Sharing a search.

@@ -14,7 +14,8 @@ use super::super::graphs::{CoarseGraphs, wants_quick_routes};
 use super::super::result::{PathResult, PathStatus};
 use super::delivery::Found;
 use super::flight::Flight;
-use super::policy::{QUICK_WEIGHT, Rank, has_quick_routes, quick_quota};
+use super::flights::FlightAt;
+use super::policy::{QUICK_WEIGHT, has_quick_routes, quick_quota};
 use super::quick_routes::QuickSearch;
 use super::resolve::{Job, Plan};
 use super::state::PathfindingQueue;
@@ -615,19 +616,12 @@ fn candidates(queue: &PathfindingQueue, aging_frames: u32, maps: &Maps) -> Vec<u
 struct Spots(HashMap<u64, Spot>);
 
 /// A job's flight and place in it.
-type Spot = (Home, usize);
-
-/// Where a flight is: waiting, by rank, or in flight, by place.
-#[derive(Clone, Copy)]
-enum Home {
-    Waiting(Rank),
-    InFlight(usize),
-}
+type Spot = (FlightAt, usize);
 
 impl Spots {
     fn of(queue: &PathfindingQueue) -> Self {
         fn spots<'a>(
-            flights: impl Iterator<Item = (Home, &'a Flight)> + 'a,
+            flights: impl Iterator<Item = (FlightAt, &'a Flight)> + 'a,
         ) -> impl Iterator<Item = (u64, Spot)> + 'a {
             flights
                 .filter(|(_, flight)| has_quick_routes(flight.is_shared(), flight.jobs.len()))
@@ -640,9 +634,9 @@ impl Spots {
         let waiting = flights
             .waiting
             .ranked()
-            .map(|(rank, flight)| (Home::Waiting(*rank), flight));
+            .map(|(rank, flight)| (FlightAt::Waiting(*rank), flight));
         let in_flight = flights.in_flight.iter().enumerate();
-        let in_flight = in_flight.map(|(i, flight)| (Home::InFlight(i), flight));
+        let in_flight = in_flight.map(|(i, flight)| (FlightAt::InFlight(i), flight));
         Self(spots(waiting).chain(spots(in_flight)).collect())
     }
 
@@ -650,8 +644,8 @@ impl Spots {
     fn job<'q>(&self, queue: &'q mut PathfindingQueue, ticket: u64) -> Option<&'q mut Job> {
         let &(home, place) = self.0.get(&ticket)?;
         let flight = match home {
-            Home::Waiting(rank) => queue.flights.waiting.get_mut(&rank)?,
-            Home::InFlight(i) => queue.flights.in_flight.get_mut(i)?,
+            FlightAt::Waiting(rank) => queue.flights.waiting.get_mut(&rank)?,
+            FlightAt::InFlight(i) => queue.flights.in_flight.get_mut(i)?,
         };
         let job = flight.jobs.get_mut(place)?;
         (job.ticket == ticket).then_some(job)

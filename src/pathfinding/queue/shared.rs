@@ -8,7 +8,8 @@ use bevy::prelude::*;
 
 use super::delivery::{Delivery, Found};
 use super::flight::{Flight, SharedWork, Work};
-use super::policy::{Rank, Span, reading_cost, shares, span_union};
+use super::flights::FlightAt;
+use super::policy::{Span, reading_cost, shares, span_union};
 use super::resolve::Job;
 use super::state::PathfindingQueue;
 use super::waiting::ShareKey;
@@ -31,14 +32,6 @@ pub(super) fn split_alone(queue: &mut PathfindingQueue, flight: Flight) {
         job.alone = true;
         queue.flights.wait(Flight::new(job));
     }
-}
-
-/// The flight a new request joins: a shared flight in flight, by place,
-/// or a waiting flight, by rank.
-#[derive(Clone, Copy)]
-enum Home {
-    InFlight(usize),
-    Waiting(Rank),
 }
 
 /// What joining a flight yields: requests answered from its search at
@@ -85,7 +78,7 @@ pub(super) fn share_goals(
                 .is_none_or(|view| view.grid.version() != copy.version())
         })
     };
-    // Shared flights in flight (few: one per slot), and their starts' box.
+    // Shared flights in flight (few: one per place in flight), and their starts' box.
     let mut flying: Vec<(ShareKey, Span, usize, bool)> = (flights.in_flight.iter().enumerate())
         .filter(|(_, flight)| flight.is_shared() && !behind(flight))
         .filter_map(|(i, flight)| {
@@ -127,9 +120,9 @@ pub(super) fn share_goals(
             !behind(other) && shares(both, key.2, (chase, other.lead().chase), many)
         };
         let home = match in_flight {
-            Some(i) => Home::InFlight(i),
+            Some(i) => FlightAt::InFlight(i),
             None => match flights.waiting.partner(key, &rank, span, fits) {
-                Some(home) => Home::Waiting(home),
+                Some(home) => FlightAt::Waiting(home),
                 None => continue,
             },
         };
@@ -137,8 +130,8 @@ pub(super) fn share_goals(
             continue;
         };
         let found = match home {
-            Home::InFlight(i) => flights.in_flight.get_mut(i),
-            Home::Waiting(home) => flights.waiting.get_mut(&home),
+            FlightAt::InFlight(i) => flights.in_flight.get_mut(i),
+            FlightAt::Waiting(home) => flights.waiting.get_mut(&home),
         };
         let Some(found) = found else {
             flights.waiting.put_back(flight);
@@ -146,7 +139,7 @@ pub(super) fn share_goals(
         };
         let jobs = flight.land(&mut flights.pool);
         join(found, jobs, (maps, key), budget, &mut joined);
-        if let Home::Waiting(home) = home {
+        if let FlightAt::Waiting(home) = home {
             // Its best job may be one that joined it.
             flights.waiting.rekey(&home);
         }

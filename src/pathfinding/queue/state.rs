@@ -5,12 +5,12 @@
 use bevy::prelude::*;
 
 use super::flight::{SharedWork, Work};
-use super::held::Flights;
+use super::flights::Flights;
 use super::quick_routes::QuickRoutes;
 use super::resolve::Plans;
 use crate::core::{Flood, Search};
 
-/// The plugin's requests: those waiting for a search slot and those in
+/// The plugin's requests: those waiting for a place in flight and those in
 /// flight. Read it for [`queued`](Self::queued) and
 /// [`in_flight`](Self::in_flight) counts.
 #[derive(Resource, Default)]
@@ -27,7 +27,7 @@ pub struct PathfindingQueue {
 }
 
 impl PathfindingQueue {
-    /// Requests waiting for a search slot.
+    /// Requests waiting for a place in flight.
     pub fn queued(&self) -> usize {
         self.flights.waiting.len()
     }
@@ -44,7 +44,7 @@ impl PathfindingQueue {
 
     /// Bytes of search memory the queue holds: the scratch space of every
     /// search that has run and not ended (in flight, or waiting after
-    /// losing its slot), of the quick routes under way, and of the pool
+    /// losing its place in flight), of the quick routes under way, and of the pool
     /// kept for the next searches (see
     /// [`PathfindingSettings::max_in_flight`](crate::schedule::PathfindingSettings::max_in_flight)).
     /// The coarse graphs quick routes run on are the maps' own

@@ -1,4 +1,4 @@
-//! The flights waiting for a slot: kept in rank order, so that admitting
+//! The flights waiting for a place in flight: kept in rank order, so that admitting
 //! the best is a pop and a new request takes its place in O(log n), and
 //! indexed by what they could share, so that a new request finds the
 //! waiting flights it could share a search with without looking at the
@@ -112,7 +112,7 @@ impl Waiting {
         self.insert(flight, true);
     }
 
-    /// Puts back a flight that waited before (one that lost its slot).
+    /// Puts back a flight that waited before (one that lost its place in flight).
     pub(super) fn put_back(&mut self, flight: Flight) {
         self.insert(flight, false);
     }

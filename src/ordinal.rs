@@ -29,7 +29,7 @@ pub(crate) struct OrdinalCounter {
 /// that join from now on. For tests that the crowd's rules hold whatever
 /// order it visits its units in; a game has no use for it.
 #[doc(hidden)]
-pub fn shuffle_crowd_order(world: &mut World, salt: u64) {
+pub fn shuffle_crowd_ranks(world: &mut World, salt: u64) {
     world.get_resource_or_init::<OrdinalCounter>().shuffle = salt;
 }
 
