@@ -241,7 +241,7 @@ pub struct MapView<'a> {
     /// The size of the units this view is for.
     size: u8,
     /// The grid as units of that size and class see it.
-    class: SizeClass<'a>,
+    size_class: SizeClass<'a>,
     /// The map entity's transform (identity when it has none).
     transform: Transform,
     /// World (z = 0) to the map's local space (x, y), worked out once per
@@ -271,7 +271,7 @@ impl<'a> MapView<'a> {
             grid,
             layout,
             size: 1,
-            class: grid.size_class(1),
+            size_class: grid.size_class(1),
             transform,
             to_local,
             valid,
@@ -281,7 +281,7 @@ impl<'a> MapView<'a> {
     /// This view for units of `size × size` cells (clamped to
     /// `1..=MAX_UNIT_SIZE`), of the movement class it was for.
     pub fn for_size(self, size: u8) -> Self {
-        let class = self.class.class();
+        let class = self.size_class.class();
         self.for_kind(UnitKind::new(class, size))
     }
 
@@ -290,7 +290,7 @@ impl<'a> MapView<'a> {
     /// the grid does not have: see [`MapView::knows`]).
     pub fn for_kind(mut self, kind: UnitKind) -> Self {
         self.size = kind.size.clamp(1, MAX_UNIT_SIZE);
-        self.class = self.grid.kind_view(UnitKind::new(kind.class, self.size));
+        self.size_class = self.grid.kind_view(UnitKind::new(kind.class, self.size));
         self
     }
 
@@ -307,14 +307,14 @@ impl<'a> MapView<'a> {
 
     /// The movement class and size of the units this view is for.
     pub fn kind(&self) -> UnitKind {
-        self.class.kind()
+        self.size_class.kind()
     }
 
     /// The grid as the units this view is for see it: where they fit, and
     /// which anchors they can reach. (Named for the size class it is, as
     /// [`NavGrid::size_class`] is: a "class" alone is a movement class.)
     pub fn size_class(&self) -> SizeClass<'a> {
-        self.class
+        self.size_class
     }
 
     /// The anchor of the footprint centred on `cell`'s centre, for the
@@ -440,7 +440,7 @@ impl MapView<'_> {
     /// ```
     pub fn can_reach(&self, from: Vec2, to: Vec2) -> bool {
         match (self.cell_at(from), self.cell_at(to)) {
-            (Some(a), Some(b)) => self.class.connected(a, b),
+            (Some(a), Some(b)) => self.size_class.connected(a, b),
             _ => false,
         }
     }
@@ -456,7 +456,7 @@ impl MapView<'_> {
             CellLookup::Outside(x, y) => (x, y),
             CellLookup::NonFinite => return None,
         };
-        let cell = self.class.nearest_walkable(target, None)?;
+        let cell = self.size_class.nearest_walkable(target, None)?;
         Some(self.cell_to_world(cell))
     }
 
@@ -481,7 +481,7 @@ impl MapView<'_> {
         let (Some(a), Some(b)) = (self.grid_cell(p), self.grid_cell(q)) else {
             return false;
         };
-        let fits = |cell: Cell| self.class.is_walkable(cell);
+        let fits = |cell: Cell| self.size_class.is_walkable(cell);
         // Out of a wall any way: the path starts at the walkable cell
         // nearest the unit, which may lie past a wall's corner.
         if a == b || !fits(a) {
@@ -591,7 +591,7 @@ impl MapView<'_> {
     /// that crosses no dearer ground.
     pub fn segment_clear_within(&self, from: Vec2, to: Vec2, max_cost: u8) -> bool {
         self.segment_clear_where(from, to, |cell| {
-            self.class.is_walkable_within(cell, max_cost)
+            self.size_class.is_walkable_within(cell, max_cost)
         })
     }
 
@@ -637,7 +637,7 @@ impl MapView<'_> {
             let cell = Cell::new(u32::try_from(x).ok()?, u32::try_from(y).ok()?);
             self.grid.in_bounds(cell).then_some(cell)
         };
-        if !self.class.is_walkable(cell) {
+        if !self.size_class.is_walkable(cell) {
             // Leaving a wall (one went up under the unit) any way: what
             // that allows depends on the steps, so take them. The steps
             // may go on from wall to wall, so the end must fit too.

@@ -39,7 +39,7 @@ use super::state::{Mover, Steering};
 use super::tuning::{FRAME_SLACK, PARALLEL_MOVERS, SEAT_CHUNK, SKIN, WALL_HORIZON};
 use crate::maps::{AllViews, MapView, Maps};
 use neighbours::{List, NeighbourLists, SpatialGrid};
-use plan::{Bounds, Planned, Planner};
+use plan::{Bounds, Planner, UnitPlans};
 use priority::{Agent, Flags};
 use solver::{Colouring, keep_gaps};
 
@@ -397,7 +397,7 @@ fn views_of<'a>(agents: &[Agent], all_views: &AllViews<'a>) -> HashMap<Entity, M
 /// units planned one after the other look at the same neighbours (kind to
 /// the cache); each unit is planned alone from the frame's start, so the
 /// threads and the chunks it is split into do not change what comes out.
-fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) -> Vec<Planned> {
+fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) -> Vec<UnitPlans> {
     let agents = planner.agents;
     let awake: Vec<usize> = grid
         .in_bucket_order()

@@ -63,7 +63,7 @@ pub(super) struct Planner<'a> {
 
 /// What planning some units gave.
 #[derive(Default)]
-pub(super) struct Planned {
+pub(super) struct UnitPlans {
     /// Each unit's velocity (`None`: as it prefers) and whether it is
     /// queued.
     pub(super) plans: Vec<(usize, Option<Vec2>, bool)>,
@@ -82,27 +82,27 @@ struct PlanBuffers {
 }
 
 impl Planner<'_> {
-    /// Planned `units`, split over `threads` threads of the compute task pool
+    /// UnitPlans `units`, split over `threads` threads of the compute task pool
     /// (all on this one with 1).
-    pub(super) fn plan_all(&self, units: &[usize], threads: usize) -> Vec<Planned> {
+    pub(super) fn plan_all(&self, units: &[usize], threads: usize) -> Vec<UnitPlans> {
         in_chunks(units, threads, PLAN_CHUNK, |part| self.plan_part(part))
     }
 
-    /// Planned one task's `units`.
+    /// UnitPlans one task's `units`.
     #[inline(never)] // a parallel body of its own in profiles
-    fn plan_part(&self, units: &[usize]) -> Planned {
+    fn plan_part(&self, units: &[usize]) -> UnitPlans {
         let mut scratch = PlanBuffers::default();
-        let mut out = Planned::default();
+        let mut out = UnitPlans::default();
         for &i in units {
             self.plan(i, &mut scratch, &mut out);
         }
         out
     }
 
-    /// Planned unit `i`: its velocity for the frame, the closest to the one
+    /// UnitPlans unit `i`: its velocity for the frame, the closest to the one
     /// it would like that avoids its nearest neighbours and the walls near
     /// it (ORCA), asked only when one of them is in its way.
-    fn plan(&self, i: usize, scratch: &mut PlanBuffers, out: &mut Planned) {
+    fn plan(&self, i: usize, scratch: &mut PlanBuffers, out: &mut UnitPlans) {
         let me = self.agents[i];
         self.neighbours(i, &mut scratch.found);
         if scratch.found.is_empty() {
@@ -159,7 +159,7 @@ impl Planner<'_> {
     /// Whether any of unit `i`'s neighbours `found` is in its way within
     /// the horizon; those asleep in its way are woken, and the pairs that
     /// may touch this frame kept.
-    fn threats(&self, i: usize, found: &[(f32, u32)], out: &mut Planned) -> bool {
+    fn threats(&self, i: usize, found: &[(f32, u32)], out: &mut UnitPlans) -> bool {
         let me = &self.agents[i];
         let mut threatened = false;
         for &(distance, j) in found {
