@@ -2,10 +2,13 @@
 //! shapes how movers walk, arrive, wait at passages, avoid each other and
 //! part, with why it is what it is. The settings a game changes are
 //! [`CrowdSettings`](super::CrowdSettings); these are the crate's
-//! own. Changing one changes the crowd's digests: the `crowd` example
-//! prints them, and docs/benchmarks.md holds the figures each was chosen
-//! by. The last section changes only how the work is spread over threads,
-//! never a result.
+//! own. Changing one of the first sections changes the crowd's digests
+//! (the `crowd` example prints them); where a measurement chose a number
+//! (`REPAIR_SHARE`, the separation's rounds in
+//! [`CrowdSettings::separation_rounds`](super::CrowdSettings::separation_rounds)),
+//! its doc gives the figures, and the others were set by hand and are held
+//! by the tests. The last section changes only how the work is spread over
+//! threads, never a result.
 //!
 //! Sizes of data structures that change neither results nor tuning stay
 //! beside their structures (`BLOCK` in `passage/map.rs`, `EDIT_BLOCK` in
