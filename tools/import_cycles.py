@@ -49,13 +49,18 @@ def modules(src):
     return found
 
 
+def code_of(text):
+    """The file's text without comments and without an inline test module
+    (whose `super` is the file itself)."""
+    text = re.sub(r"//[^\n]*", "", text)
+    tests = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
+    return text[: tests.start()] if tests else text
+
+
 def declarations(text):
     """The file's `use` declarations as (is a re-export, path), braces
     expanded; those of an inline test module left out."""
-    text = re.sub(r"//[^\n]*", "", text)
-    tests = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
-    if tests:
-        text = text[: tests.start()]
+    text = code_of(text)
     found = []
     for visibility, decl in re.findall(r"(pub(?:\([^)]*\))?\s+)?\buse\s+([^;]+);", text):
         decl = re.sub(r"\s+", " ", decl)
@@ -101,11 +106,7 @@ def named_paths(text, module, known):
     """Paths written out in the file's code (not in `use` lines, comments or
     an inline test module): those from `crate`, `super` or `self`, and
     those from a child module of the file's own."""
-    text = re.sub(r"//[^\n]*", "", text)
-    tests = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
-    if tests:
-        text = text[: tests.start()]
-    text = re.sub(r"(pub(?:\([^)]*\))?\s+)?\buse\s+[^;]+;", "", text)
+    text = re.sub(r"(pub(?:\([^)]*\))?\s+)?\buse\s+[^;]+;", "", code_of(text))
     found = []
     for path in re.findall(r"(?<![\w:])((?:crate|super|self|[a-z_][a-z0-9_]*)(?:::\w+)+)", text):
         first = path.split("::")[0]

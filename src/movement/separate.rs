@@ -12,10 +12,10 @@ use super::parallel::{each_chunk_mut, each_mover};
 use super::passage::Passages;
 use super::seats::Seat;
 use super::settings::CrowdSettings;
-use super::state::{Motion, Mover};
+use super::state::{MapsBesideUnits, Motion, Mover};
 use super::tuning::{PARALLEL_MOVERS, SEAT_CHUNK};
 use crate::core::UnitKind;
-use crate::maps::{AllViews, MapView, Maps};
+use crate::maps::{AllViews, MapView};
 
 /// A mover's body as [`separate`] moves it.
 #[derive(QueryData)]
@@ -41,7 +41,7 @@ pub(crate) struct BodyQuery {
 pub(crate) fn separate(
     settings: Res<CrowdSettings>,
     mut bodies: Query<BodyQuery, With<Mover>>,
-    maps: Maps<Without<Mover>>,
+    maps: MapsBesideUnits,
     passages: Res<Passages>,
     mut crowd: ResMut<Crowd>,
     time: Res<Time>,

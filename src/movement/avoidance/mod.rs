@@ -35,9 +35,9 @@ use super::parallel::{each_chunk_mut, each_mover};
 use super::passage::Passages;
 use super::seats::{Seat, Seats};
 use super::settings::CrowdSettings;
-use super::state::{Mover, Steering};
+use super::state::{MapsBesideUnits, Steering};
 use super::tuning::{FRAME_SLACK, PARALLEL_MOVERS, SEAT_CHUNK, SKIN, WALL_HORIZON};
-use crate::maps::{AllViews, MapView, Maps};
+use crate::maps::{AllViews, MapView};
 use neighbours::{List, NeighbourLists, SpatialGrid};
 use plan::{Bounds, Planner, UnitPlans};
 use priority::{Agent, Flags};
@@ -236,7 +236,7 @@ pub(crate) fn avoid(
     time: Res<Time>,
     settings: Res<CrowdSettings>,
     mut movers: Query<AgentQuery>,
-    maps: Maps<Without<Mover>>,
+    maps: MapsBesideUnits,
     passages: Res<Passages>,
     seats: Res<Seats>,
     mut crowd: ResMut<Crowd>,

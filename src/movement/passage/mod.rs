@@ -63,11 +63,11 @@ use bevy::utils::Parallel;
 use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem};
 use super::parallel::each_mover;
 use super::settings::CrowdSettings;
-use super::state::Mover;
+use super::state::MapsBesideUnits;
 use super::state::turn::{ClassMap, TurnState};
 use super::tuning::PARALLEL_WALKS;
 use crate::core::{MAX_UNIT_SIZE, UnitKind};
-use crate::maps::{AllViews, Maps};
+use crate::maps::AllViews;
 use crate::pathfinding::unit_kind;
 use map::Miss;
 pub(crate) use map::Passages;
@@ -90,7 +90,7 @@ pub(crate) fn take_turns(
     time: Res<Time>,
     settings: Res<CrowdSettings>,
     mut units: Query<AgentQuery>,
-    maps: Maps<Without<Mover>>,
+    maps: MapsBesideUnits,
     mut passages: ResMut<Passages>,
     // The frame's sightings, kept so no frame allocates them anew.
     mut seen: Local<Vec<Sighting>>,
