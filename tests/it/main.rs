@@ -11,7 +11,6 @@ mod avoidance;
 mod baked_maps;
 mod bridges;
 mod crowd_determinism;
-mod crowd_flow;
 mod crowd_model;
 mod extreme_values;
 mod fixed_update;
