@@ -42,11 +42,15 @@ pub struct CrowdSettings {
     /// Seconds units waiting at one end of a one-lane passage (a bridge or
     /// gap one unit wide) let the other end keep sending units through
     /// (default 4): after that, no new unit enters from the other end, and
-    /// once the passage is empty the waiting side goes. See
-    /// [`passage`](super::passage).
+    /// once the passage is empty the waiting side goes. A side whose units
+    /// keep coming close behind each other (a platoon) keeps its turn up
+    /// to three times as long, so that the passage changes sides (and is
+    /// emptied) less often. See [`passage`](super::passage).
     pub passage_turn: f32,
     /// Seconds a moving unit may go without headway (pushing through or
-    /// not; waiting its turn at a passage does not count) before it stops
+    /// not; waiting its turn at a passage does not count, nor does time in
+    /// which the units in front of it gain ground: a slow crowd stops
+    /// nobody, a deadlock does) before it stops
     /// where it stands and the game is told: its order ends with
     /// [`Arrival::Blocked`](super::Arrival::Blocked), and
     /// [`MoveBlocked`](super::MoveBlocked) says where (default 30). Longer

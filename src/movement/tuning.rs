@@ -44,6 +44,11 @@ pub(crate) const HEADWAY: f32 = 0.5;
 /// looks, this close to its end, whether another unit rests there.
 pub(crate) const NEAR_THE_END: f32 = 2.5;
 
+/// A unit counts another as in front of it (its headway waiting on that
+/// one's) within this many times their two radii, centre to centre:
+/// bodies touching, with a little room between them.
+pub(crate) const STILL_AHEAD_REACH: f32 = 1.5;
+
 // --- Bodies ---
 
 /// A body's radius, in cells of its footprint's side, when the game sets
@@ -96,10 +101,72 @@ pub(crate) const LONGEST: usize = 4096;
 /// it is well under a body's width).
 pub(crate) const BACK_OFF_STEPS: u32 = 16;
 
+/// A side whose next unit is this many seconds or less from the point
+/// where it claims a passage comes in a platoon: it keeps its turn
+/// (see [`PLATOON_TURNS`]).
+pub(crate) const PLATOON_GAP: f32 = 1.5;
+
+/// The most turns a platoon holds a passage for, counted in the other
+/// side's waiting: fewer changes of side, each of which empties the
+/// passage, and no side waits more than this many turns.
+pub(crate) const PLATOON_TURNS: f32 = 3.0;
+
 // --- Avoidance ---
 
-/// How far a unit turns to its right to pass one in its way (radians).
+/// How far a unit turns to its right to pass one in its way (radians)
+/// near the end of its way or at a passage: a little, so that it passes
+/// without circling round a goal others crowd (units ordered one by one
+/// to one point, a group at its slots) and keeps the order of a queue.
 pub(crate) const KEEP_RIGHT: f32 = 0.3;
+
+/// How far it turns elsewhere (radians): far enough that two streams
+/// meeting head-on part into lanes, each keeping to its right, instead of
+/// pressing into each other. Measured with the `crowd` example (four
+/// squads of 250 crossing head-on on AR0011SR, seeds 0 to 3, mean
+/// arrival frame, default / `--groups` / `--open`), with one angle for
+/// every unit in the way: 0.3 gave 1,008.7 / 1,339.7 / 1,091.6, 0.6 gave
+/// 971.3 / 1,178.3 / 957.5, 1.0 gave 898.3 / 1,148.5 / 864.5 and 1.2 gave
+/// 887.7 / 1,225.0 / 862.0 (with [`KEEP_RIGHT_ASIDE`] 1.5, 1.1 gave 876.0
+/// / 1,187.1 / 858.4); with 4,000 movers (`--movers 4000 --frames 6000`,
+/// aside 1.5) 3,708 arrived at 0.9, 3,751 at 1.0 and 3,950 at 1.1 (3,515
+/// at 0.3). So strong a turn everywhere kept units ordered to one point
+/// circling it (hence [`NEAR_GOAL`]). Taken only from units walking (more
+/// than a quarter of their speed), 3,551 of the 4,000 arrived; taken
+/// from every unit but those going one's way, 3,631 (and 974.7 / 1,223.3
+/// / 939.9); from everyone, 3,857 (870.5 / 1,053.2 / 853.0): a unit
+/// standing in a stream's way is parted from early too.
+pub(crate) const KEEP_RIGHT_LANES: f32 = 1.1;
+
+/// A unit does not part from one walking its way at more than this share
+/// of that one's speed: it follows it. Without this, nine in ten of the
+/// `rts` scene's boats and hovercraft (ordered one by one, boats to one
+/// point, hovercraft to another) were there by frame 993, with it by 779
+/// (by 362 with no big turn at all); with it at a quarter of the speed, the `crowd` figures above
+/// fell back to 974.7 / 1,223.3 / 939.9 and 3,631 of 4,000; at three
+/// quarters, 865.8 / 1,090.8 / 845.8 and 3,962 of 4,000, and with units
+/// standing (idle) passed with the small turn too (one taken out of a
+/// group was swept 30 cells along by the group's turns), 859.7 / 1,068.2
+/// / 840.2 and 3,977 of 4,000.
+pub(crate) const SAME_WAY: f32 = 0.75;
+
+/// A unit whose way ends within this many of its footprint's sides keeps
+/// right only a little ([`KEEP_RIGHT`]): with the big turn, units ordered
+/// one by one to one point, or a group walking into its slots, circled
+/// their goal.
+pub(crate) const NEAR_GOAL: f32 = 4.0;
+
+/// A unit parts into lanes ([`KEEP_RIGHT_LANES`]) from one whose body
+/// would come within this many times the two radii of its way (1: only
+/// one dead in its way): 1.5 starts the streams parting before they touch
+/// (at 1.0 with [`KEEP_RIGHT`] 1.0, mean arrival 898.3, 1,148.5 and
+/// 864.5; at 1.5, 886.4, 1,149.7 and 853.8).
+pub(crate) const KEEP_RIGHT_ASIDE: f32 = 1.5;
+
+/// Cells of open ground the big turn must have ahead of the body
+/// ([`KEEP_RIGHT_LANES`]): in a channel (a river four cells wide, a
+/// corridor) a unit turned so far only meets the bank, and takes the
+/// small turn.
+pub(crate) const OPEN_AHEAD: f32 = 2.0;
 
 /// How far a unit that has long been blocked turns (radians).
 pub(crate) const KEEP_RIGHT_BLOCKED: f32 = 1.2;

@@ -11,6 +11,7 @@ mod avoidance;
 mod baked_maps;
 mod bridges;
 mod crowd_determinism;
+mod crowd_flow;
 mod crowd_model;
 mod extreme_values;
 mod fixed_update;

@@ -36,7 +36,7 @@ use super::passage::Passages;
 use super::seats::{Seat, Seats};
 use super::settings::CrowdSettings;
 use super::state::{MapsBesideUnits, Steering};
-use super::tuning::{FRAME_SLACK, PARALLEL_MOVERS, SEAT_CHUNK, SKIN, WALL_HORIZON};
+use super::tuning::{FRAME_SLACK, NEAR_GOAL, PARALLEL_MOVERS, SEAT_CHUNK, SKIN, WALL_HORIZON};
 use crate::maps::{AllViews, MapView};
 use neighbours::{List, NeighbourLists, SpatialGrid};
 use plan::{Bounds, Planner, UnitPlans};
@@ -72,6 +72,9 @@ pub(crate) struct Crowd {
     planned: Vec<Vec2>,
     /// Each mover is queued behind one waiting at a passage.
     queued: Vec<bool>,
+    /// Seconds since the crowd in front of each mover last gained ground
+    /// ([`Headway::ahead`](crate::movement::state::headway::Headway::ahead)).
+    ahead: Vec<f32>,
     /// Pairs close enough to touch within the frame.
     pub(crate) contacts: Vec<(u32, u32)>,
     /// The contacts in colours, for the solvers.
@@ -212,6 +215,11 @@ fn agent_of(
         } else {
             1.0
         },
+        still: if matches!(steering, Steering::Idle) {
+            f32::INFINITY
+        } else {
+            motion.headway.still()
+        },
         flags: Flags::LIVE
             .with(
                 Flags::AVOIDS,
@@ -221,8 +229,28 @@ fn agent_of(
             .with(Flags::IDLE, matches!(steering, Steering::Idle))
             .with(Flags::HELD_UP, passage.held_up())
             .with(Flags::NEAR_PASSAGE, passage.near)
-            .with(Flags::CROSSING, passage.crossing()),
+            .with(Flags::CROSSING, passage.crossing())
+            .with(
+                Flags::NEAR_GOAL,
+                near_goal(
+                    steering,
+                    position,
+                    cell * f32::from(footprint.copied().unwrap_or_default().0),
+                ),
+            ),
     })
+}
+
+/// Whether a mover stands, or the end of its way (its route's last corner,
+/// or its goal on instinct) is within [`NEAR_GOAL`] of its footprint's
+/// sides (`side`, in world units).
+fn near_goal(steering: &Steering, position: Vec2, side: f32) -> bool {
+    let end = match steering {
+        Steering::Idle => return true,
+        Steering::Instinct { goal, .. } => Some(*goal),
+        Steering::Following { route, goal, .. } => route.remaining().last().or(Some(*goal)),
+    };
+    end.is_some_and(|end| end.distance(position) < NEAR_GOAL * side)
 }
 
 /// `FrontierSystems::Avoidance`: each mover's velocity for this frame, the
@@ -295,6 +323,7 @@ fn take_velocity(crowd: &Crowd, unit: AgentQueryItem) {
         _ => usable(motion.preferred),
     };
     motion.passage.queued = planned.is_some_and(|i| crowd.queued[i]);
+    motion.headway.ahead = planned.map_or(f32::INFINITY, |i| crowd.ahead[i]);
 }
 
 /// The crowd's plans for the frame: each awake unit planned alone (ORCA),
@@ -353,12 +382,17 @@ fn plan_crowd(
         .extend(crowd.agents.iter().map(|a| a.preferred));
     crowd.queued.clear();
     crowd.queued.resize(crowd.agents.len(), false);
+    crowd.ahead.clear();
+    crowd.ahead.resize(crowd.agents.len(), f32::INFINITY);
     for chunk in plans {
         for (i, velocity, is_queued) in chunk.plans {
             if let Some(velocity) = velocity {
                 crowd.planned[i] = velocity;
             }
             crowd.queued[i] = is_queued;
+        }
+        for (i, ahead) in chunk.ahead {
+            crowd.ahead[i] = ahead;
         }
         crowd.contacts.extend(chunk.contacts);
     }

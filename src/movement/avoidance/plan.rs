@@ -14,7 +14,10 @@ use crate::core::{Cell, UnitKind};
 use crate::maps::MapView;
 use crate::movement::parallel::in_chunks;
 use crate::movement::passage::{InQueue, Passages, queued_behind};
-use crate::movement::tuning::{KEEP_RIGHT, KEEP_RIGHT_BLOCKED, PLAN_CHUNK, WALL_HORIZON};
+use crate::movement::tuning::{
+    KEEP_RIGHT, KEEP_RIGHT_ASIDE, KEEP_RIGHT_BLOCKED, KEEP_RIGHT_LANES, OPEN_AHEAD, PLAN_CHUNK,
+    SAME_WAY, STILL_AHEAD_REACH, WALL_HORIZON,
+};
 
 /// What bounds a unit's neighbours: the crowd's widest body and fastest
 /// speed, the horizon and the frame.
@@ -71,6 +74,9 @@ pub(super) struct UnitPlans {
     pub(super) contacts: Vec<(u32, u32)>,
     /// Units at rest that a planned unit is coming at.
     pub(super) wakes: Vec<u32>,
+    /// Units with someone moving in front of them, and the seconds since
+    /// the crowd in front of them last gained ground ([`still_ahead`]).
+    pub(super) ahead: Vec<(usize, f32)>,
 }
 
 /// A planning task's own buffers.
@@ -107,6 +113,16 @@ impl Planner<'_> {
         self.neighbours(i, &mut scratch.found);
         if scratch.found.is_empty() {
             return;
+        }
+        if !me.idle() {
+            let others = scratch
+                .found
+                .iter()
+                .map(|&(d, j)| (d, &self.agents[j as usize]));
+            let ahead = still_ahead(&me, others, self.seconds);
+            if ahead.is_finite() {
+                out.ahead.push((i, ahead));
+            }
         }
         let threatened = self.threats(i, &scratch.found, out);
         // One that does not avoid still wakes those in its way and has its
@@ -306,6 +322,31 @@ fn seen(me: &Agent, other: &Agent) -> Vec2 {
     }
 }
 
+/// Seconds since the crowd in front of `me` last gained ground: the least
+/// of [`Agent::still`] (last frame's, one frame older now) among the
+/// moving units touching it (nearly) ahead, along the way it would like
+/// to go; infinite with none. Passed back one unit a frame, it tells a
+/// unit in a slow crowd that the front moves on; in a deadlock, where
+/// nobody gains ground, it grows as every unit's own count does.
+fn still_ahead<'a>(
+    me: &Agent,
+    others: impl Iterator<Item = (f32, &'a Agent)>,
+    seconds: f32,
+) -> f32 {
+    let heading = me.preferred.normalize_or_zero();
+    if heading == Vec2::ZERO {
+        return f32::INFINITY;
+    }
+    let mut least = f32::INFINITY;
+    for (distance, other) in others {
+        let touching = distance <= STILL_AHEAD_REACH * (me.radius + other.radius);
+        if touching && (other.position - me.position).dot(heading) > 0.0 {
+            least = least.min(other.still + seconds);
+        }
+    }
+    least
+}
+
 /// Whether two bodies `offset` apart, their radii summing to `reach` and
 /// closing at `relative` velocity, touch within `horizon` seconds (or do
 /// now).
@@ -407,11 +448,19 @@ pub(super) fn turned_right(v: Vec2, angle: f32) -> Vec2 {
     Vec2::new(cos, -sin).rotate(v)
 }
 
-/// `me`'s preferred velocity, turned a little to its right when another
-/// unit stands or comes in its way within the horizon. ORCA alone lets two
-/// units that meet exactly head-on (or one walking straight at a standing
-/// one) only slow down and push; turning right, each to its own side, they
-/// pass, the same way every run.
+/// `me`'s preferred velocity, turned to its right when another unit stands
+/// or comes in its way within the horizon. ORCA alone lets two units that
+/// meet exactly head-on (or one walking straight at a standing one) only
+/// slow down and push; turning right, each to its own side, they pass, the
+/// same way every run. Far from the end of its way and away from a
+/// passage, a unit turns well to its right ([`KEEP_RIGHT_LANES`]) of
+/// anyone moving within [`KEEP_RIGHT_ASIDE`] bodies of its way, where the ground
+/// that way is open for [`OPEN_AHEAD`] cells, so that streams meeting
+/// head-on part into lanes early (Helbing and Molnar's lane formation);
+/// a little ([`KEEP_RIGHT`]) otherwise: of one standing, one going its
+/// own way (it follows that one), and anyone when near the end of
+/// its way (not to circle a goal others crowd) or at a passage (where the
+/// turns keep order).
 fn keep_right<'a>(
     me: &Agent,
     others: impl Iterator<Item = &'a Agent>,
@@ -424,32 +473,58 @@ fn keep_right<'a>(
     }
     let heading = me.preferred / speed;
     let reach = speed * horizon;
-    let in_the_way = others.into_iter().any(|other| {
+    let lanes = !me.near_goal() && !me.near_passage() && !me.crossing() && !me.held_up();
+    // Someone in the way, and whether to part from one of them into lanes.
+    let (mut in_the_way, mut parting) = (false, false);
+    for other in others {
         let offset = other.position - me.position;
         let ahead = offset.dot(heading);
         let aside = heading.perp_dot(offset).abs();
         let closing = (me.preferred - other.velocity).dot(heading) > 0.0;
-        closing
-            && ahead > 0.0
-            && ahead <= reach + me.radius + other.radius
-            && aside < me.radius + other.radius
-    });
+        let radii = me.radius + other.radius;
+        if !(closing && ahead > 0.0 && ahead <= reach + radii) {
+            continue;
+        }
+        in_the_way |= aside < radii;
+        // Not one standing (at rest, or making way), nor one walking its
+        // way, which it follows.
+        let moving = !other.idle() && other.velocity.length() > 0.0;
+        let same_way = other.velocity.dot(heading) > SAME_WAY * other.speed;
+        parting |= lanes && moving && !same_way && aside < KEEP_RIGHT_ASIDE * radii;
+        if parting {
+            break;
+        }
+    }
+    if !(in_the_way || parting) {
+        return me.preferred;
+    }
+    // Not into a wall: ORCA would then hold the unit against it.
+    let clear = |turned: Vec2, cells: f32| {
+        view.is_none_or(|view| {
+            let cell = view.layout.cell_size.abs().min_element();
+            // `can_move` checks the cells and the corners it crosses.
+            view.can_move(
+                me.position,
+                me.position + turned / speed * (me.radius + cells * cell),
+            )
+        })
+    };
     // The longer a unit is blocked, the more it turns: in a jam where
     // everyone keeps right, that sets the crowd turning round, which
     // unlocks it.
-    let angle = KEEP_RIGHT + (KEEP_RIGHT_BLOCKED - KEEP_RIGHT) * me.blocked;
-    let turned = turned_right(me.preferred, angle);
-    // Not into a wall: ORCA would then hold the unit against it.
-    let clear = |view: &MapView| {
-        let cell = view.layout.cell_size.abs().min_element();
-        // One step of about a cell: `can_move` checks the cells and the
-        // corner it crosses.
-        view.can_move(
-            me.position,
-            me.position + turned / speed * (me.radius + 0.5 * cell),
-        )
+    let turn = |least: f32| {
+        let angle = least + (KEEP_RIGHT_BLOCKED - least).max(0.0) * me.blocked;
+        turned_right(me.preferred, angle)
     };
-    if in_the_way && view.is_none_or(clear) {
+    if parting {
+        let turned = turn(KEEP_RIGHT_LANES);
+        if clear(turned, OPEN_AHEAD) {
+            return turned;
+        }
+    }
+    let turned = turn(KEEP_RIGHT);
+    // One step of about a cell.
+    if clear(turned, 0.5) {
         turned
     } else {
         me.preferred

@@ -29,6 +29,10 @@ pub(crate) struct Agent {
     /// How far (0 to 1) it is into the time it may make no headway before
     /// pushing through.
     pub(crate) blocked: f32,
+    /// Seconds since it, or the crowd in front of it, last gained ground
+    /// ([`Headway::still`](crate::movement::state::headway::Headway::still));
+    /// infinite for one standing, which carries no crowd's flow.
+    pub(crate) still: f32,
     /// What it is this frame, in one word ([`Flags`]).
     pub(crate) flags: Flags,
 }
@@ -59,6 +63,10 @@ impl Flags {
     /// A mover holds the seat this agent stands for (and stands somewhere
     /// finite): free seats are skipped.
     pub(crate) const LIVE: Flags = Flags(1 << 6);
+    /// Its goal is near (within [`NEAR_GOAL`](crate::movement::tuning::NEAR_GOAL)
+    /// cells): it keeps right only a little, not to circle a goal others
+    /// crowd.
+    pub(crate) const NEAR_GOAL: Flags = Flags(1 << 7);
 
     /// These flags with `flag` set or cleared.
     pub(crate) const fn with(self, flag: Flags, on: bool) -> Flags {
@@ -89,6 +97,7 @@ impl Agent {
         speed: 0.0,
         heading: Vec2::ZERO,
         blocked: 0.0,
+        still: f32::INFINITY,
         flags: Flags::IDLE,
     };
 
@@ -127,6 +136,11 @@ impl Agent {
     /// Whether it holds a passage ([`Flags::CROSSING`]).
     pub(crate) fn crossing(&self) -> bool {
         self.flags.has(Flags::CROSSING)
+    }
+
+    /// Whether its goal is near ([`Flags::NEAR_GOAL`]).
+    pub(crate) fn near_goal(&self) -> bool {
+        self.flags.has(Flags::NEAR_GOAL)
     }
 
     /// Whether a mover stands for it ([`Flags::LIVE`]).

@@ -53,6 +53,7 @@ fn agent(entity: u32, position: Vec2) -> Agent {
         speed: 4.0,
         heading: Vec2::ZERO,
         blocked: 0.0,
+        still: f32::INFINITY,
         flags: Flags::LIVE.with(Flags::AVOIDS, true),
         size: 1,
     }

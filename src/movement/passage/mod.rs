@@ -21,9 +21,13 @@
 //! - It is a side's turn when the passage is empty and that side's first
 //!   unit has waited longest, or when the passage carries that side's
 //!   units and the other side's first unit has waited less than
-//!   [`CrowdSettings::passage_turn`] seconds. A unit already at the
-//!   mouth when the turn passes goes on, for one more turn at most, so that
-//!   none is left standing in the way of its own side's units.
+//!   [`CrowdSettings::passage_turn`] seconds. A side whose next unit
+//!   comes within a second and a half of the mouth is a platoon: it keeps
+//!   the turn up to three turns of the other side's waiting, as a stream
+//!   of cars holds a traffic light green, so the passage is emptied for a
+//!   change of side less often. A unit already at the mouth when the turn
+//!   passes goes on, for one more turn at most, so that none is left
+//!   standing in the way of its own side's units.
 //! - Otherwise it waits: clear of the way out of the passage (stepping
 //!   aside, to its own side of it) and a few cells back from the mouth,
 //!   so that the units coming out have room; units queued behind it count

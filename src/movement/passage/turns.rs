@@ -6,7 +6,9 @@ use bevy::prelude::*;
 
 use super::sight::Sighting;
 use crate::movement::state::turn::{PassageId, TurnState};
-use crate::movement::tuning::{QUEUE_AHEAD, QUEUE_REACH, WAITING_SPEED};
+use crate::movement::tuning::{
+    PLATOON_GAP, PLATOON_TURNS, QUEUE_AHEAD, QUEUE_REACH, WAITING_SPEED,
+};
 
 /// Whose turn it is at a passage this frame.
 #[derive(Clone, Copy, Default)]
@@ -18,12 +20,23 @@ pub(super) struct Turn {
 }
 
 /// Who is at a passage this frame, per side: how many are in it (or hold
-/// it), and the longest any has waited (with the rank of the first of
-/// those, to break ties).
-#[derive(Default)]
+/// it), the longest any has waited (with the rank of the first of those,
+/// to break ties), and the seconds the next to come needs to reach the
+/// point where it claims the passage.
 pub(super) struct Traffic {
     inside: [u32; 2],
     waited: [Option<(f32, u64)>; 2],
+    next: [f32; 2],
+}
+
+impl Default for Traffic {
+    fn default() -> Self {
+        Traffic {
+            inside: [0; 2],
+            waited: [None; 2],
+            next: [f32::INFINITY; 2],
+        }
+    }
 }
 
 /// Whose turn it is at each passage someone sees this frame.
@@ -36,6 +49,10 @@ pub(super) fn turns(seen: &[Sighting], turn: f32) -> HashMap<PassageId, Turn> {
         if sighting.held == Some(ahead) || sighting.distance <= 0.0 {
             entry.inside[side] += 1;
         } else {
+            let coming = (sighting.distance - sighting.claim).max(0.0) / sighting.speed;
+            if coming.is_finite() {
+                entry.next[side] = entry.next[side].min(coming);
+            }
             let candidate = (sighting.waited, sighting.rank);
             let better = entry.waited[side]
                 .is_none_or(|(w, u)| candidate.0 > w || candidate.0 == w && candidate.1 < u);
@@ -52,21 +69,33 @@ pub(super) fn turns(seen: &[Sighting], turn: f32) -> HashMap<PassageId, Turn> {
 
 /// Whose turn it is at a passage with `traffic`, turns lasting `turn`
 /// seconds: the side in it keeps it (and its units at the mouth go on)
-/// until the other side has waited a turn (two for those at the mouth);
-/// with nobody in it, the side that waited longer (on a tie, the side of
-/// the unit ranked first); with units of both sides in it, neither.
+/// until the other side has waited a turn (a turn more for those at the
+/// mouth); with nobody in it, the side that waited longer (on a tie, the
+/// side of the unit ranked first); with units of both sides in it,
+/// neither. As a traffic light that a stream of cars holds green (an
+/// actuated signal's gap-out), a side whose next unit comes within
+/// [`PLATOON_GAP`] seconds of its mouth keeps its turn up to
+/// [`PLATOON_TURNS`] turns: a platoon crosses whole, and the passage is
+/// emptied for the other side (the time nobody crosses) fewer times.
 pub(super) fn turn_at(traffic: &Traffic, turn: f32) -> Turn {
     let waited = |side: usize| traffic.waited[side].map_or(-1.0, |w| w.0);
+    let patience = |side: usize| {
+        if traffic.next[side] <= PLATOON_GAP {
+            PLATOON_TURNS * turn
+        } else {
+            turn
+        }
+    };
     let inside = (traffic.inside[0] > 0, traffic.inside[1] > 0);
     let flow = match inside {
-        (true, false) => (waited(1) < 2.0 * turn).then_some(0),
-        (false, true) => (waited(0) < 2.0 * turn).then_some(1),
+        (true, false) => (waited(1) < patience(0) + turn).then_some(0),
+        (false, true) => (waited(0) < patience(1) + turn).then_some(1),
         _ => None,
     };
     let open = match inside {
         (true, true) => None,
-        (true, false) => (waited(1) < turn).then_some(0),
-        (false, true) => (waited(0) < turn).then_some(1),
+        (true, false) => (waited(1) < patience(0)).then_some(0),
+        (false, true) => (waited(0) < patience(1)).then_some(1),
         (false, false) => match (traffic.waited[0], traffic.waited[1]) {
             (Some(a), Some(b)) => Some(if a.0 > b.0 || a.0 == b.0 && a.1 < b.1 {
                 0
@@ -171,7 +200,19 @@ mod tests {
     const TURN: f32 = 4.0;
 
     fn traffic(inside: [u32; 2], waited: [Option<(f32, u64)>; 2]) -> Traffic {
-        Traffic { inside, waited }
+        Traffic {
+            inside,
+            waited,
+            next: [f32::INFINITY; 2],
+        }
+    }
+
+    /// `traffic` with side 0's next unit `next` seconds from its mouth.
+    fn platoon(inside: [u32; 2], waited: [Option<(f32, u64)>; 2], next: f32) -> Traffic {
+        Traffic {
+            next: [next, f32::INFINITY],
+            ..traffic(inside, waited)
+        }
     }
 
     /// Whose turn it is at a passage: each row is who is in it and who
@@ -180,7 +221,7 @@ mod tests {
     #[test]
     fn whose_turn_it_is() {
         type Case = (&'static str, Traffic, Option<usize>, Option<usize>);
-        let cases: [Case; 9] = [
+        let cases: [Case; 13] = [
             ("nobody", traffic([0, 0], [None, None]), Some(1), None),
             (
                 "one side waits",
@@ -221,6 +262,30 @@ mod tests {
             (
                 "side 1 waited two turns: side 0's mouth stops too",
                 traffic([2, 0], [None, Some((8.5, 1))]),
+                None,
+                None,
+            ),
+            (
+                "side 0 crosses in a platoon: it keeps its turn",
+                platoon([2, 0], [None, Some((4.5, 1))], 0.5),
+                Some(0),
+                Some(0),
+            ),
+            (
+                "the platoon ends (a gap): side 0 closes",
+                platoon([2, 0], [None, Some((4.5, 1))], 2.0),
+                None,
+                Some(0),
+            ),
+            (
+                "side 1 waited three turns: the platoon closes, its mouth goes",
+                platoon([2, 0], [None, Some((12.5, 1))], 0.5),
+                None,
+                Some(0),
+            ),
+            (
+                "side 1 waited four turns: the platoon's mouth stops too",
+                platoon([2, 0], [None, Some((16.5, 1))], 0.5),
                 None,
                 None,
             ),

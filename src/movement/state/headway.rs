@@ -8,7 +8,7 @@ use bevy::prelude::*;
 
 /// A mover's headway: how long it has been trying to move without gaining
 /// ground, and whether it pushes through others because of it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Headway {
     /// Seconds it has been trying to move without headway.
     pub(crate) stalled: f32,
@@ -21,8 +21,28 @@ pub(crate) struct Headway {
     /// nothing by it).
     pub(crate) pushed: bool,
     /// Seconds it has been trying to move without headway, pushing through
-    /// or not: at [`Seen::stop_after`] it stops, and the game is told.
+    /// or not: at [`Seen::stop_after`] it stops, and the game is told,
+    /// unless the crowd in front of it moves on ([`Headway::ahead`]).
     pub(crate) since_headway: f32,
+    /// Seconds since a unit in front of it (or one in front of that, and
+    /// so on) last gained ground, as avoidance saw them this frame
+    /// (infinite with nobody in front, or without avoidance): a unit in a
+    /// crowd that is slow, not stuck, makes headway when the front does,
+    /// and does not give up.
+    pub(crate) ahead: f32,
+}
+
+impl Default for Headway {
+    fn default() -> Self {
+        Headway {
+            stalled: 0.0,
+            mark: Vec2::ZERO,
+            pushing: 0.0,
+            pushed: false,
+            since_headway: 0.0,
+            ahead: f32::INFINITY,
+        }
+    }
 }
 
 /// What a mover saw of itself this frame, after its walk.
@@ -84,6 +104,13 @@ impl Headway {
         self.pushing > 0.0
     }
 
+    /// Seconds since it, or the crowd in front of it, last gained ground:
+    /// the time that counts toward [`Seen::stop_after`]. Only in a
+    /// deadlock (nobody in front moving on either) does it grow to it.
+    pub(crate) fn still(&self) -> f32 {
+        self.since_headway.min(self.ahead)
+    }
+
     /// The mover's headway after a frame in which it saw `seen`, and what
     /// it must do about it; `left` tells how much of its route it has
     /// still to walk (`None` on instinct), asked only of a unit blocked
@@ -130,7 +157,7 @@ impl Headway {
             Doing::Moving { .. } if self.stalled >= give_up => {
                 if left().is_some_and(|left| left < close_enough) {
                     Stall::StopShort
-                } else if self.since_headway >= seen.stop_after {
+                } else if self.still() >= seen.stop_after {
                     self.since_headway = 0.0;
                     self.pushing = 0.0;
                     Stall::Blocked
@@ -185,7 +212,7 @@ mod tests {
         // Its name, the headway before, what it saw, its route left, the
         // seconds stalled after, and what it must do.
         type Case = (&'static str, Headway, Seen, Option<f32>, f32, Stall);
-        let cases: [Case; 15] = [
+        let cases: [Case; 16] = [
             (
                 "no headway for long, pushing through or not",
                 Headway {
@@ -196,6 +223,18 @@ mod tests {
                 far_left,
                 0.0,
                 Stall::Blocked,
+            ),
+            (
+                "no headway for long, but the crowd in front moves on",
+                Headway {
+                    since_headway: 29.95,
+                    ahead: 3.0,
+                    ..stalled(1.95)
+                },
+                seen(here, MOVING),
+                far_left,
+                0.0,
+                Stall::PushThrough,
             ),
             (
                 "no headway for long, near its end",
