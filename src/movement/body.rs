@@ -76,6 +76,7 @@ pub(crate) struct AgentQuery {
     pub(crate) class: Option<&'static MovementClass>,
     pub(crate) avoidance: Option<&'static Avoidance>,
     pub(crate) seat: &'static Seat,
+    pub(crate) group: Option<&'static crate::groups::GroupMember>,
 }
 
 /// A mover's body radius: its [`Avoidance::radius`] if that is a number,

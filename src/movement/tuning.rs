@@ -147,6 +147,25 @@ pub(crate) const KEEP_RIGHT_LANES: f32 = 1.1;
 /// standing (idle) passed with the small turn too (one taken out of a
 /// group was swept 30 cells along by the group's turns), 859.7 / 1,068.2
 /// / 840.2 and 3,977 of 4,000.
+///
+/// A unit also keeps the small turn for one of another movement class,
+/// one bound for the same point, and a member of its own group unless
+/// it is held up and that one is not settling into its slot (`follows`
+/// in `avoidance/plan.rs`). Parting from group-mates as from anyone, one
+/// member in 672 of squads of 8 to 20 walked 56 cells across open ground
+/// (the guide's group move among them) was hemmed in short of its slot,
+/// against none with no big turn at all; never parting from them, none
+/// was, but `--groups` took 1,251.0 frames (1,068.2), and parting only
+/// from group-mates not walking its way, 1,248.2; parting from them once
+/// stalled at all, 1,063.2 with 3 in 672 hemmed in, and once stalled past
+/// a tenth of `give_up_after`, 1,229.2; stalled at all and not from one
+/// settling, 1,081.1 and none. In the `rts` scene (one run each: its
+/// figures move by hundreds of frames with any small change), half the
+/// two armies were across by frame 2,161 with none of these, 2,222 with
+/// the group rule, 1,860 with the same point too and 2,248 with the
+/// class too; half, nine in ten and all the boats and hovercraft there by
+/// 507 / 779 / 855, 416 / 904 / 1,124, 420 / 726 / 1,133 and 371 / 525 /
+/// 534 (main, with no big turn: 303 / 362 / 416).
 pub(crate) const SAME_WAY: f32 = 0.75;
 
 /// A unit whose way ends within this many of its footprint's sides keeps

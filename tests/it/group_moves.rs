@@ -530,3 +530,31 @@ fn a_unit_taken_out_of_a_group_stops_and_the_group_goes_on() {
         );
     }
 }
+
+/// Squads of 12 and 20 walked across open ground as the guide walks one
+/// (a block of four abreast, speed 5, to a point 56 cells on): every
+/// member reaches its own slot. Members of one group do not part into
+/// lanes from each other (unless the group is held up in a jam), so the
+/// squad keeps its shape and none is hemmed in short of its slot by the
+/// others settling into theirs; when they did, one member of the 12 ended
+/// `StoppedShort` with the goal 12 or 4 rows up.
+#[test]
+fn squads_walked_across_open_ground_all_reach_their_slots() {
+    for (count, goal_y) in [(12, 12), (12, 4), (20, 12), (16, 20)] {
+        let mut app = timed_app(PathfindingSettings::default().nodes_per_frame);
+        let map = spawn_map(&mut app, NavGrid::new(64, 32).unwrap());
+        let units: Vec<Entity> = (0..count)
+            .map(|i| spawn_mover(&mut app, Cell::new(2 + i % 4, 10 + i / 4), 5.0))
+            .collect();
+        order_group(&mut app, &units, Cell::new(58, goal_y));
+        run_until_arrived(&mut app, map, &units, 400);
+        for &unit in &units {
+            assert_eq!(
+                app.world().get::<Arrived>(unit).map(|a| a.outcome),
+                Some(Arrival::Reached),
+                "{count} to row {goal_y}: {unit} at {}",
+                position(&app, unit)
+            );
+        }
+    }
+}

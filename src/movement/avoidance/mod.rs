@@ -177,6 +177,7 @@ fn agent_of(
         footprint,
         class,
         avoidance,
+        group,
         ..
     } = unit;
     let map = steering.map().or(motion.map);
@@ -238,6 +239,11 @@ fn agent_of(
                     cell * f32::from(footprint.copied().unwrap_or_default().0),
                 ),
             ),
+        goal: match steering {
+            Steering::Idle => Vec2::NAN,
+            Steering::Instinct { goal, .. } | Steering::Following { goal, .. } => *goal,
+        },
+        group: group.map(|member| member.group),
     })
 }
 

@@ -486,11 +486,10 @@ fn keep_right<'a>(
             continue;
         }
         in_the_way |= aside < radii;
-        // Not one standing (at rest, or making way), nor one walking its
-        // way, which it follows.
+        // Not one standing (at rest, or making way), nor one it follows.
         let moving = !other.idle() && other.velocity.length() > 0.0;
-        let same_way = other.velocity.dot(heading) > SAME_WAY * other.speed;
-        parting |= lanes && moving && !same_way && aside < KEEP_RIGHT_ASIDE * radii;
+        parting |=
+            lanes && moving && aside < KEEP_RIGHT_ASIDE * radii && !follows(me, other, heading);
         if parting {
             break;
         }
@@ -529,6 +528,23 @@ fn keep_right<'a>(
     } else {
         me.preferred
     }
+}
+
+/// Whether `me` passes `other` with the small turn however far it is from
+/// its goal, rather than parting from it into lanes: `other` walks `me`'s
+/// way at more than [`SAME_WAY`] of its speed (`me` follows it), is of
+/// another movement class (lanes form in a stream of one kind: a boat
+/// and a hovercraft, or infantry and a hovercraft, cross as they meet),
+/// is bound for the same point (units ordered one by one to one place),
+/// or is in `me`'s group, which keeps its shape: unless `me` is held up
+/// (stalled at all: the group is in a jam, and its members flow round
+/// each other) and `other` is not yet settling into its slot.
+/// `heading` is `me`'s preferred direction.
+pub(super) fn follows(me: &Agent, other: &Agent, heading: Vec2) -> bool {
+    let same_way = other.velocity.dot(heading) > SAME_WAY * other.speed;
+    let formation =
+        me.group.is_some() && me.group == other.group && (me.blocked <= 0.0 || other.near_goal());
+    same_way || other.class != me.class || other.goal == me.goal || formation
 }
 
 /// bevy's `Vec2` to the `glam` version `dodgy_2d` is built on.

@@ -35,6 +35,10 @@ pub(crate) struct Agent {
     pub(crate) still: f32,
     /// What it is this frame, in one word ([`Flags`]).
     pub(crate) flags: Flags,
+    /// Where its order ends (not a number for one standing).
+    pub(crate) goal: Vec2,
+    /// The group order it is one of, if any.
+    pub(crate) group: Option<Entity>,
 }
 
 /// What an agent is this frame, one bit each, in one word (as Box2D's
@@ -99,6 +103,8 @@ impl Agent {
         blocked: 0.0,
         still: f32::INFINITY,
         flags: Flags::IDLE,
+        goal: Vec2::NAN,
+        group: None,
     };
 
     /// Sets or clears `flag`.

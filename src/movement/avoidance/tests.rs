@@ -1,4 +1,4 @@
-use super::plan::turned_right;
+use super::plan::{follows, turned_right};
 use super::priority::{Flags, priority};
 use super::solver::Separation;
 use super::*;
@@ -56,6 +56,8 @@ fn agent(entity: u32, position: Vec2) -> Agent {
         still: f32::INFINITY,
         flags: Flags::LIVE.with(Flags::AVOIDS, true),
         size: 1,
+        goal: Vec2::NAN,
+        group: None,
     }
 }
 
@@ -293,4 +295,91 @@ fn priority_between_two_units() {
     let mut ghost = agent(4, Vec2::NEG_X);
     ghost.set(Flags::AVOIDS, false);
     assert_eq!(priority(&ghost, &standing).gives, 0.0);
+}
+
+/// Whom a unit parts from into lanes, and whom it only passes: the rules
+/// of [`follows`], one row each.
+#[test]
+fn whom_a_unit_follows_rather_than_parts_from() {
+    let group = Some(Entity::from_raw_u32(900).unwrap());
+    let me = Agent {
+        preferred: Vec2::new(4.0, 0.0),
+        goal: Vec2::new(50.0, 0.0),
+        group,
+        ..agent(1, Vec2::ZERO)
+    };
+    let coming = Agent {
+        velocity: Vec2::new(-4.0, 0.0),
+        goal: Vec2::new(-50.0, 0.0),
+        ..agent(2, Vec2::new(3.0, 0.0))
+    };
+    let settling = |mut a: Agent| {
+        a.set(Flags::NEAR_GOAL, true);
+        a
+    };
+    let rows: [(&str, Agent, Agent, bool); 9] = [
+        ("one coming at it", me, coming, false),
+        (
+            "one walking its way near its speed",
+            me,
+            Agent {
+                velocity: Vec2::new(3.5, 0.0),
+                ..coming
+            },
+            true,
+        ),
+        (
+            "one walking its way slowly",
+            me,
+            Agent {
+                velocity: Vec2::new(1.0, 0.0),
+                ..coming
+            },
+            false,
+        ),
+        (
+            "one of another movement class",
+            me,
+            Agent {
+                class: ClassId::from_index(3),
+                ..coming
+            },
+            true,
+        ),
+        (
+            "one bound for the same point",
+            me,
+            Agent {
+                goal: me.goal,
+                ..coming
+            },
+            true,
+        ),
+        ("a group-mate", me, Agent { group, ..coming }, true),
+        (
+            "a group-mate, once held up",
+            Agent { blocked: 0.2, ..me },
+            Agent { group, ..coming },
+            false,
+        ),
+        (
+            "a group-mate settling into its slot, even held up",
+            Agent { blocked: 0.2, ..me },
+            settling(Agent { group, ..coming }),
+            true,
+        ),
+        (
+            "one of another group, held up or not",
+            me,
+            Agent {
+                group: Some(Entity::from_raw_u32(901).unwrap()),
+                ..coming
+            },
+            false,
+        ),
+    ];
+    for (name, me, other, follows_it) in rows {
+        let heading = me.preferred.normalize();
+        assert_eq!(follows(&me, &other, heading), follows_it, "{name}");
+    }
 }
