@@ -239,10 +239,7 @@ fn agent_of(
                     cell * f32::from(footprint.copied().unwrap_or_default().0),
                 ),
             ),
-        goal: match steering {
-            Steering::Idle => Vec2::NAN,
-            Steering::Instinct { goal, .. } | Steering::Following { goal, .. } => *goal,
-        },
+        goal: steering.goal().unwrap_or(Vec2::NAN),
         group: group.map(|member| member.group),
     })
 }
