@@ -33,8 +33,9 @@
 //! with the units on it). Of the first 2,500 seeds of each ground, none
 //! failed (the river's seed 498 does since the lanes keep a formation's
 //! shape, 5bc9076: two units resting after a group move end frame 799
-//! 0.37 of a radius deep, one pushed at 26 cells/s; open), since the separation of bodies ends its rounds at a slop (not
-//! after 8), shares out what its first half left, and holds back the
+//! 0.37 of a radius deep, one pushed at 26 cells/s; open), since the
+//! separation of bodies ends its rounds at a slop (not after 8), shares
+//! out what its first half left, and holds back the
 //! pairs still deeper than 0.1 of a radius (the jams issue). Before that,
 //! 252, 439 and 555 at the bridges failed, all on overlap, two bodies
 //! pressed 25–30% into each other against the river bank at a bridge's
