@@ -532,6 +532,7 @@ impl NavGrid {
 
     /// The byte `cell` holds: its terrain type on a grid with classes,
     /// else its cost. `None` outside the grid.
+    #[cfg(feature = "tilemap")] // what the tilemap sync compares
     pub(crate) fn byte(&self, cell: Cell) -> Option<u8> {
         self.index(cell).map(|i| self.terrain_at(i))
     }

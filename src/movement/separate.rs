@@ -69,6 +69,8 @@ pub(crate) fn separate(
         passages: &passages,
         colouring: &crowd.colouring,
         rounds: settings.separation_rounds,
+        grid: &crowd.grid,
+        seconds: time.delta_secs(),
     };
     let pushes = separation.pushes(&mut crowd.positions, threads);
     let (positions, crowd) = (&crowd.positions, &*crowd);

@@ -201,6 +201,13 @@ pub(crate) const GAP_PASSES: usize = 8;
 
 // --- Separation ---
 
+/// The pairs avoidance keeps as contacts for the separation: those closer
+/// than this many times the sum of their radii and a frame's walk at
+/// both their speeds. A body the rounds push further than its share of
+/// the margin is checked against all around it
+/// (`Separation::missed_pairs`).
+pub(crate) const CONTACT_MARGIN: f32 = 1.1;
+
 /// Depth (a fraction of two bodies' radii's sum) a pair may keep without
 /// being pushed apart (Box2D's linear slop): a round that leaves no pair
 /// deeper ends the rounds, and bodies that just touch are not jostled.

@@ -1,7 +1,8 @@
 //! Local avoidance (stage 4, [`CrowdSystems::Avoid`](super::CrowdSystems::Avoid)):
 //! movers steer round each other with optimal reciprocal collision
 //! avoidance (ORCA, the method of RVO2, Detour's crowds and Unity's A*
-//! Pathfinding Project), solved by the `dodgy_2d` crate.
+//! Pathfinding Project), solved by the crate's own (`orca.rs`, which
+//! follows the `dodgy_2d` crate bit for bit, allocating nothing).
 //!
 //! Each frame, every mover's preferred velocity (from its steering) is
 //! turned into the velocity closest to it that collides with none of its
@@ -19,10 +20,12 @@
 //! | `mod.rs` | `avoid`: the snapshot by seat, put in crowd rank (`Crowd`), the lists kept, the plans gathered |
 //! | `plan.rs` | one unit's plan: its neighbours, threats, walls, keeping right, ORCA's answer |
 //! | `priority.rs` | what avoidance reads of a mover (`Agent`, one flags word) and whose way it is (`priority`) |
+//! | `orca.rs` | ORCA's half-planes and its 2D and 3D linear programs |
 //! | `solver.rs` | the contacts' colours, the gaps kept, and the separation's rounds (used by `separate.rs`) |
 //! | `neighbours.rs` | the bucket grid and the neighbour lists kept across frames |
 
 mod neighbours;
+mod orca;
 mod plan;
 pub(crate) mod priority;
 pub(crate) mod solver;
@@ -65,7 +68,7 @@ pub(crate) struct Crowd {
     pub(crate) agents: Vec<Agent>,
     /// Where each mover stands (after the walk, in [`separate`]).
     pub(crate) positions: Vec<Vec2>,
-    grid: SpatialGrid,
+    pub(crate) grid: SpatialGrid,
     /// Each mover's candidate neighbours, kept while nobody moves far.
     lists: NeighbourLists,
     /// Each mover's velocity for the frame, as it is worked out.
@@ -372,10 +375,9 @@ fn plan_crowd(
         horizon,
         seconds,
         max_neighbours: settings.max_neighbours,
-        options: dodgy_2d::AvoidanceOptions {
-            obstacle_margin: 0.0,
-            time_horizon: horizon,
-            obstacle_time_horizon: WALL_HORIZON,
+        horizons: orca::Horizons {
+            neighbours: horizon,
+            walls: WALL_HORIZON,
         },
     };
     let plans = plan_awake_then_woken(&planner, &crowd.grid, threads);

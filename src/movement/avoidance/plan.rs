@@ -1,22 +1,21 @@
 //! Planning one unit's velocity (stage 4): its neighbours, whether any
 //! is in its way, the walls near it, its keeping right, and ORCA's answer
-//! (`dodgy_2d`).
-
-use std::borrow::Cow;
+//! (`orca.rs`).
 
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use super::neighbours::Reach;
 use super::neighbours::{NeighbourLists, SpatialGrid};
+use super::orca::{Horizons, Neighbour, Scratch, Wall, avoiding_velocity};
 use super::priority::{Agent, parting_direction, priority, responsibility};
 use crate::core::{Cell, UnitKind};
 use crate::maps::MapView;
 use crate::movement::parallel::in_chunks;
 use crate::movement::passage::{InQueue, Passages, queued_behind};
 use crate::movement::tuning::{
-    KEEP_RIGHT, KEEP_RIGHT_ASIDE, KEEP_RIGHT_BLOCKED, KEEP_RIGHT_LANES, OPEN_AHEAD, PLAN_CHUNK,
-    SAME_WAY, STILL_AHEAD_REACH, WALL_HORIZON,
+    CONTACT_MARGIN, KEEP_RIGHT, KEEP_RIGHT_ASIDE, KEEP_RIGHT_BLOCKED, KEEP_RIGHT_LANES, OPEN_AHEAD,
+    PLAN_CHUNK, SAME_WAY, STILL_AHEAD_REACH, WALL_HORIZON,
 };
 
 /// What bounds a unit's neighbours: the crowd's widest body and fastest
@@ -61,7 +60,7 @@ pub(super) struct Planner<'a> {
     pub(super) horizon: f32,
     pub(super) seconds: f32,
     pub(super) max_neighbours: usize,
-    pub(super) options: dodgy_2d::AvoidanceOptions,
+    pub(super) horizons: Horizons,
 }
 
 /// What planning some units gave.
@@ -83,8 +82,9 @@ pub(super) struct UnitPlans {
 #[derive(Default)]
 struct PlanBuffers {
     found: Vec<(f32, u32)>,
-    neighbours: Vec<Cow<'static, dodgy_2d::Agent>>,
-    walls: Vec<Cow<'static, dodgy_2d::Obstacle>>,
+    neighbours: Vec<Neighbour>,
+    walls: Vec<Wall>,
+    orca: Scratch,
 }
 
 impl Planner<'_> {
@@ -192,7 +192,7 @@ impl Planner<'_> {
                 out.wakes.push(j);
             }
             let close = me.radius + other.radius + (me.speed + other.speed) * self.seconds;
-            if distance < 1.1 * close {
+            if distance < CONTACT_MARGIN * close {
                 out.contacts.push(((i as u32).min(j), (i as u32).max(j)));
             }
         }
@@ -222,7 +222,7 @@ impl Planner<'_> {
             let other = &self.agents[j as usize];
             scratch
                 .neighbours
-                .push(Cow::Owned(self.as_obstacle(me, other, distance)));
+                .push(self.as_obstacle(me, other, distance));
         }
         // The map as the unit's class sees it, cell by cell: its walls are
         // the ground the class may not enter.
@@ -237,55 +237,38 @@ impl Planner<'_> {
         if let Some(view) = view {
             self.walls(me, view, &mut scratch.walls);
         }
-        let agent = dodgy_2d::Agent {
-            position: to_dodgy(me.position),
-            velocity: to_dodgy(me.velocity),
+        let body = Neighbour {
+            position: me.position,
+            velocity: me.velocity,
             radius: me.radius,
-            avoidance_responsibility: responsibility(me),
+            responsibility: responsibility(me),
         };
-        let avoiding = agent.compute_avoiding_velocity(
+        avoiding_velocity(
+            &body,
             &scratch.neighbours,
             &scratch.walls,
-            to_dodgy(preferred),
+            preferred,
             me.speed,
             self.seconds,
-            &self.options,
-        );
-        Vec2::new(avoiding.x, avoiding.y)
+            self.horizons,
+            &mut scratch.orca,
+        )
     }
 
     /// `other`, `distance` from `me`, as ORCA's neighbour of `me`.
-    fn as_obstacle(&self, me: &Agent, other: &Agent, distance: f32) -> dodgy_2d::Agent {
+    fn as_obstacle(&self, me: &Agent, other: &Agent, distance: f32) -> Neighbour {
         let mut position = other.position;
         if distance < 1e-4 {
             // Two units on one spot: ORCA cannot tell which way to part
-            // them (dodgy_2d would pick a random direction). Part them
-            // along a direction fixed by their places in the crowd, so the
-            // same inputs give the same positions.
+            // them. Part them along a direction fixed by their places in
+            // the crowd, so the same inputs give the same positions.
             position = me.position + parting_direction(me.rank, other.rank) * 1e-3;
         }
-        let mut velocity = seen(me, other);
-        // Bodies already touching whose relative velocity is exactly the
-        // one that closes the gap within the frame leave ORCA's cut-off
-        // circle without a normal, and dodgy_2d would pick a random one
-        // (from the thread's random generator: another run of the same
-        // game parts there). The same test as dodgy_2d's, on the same
-        // numbers: such a neighbour's velocity is nudged along the pair's
-        // parting direction instead.
-        let offset = position - me.position;
-        let reach = me.radius + other.radius;
-        if offset.length_squared() <= reach * reach {
-            let from_centre = (me.velocity - velocity) - offset / self.seconds;
-            let recip = from_centre.length_recip();
-            if !(recip.is_finite() && recip > 0.0) {
-                velocity += parting_direction(me.rank, other.rank) * 1e-3;
-            }
-        }
-        dodgy_2d::Agent {
-            position: to_dodgy(position),
-            velocity: to_dodgy(velocity),
+        Neighbour {
+            position,
+            velocity: seen(me, other),
             radius: other.radius,
-            avoidance_responsibility: priority(other, me).avoids,
+            responsibility: priority(other, me).avoids,
         }
     }
 
@@ -294,7 +277,7 @@ impl Planner<'_> {
     /// beside it (a unit coming out, pressed by those about to go in, must
     /// not be planned back into it, where it may not step, and so stand
     /// still).
-    fn walls(&self, me: &Agent, view: &MapView, walls: &mut Vec<Cow<'static, dodgy_2d::Obstacle>>) {
+    fn walls(&self, me: &Agent, view: &MapView, walls: &mut Vec<Wall>) {
         let reach = me.radius + me.speed * WALL_HORIZON;
         let by_passage = !me.crossing()
             && me.map.is_some_and(|map| {
@@ -379,7 +362,7 @@ fn wall_edges(
     position: Vec2,
     reach: f32,
     closed: impl Fn(Cell) -> bool,
-    out: &mut Vec<Cow<'static, dodgy_2d::Obstacle>>,
+    out: &mut Vec<Wall>,
 ) {
     let Some(at) = view.world_to_grid(position) else {
         return;
@@ -424,12 +407,7 @@ fn wall_edges(
                 if mirrored {
                     std::mem::swap(&mut a, &mut b);
                 }
-                out.push(Cow::Owned(dodgy_2d::Obstacle::Open {
-                    vertices: vec![
-                        to_dodgy(view.grid_to_world(a)),
-                        to_dodgy(view.grid_to_world(b)),
-                    ],
-                }));
+                out.push([view.grid_to_world(a), view.grid_to_world(b)]);
             }
         }
     }
@@ -545,9 +523,4 @@ pub(super) fn follows(me: &Agent, other: &Agent, heading: Vec2) -> bool {
     let formation =
         me.group.is_some() && me.group == other.group && (me.blocked <= 0.0 || other.near_goal());
     same_way || other.class != me.class || other.goal == me.goal || formation
-}
-
-/// bevy's `Vec2` to the `glam` version `dodgy_2d` is built on.
-fn to_dodgy(v: Vec2) -> dodgy_2d::Vec2 {
-    dodgy_2d::Vec2::new(v.x, v.y)
 }

@@ -18,12 +18,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
+use super::neighbours::SpatialGrid;
 use super::priority::{Agent, parting_direction, priority};
 use crate::maps::MapView;
 use crate::movement::passage::Passages;
 use crate::movement::stepping::walk_velocity;
 use crate::movement::tuning::{
-    GAP_PASSES, OVERLAP_LIMIT, OVERLAP_SLOP, PARALLEL_PAIRS, SHARED_OUT, SQUEEZE,
+    CONTACT_MARGIN, GAP_PASSES, OVERLAP_LIMIT, OVERLAP_SLOP, PARALLEL_PAIRS, SHARED_OUT, SQUEEZE,
 };
 
 /// The contacts in colours: no two pairs of one colour share a body, so
@@ -355,6 +356,12 @@ pub(crate) struct Separation<'a> {
     pub(crate) colouring: &'a Colouring,
     /// [`CrowdSettings::separation_rounds`](crate::movement::CrowdSettings::separation_rounds).
     pub(crate) rounds: usize,
+    /// The agents' positions as the frame started, in buckets (built by
+    /// avoidance), and the frame's length: a body the rounds pushed
+    /// farther than the contacts allowed for is checked against the bodies
+    /// around it too ([`missed_pairs`](Self::missed_pairs)).
+    pub(crate) grid: &'a SpatialGrid,
+    pub(crate) seconds: f32,
 }
 
 impl Separation<'_> {
@@ -474,6 +481,7 @@ impl Separation<'_> {
     /// contacts' order.
     fn hold_back(&self, positions: &mut [Vec2]) {
         let agents = self.agents;
+        let missed = self.missed_pairs(positions);
         let too_deep = |i: usize, j: usize, positions: &[Vec2]| {
             let (me, other) = (&agents[i], &agents[j]);
             // A unit that does not avoid walks its own way, through the
@@ -489,7 +497,7 @@ impl Separation<'_> {
         };
         loop {
             let mut held = false;
-            for &(i, j) in &self.colouring.pairs {
+            for &(i, j) in self.colouring.pairs.iter().chain(&missed) {
                 let (i, j) = (i as usize, j as usize);
                 if self.views[i].is_none() || self.views[j].is_none() {
                     continue;
@@ -505,6 +513,62 @@ impl Separation<'_> {
                 return;
             }
         }
+    }
+
+    /// The pairs the contacts left out that the rounds may have brought
+    /// into touch. The contacts hold every pair that could touch by
+    /// walking ([`CONTACT_MARGIN`] times their radii and a frame's walk
+    /// at full speed apart): a pair further apart than that can touch only
+    /// if one of the two went further than its part of the margin (its
+    /// tenth of its radius and its walk). The rounds may push a body that
+    /// far, into one standing beyond the contacts' reach (two units at
+    /// rest, one pushed by a third): each body that went that far is
+    /// checked against every body around it. None in most frames, and a
+    /// few in a hard jam.
+    fn missed_pairs(&self, positions: &[Vec2]) -> Vec<(u32, u32)> {
+        let agents = self.agents;
+        let margin = CONTACT_MARGIN - 1.0;
+        let went_far = |k: usize| {
+            let agent = &agents[k];
+            let allowed =
+                margin * agent.radius + CONTACT_MARGIN * agent.speed * self.seconds.max(0.0);
+            self.views[k].is_some()
+                && positions[k].distance_squared(agent.position) > allowed * allowed
+        };
+        let far: Vec<usize> = (0..agents.len()).filter(|&k| went_far(k)).collect();
+        if far.is_empty() {
+            return Vec::new();
+        }
+        // Any other body stands within its own part of the margin of
+        // where the buckets hold it (where it started the frame, and where
+        // the hold back may put it again); two far ones touching where
+        // they are now are paired directly.
+        let (widest, fastest) = agents.iter().fold((0.0f32, 0.0f32), |(r, s), a| {
+            (r.max(a.radius), s.max(a.speed))
+        });
+        let slack = margin * widest + CONTACT_MARGIN * fastest * self.seconds.max(0.0);
+        let mut missed = Vec::new();
+        let mut around = Vec::new();
+        for (n, &k) in far.iter().enumerate() {
+            let reach = agents[k].radius + widest + slack;
+            self.grid.within(positions[k], reach, k as u32, &mut around);
+            let touching = |&j: &usize| {
+                let reach = agents[k].radius + agents[j].radius;
+                positions[k].distance_squared(positions[j]) < reach * reach
+            };
+            let others = around
+                .iter()
+                .map(|&j| j as usize)
+                .chain(far[n + 1..].iter().copied().filter(touching));
+            for j in others {
+                if agents[j].map == agents[k].map {
+                    missed.push((k.min(j) as u32, k.max(j) as u32));
+                }
+            }
+        }
+        missed.sort_unstable();
+        missed.dedup();
+        missed
     }
 
     /// Pushing through never ends in another body: where the crowd behind

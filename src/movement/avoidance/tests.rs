@@ -1,3 +1,4 @@
+use super::neighbours::SpatialGrid;
 use super::plan::{follows, turned_right};
 use super::priority::{Flags, priority};
 use super::solver::Separation;
@@ -27,10 +28,11 @@ fn turning_right_without_sine_and_cosine() {
 }
 
 /// A small xorshift generator.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> f32 {
+    /// The next number in [0, 1).
+    pub(super) fn next(&mut self) -> f32 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -119,6 +121,8 @@ fn separation_is_the_same_for_any_split_and_parts_bodies() {
             passages: &passages,
             colouring: &colouring,
             rounds: 32,
+            grid: &grid_of(&agents),
+            seconds: 1.0 / 60.0,
         };
         let start = walked;
         let deepest = |positions: &[Vec2]| {
@@ -206,6 +210,57 @@ fn a_crowd_pressing_in_stays_under_the_limit() {
     }
 }
 
+/// The agents' positions as the frame started, in buckets, as avoidance
+/// leaves them for the separation.
+fn grid_of(agents: &[Agent]) -> SpatialGrid {
+    let mut grid = SpatialGrid::default();
+    let positions: Vec<Vec2> = agents.iter().map(|a| a.position).collect();
+    grid.rebuild(&positions, 1.0);
+    grid
+}
+
+/// Two units at rest a little apart, beyond the reach of the frame's
+/// contacts, and a third pushing through into one of them: the one pushed
+/// aside is pushed into its neighbour, a pair the contacts left out. It
+/// still ends the frame no deeper than the limit (the crowd model's
+/// river ground, seed 498, found two resting units 0.37 of a radius deep).
+#[test]
+fn a_body_pushed_into_one_beyond_the_contacts_is_held_back() {
+    let grid = NavGrid::new(16, 16).unwrap();
+    let layout = GridLayout::default();
+    let view = MapView::new(&grid, &layout, None);
+    let mut pusher = agent(1, Vec2::new(5.0, 8.0));
+    pusher.set(Flags::PUSHING, true);
+    let mut pushed = agent(2, Vec2::new(6.0, 8.0));
+    pushed.set(Flags::IDLE, true);
+    let mut beside = agent(3, Vec2::new(7.56, 8.0));
+    beside.set(Flags::IDLE, true);
+    let agents = [pusher, pushed, beside];
+    // Only the pusher and the one it walks into are contacts: the two at
+    // rest stand further apart than two bodies and a frame's walk.
+    let contacts = vec![(0, 1)];
+    let mut colouring = Colouring::default();
+    colouring.rebuild(&contacts, 3);
+    let passages = Passages::default();
+    let views = vec![Some(view); 3];
+    let grid = grid_of(&agents);
+    let mut positions = vec![Vec2::new(5.9, 8.0), pushed.position, beside.position];
+    Separation {
+        agents: &agents,
+        views: &views,
+        passages: &passages,
+        colouring: &colouring,
+        rounds: 8,
+        grid: &grid,
+        seconds: 1.0 / 60.0,
+    }
+    .settle(&mut positions, 1);
+    for (i, j) in [(0, 1), (1, 2), (0, 2)] {
+        let depth = 0.9 - positions[i].distance(positions[j]);
+        assert!(depth <= 0.045 + 1e-4, "{i} and {j}: {depth} deep");
+    }
+}
+
 /// One separation in the open with `rounds` of `agents` (where they
 /// started the frame) having walked to `walked`, their positions moved
 /// to its result: the deepest pair after it.
@@ -234,6 +289,8 @@ fn separate_once(
         passages: &passages,
         colouring: &colouring,
         rounds,
+        grid: &grid_of(agents),
+        seconds: 1.0 / 60.0,
     }
     .settle(&mut positions, 1);
     for (a, &at) in agents.iter_mut().zip(&positions) {
