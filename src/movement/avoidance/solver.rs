@@ -11,9 +11,12 @@
 //! rounds of one solve run in one dispatch to the compute task pool: each
 //! thread takes its share of every colour, and the threads meet at a
 //! barrier between colours (as Box2D's solver stages do), since waking
-//! the pool's threads costs more than a round's work at a thousand movers.
+//! the pool's threads costs more than a round's work at a thousand movers;
+//! or on the frame's thread alone, when that ran faster lately ([`Pace`]:
+//! a pool thread sharing its core with other work holds every barrier
+//! up).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
@@ -159,16 +162,72 @@ impl Barrier {
     }
 }
 
+/// How fast a solve's rounds went lately on the pool's threads and on the
+/// frame's thread alone: nanoseconds per pair and round of each, averaged
+/// (`f32` bits; zero until measured). Threads that meet at a barrier
+/// between colours wait for the slowest, and a thread sharing its core
+/// with other work (the game's rendering, another program) is slow: the
+/// rounds then run faster on one thread, and do so. Either way gives the
+/// same positions to the bit, so the choice, made by the clock, changes
+/// no result.
+struct Pace {
+    on_pool: AtomicU32,
+    alone: AtomicU32,
+    solves: AtomicU32,
+}
+
+/// Every this many solves, the way that was slower lately is tried again.
+const PACE_PROBE: u32 = 16;
+
+impl Pace {
+    const fn new() -> Self {
+        Pace {
+            on_pool: AtomicU32::new(0),
+            alone: AtomicU32::new(0),
+            solves: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether the next solve runs on the pool: the way that was faster
+    /// lately (each tried once first), the other every [`PACE_PROBE`]th.
+    fn on_pool_next(&self) -> bool {
+        let solves = self.solves.fetch_add(1, Ordering::Relaxed);
+        let on_pool = f32::from_bits(self.on_pool.load(Ordering::Relaxed));
+        let alone = f32::from_bits(self.alone.load(Ordering::Relaxed));
+        (on_pool <= alone) != (solves % PACE_PROBE == PACE_PROBE - 1)
+    }
+
+    /// Takes in a solve that ran `on_pool` or not at `nanos` per pair
+    /// and round.
+    fn record(&self, on_pool: bool, nanos: f32) {
+        let cell = if on_pool { &self.on_pool } else { &self.alone };
+        let last = f32::from_bits(cell.load(Ordering::Relaxed));
+        let next = if last > 0.0 {
+            0.8 * last + 0.2 * nanos
+        } else {
+            nanos
+        };
+        if next.is_finite() {
+            cell.store(next.max(f32::MIN_POSITIVE).to_bits(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// The pace of the gaps' passes and of the separation's rounds.
+static GAPS_PACE: Pace = Pace::new();
+static SEPARATION_PACE: Pace = Pace::new();
+
 /// Runs up to `rounds` rounds, each of `phases` phases, of `phase(r, p,
 /// part)` for every `part` below `parts`, until a round in which no call
 /// returned true (nothing changed: the rounds left would change nothing
 /// either); with `finish`, the last round runs even so. Every part of a
 /// phase runs before any of the next, on `parts` threads of the compute
-/// task pool in one dispatch, meeting at a barrier between phases (on
-/// this thread, one part after another, with one part, or when the pool
-/// has fewer threads).
+/// task pool in one dispatch, meeting at a barrier between phases; or on
+/// this thread, one part after another: with one part, when the pool has
+/// fewer threads, or when `pace` found that faster lately (for `pairs`
+/// pairs a round).
 fn run_rounds(
-    parts: usize,
+    (parts, pairs, pace): (usize, usize, &Pace),
     rounds: usize,
     finish: bool,
     phases: usize,
@@ -181,7 +240,11 @@ fn run_rounds(
         (false, _) => rounds,
     };
     let pool = ComputeTaskPool::get_or_init(TaskPool::default);
-    if parts <= 1 || pool.thread_num() < parts {
+    let paced = parts > 1 && pool.thread_num() >= parts;
+    let on_pool = paced && pace.on_pool_next();
+    let began = crate::clock::now();
+    let ran = AtomicUsize::new(0);
+    if !on_pool {
         let mut r = 0;
         while r < rounds {
             let mut changed = false;
@@ -191,30 +254,38 @@ fn run_rounds(
                 }
             }
             r = next(r, changed);
+            ran.fetch_add(1, Ordering::Relaxed);
         }
-        return;
-    }
-    let barrier = Barrier::new(parts);
-    let busy: Vec<AtomicBool> = (0..rounds).map(|_| AtomicBool::new(false)).collect();
-    pool.scope(|scope| {
-        for part in 0..parts {
-            let (barrier, busy, phase, next) = (&barrier, &busy, &phase, &next);
-            scope.spawn(async move {
-                let mut r = 0;
-                while r < rounds {
-                    for p in 0..phases {
-                        if phase(r, p, part) {
-                            busy[r].store(true, Ordering::Relaxed);
+    } else {
+        let barrier = Barrier::new(parts);
+        let busy: Vec<AtomicBool> = (0..rounds).map(|_| AtomicBool::new(false)).collect();
+        pool.scope(|scope| {
+            for part in 0..parts {
+                let (barrier, busy, phase, next, ran) = (&barrier, &busy, &phase, &next, &ran);
+                scope.spawn(async move {
+                    let mut r = 0;
+                    while r < rounds {
+                        for p in 0..phases {
+                            if phase(r, p, part) {
+                                busy[r].store(true, Ordering::Relaxed);
+                            }
+                            barrier.wait();
                         }
-                        barrier.wait();
+                        // Read after the round's last barrier, written
+                        // before it: every thread takes the same way on.
+                        r = next(r, busy[r].load(Ordering::Relaxed));
+                        if part == 0 {
+                            ran.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
-                    // Read after the round's last barrier, written before
-                    // it: every thread takes the same way on.
-                    r = next(r, busy[r].load(Ordering::Relaxed));
-                }
-            });
-        }
-    });
+                });
+            }
+        });
+    }
+    if paced {
+        let work = (ran.into_inner() * pairs.max(1)) as f32;
+        pace.record(on_pool, crate::clock::since(began).as_nanos() as f32 / work);
+    }
 }
 
 /// The threads a solve over `colouring`'s pairs takes with `threads` at
@@ -290,7 +361,7 @@ pub(super) fn keep_gaps(
     let parts = parts(colouring, threads);
     let shared = Shared::new(planned);
     run_rounds(
-        parts,
+        (parts, colouring.pairs.len(), &GAPS_PACE),
         GAP_PASSES,
         false,
         colouring.phases(),
@@ -380,7 +451,7 @@ impl Separation<'_> {
         // The last round only steps pushers back; it runs even when a
         // round before it changed nothing (and ended the others).
         run_rounds(
-            parts,
+            (parts, colouring.pairs.len(), &SEPARATION_PACE),
             self.rounds + 1,
             true,
             colouring.phases(),
@@ -622,13 +693,13 @@ impl Separation<'_> {
 mod tests {
     use std::sync::Mutex;
 
-    use super::run_rounds;
+    use super::{PACE_PROBE, Pace, run_rounds};
 
     /// The rounds `run_rounds` runs when the rounds before `quiet` change
     /// something and the rest nothing.
     fn rounds_run(rounds: usize, finish: bool, quiet: usize) -> Vec<usize> {
         let ran = Mutex::new(Vec::new());
-        run_rounds(1, rounds, finish, 2, |r, p, _| {
+        run_rounds((1, 1, &Pace::new()), rounds, finish, 2, |r, p, _| {
             if p == 0 {
                 ran.lock().unwrap().push(r);
             }
@@ -647,5 +718,29 @@ mod tests {
         assert_eq!(rounds_run(6, true, 0), [0, 5]);
         assert_eq!(rounds_run(6, true, 9), [0, 1, 2, 3, 4, 5]);
         assert_eq!(rounds_run(6, false, 9), [0, 1, 2, 3, 4, 5]);
+    }
+
+    /// The rounds go the way that ran faster lately, each way tried once
+    /// first, and the slower way again every `PACE_PROBE`th solve: a pool
+    /// whose threads share their cores with other work is left, and taken
+    /// again once it is faster.
+    #[test]
+    fn the_rounds_go_the_way_that_ran_faster() {
+        let pace = Pace::new();
+        let mut ways = Vec::new();
+        for _ in 0..2 {
+            let on_pool = pace.on_pool_next();
+            pace.record(on_pool, if on_pool { 40.0 } else { 10.0 });
+            ways.push(on_pool);
+        }
+        assert_eq!(ways, [true, false], "each way tried once first");
+        let ways: Vec<bool> = (0..2 * PACE_PROBE).map(|_| pace.on_pool_next()).collect();
+        let probes = ways.iter().filter(|&&on_pool| on_pool).count();
+        assert_eq!(probes, 2, "the pool tried again every {PACE_PROBE}th solve");
+        // The pool grows faster (the other work ended): it is taken again.
+        for _ in 0..12 {
+            pace.record(true, 5.0);
+        }
+        assert!(pace.on_pool_next());
     }
 }
