@@ -138,9 +138,7 @@ impl Crowd {
 
     /// The largest radius and speed of the agents.
     fn widest_and_fastest(&self) -> (f32, f32) {
-        self.agents.iter().fold((0.0f32, 0.0f32), |(r, s), a| {
-            (r.max(a.radius), s.max(a.speed))
-        })
+        priority::widest_and_fastest(&self.agents)
     }
 }
 

@@ -260,3 +260,10 @@ pub(super) fn parting_direction(me: u64, other: u64) -> Vec2 {
     let direction = Vec2::new(x, y).normalize();
     if me < other { -direction } else { direction }
 }
+
+/// The largest radius and speed of `agents`.
+pub(super) fn widest_and_fastest(agents: &[Agent]) -> (f32, f32) {
+    agents.iter().fold((0.0f32, 0.0f32), |(r, s), a| {
+        (r.max(a.radius), s.max(a.speed))
+    })
+}

@@ -22,7 +22,7 @@ use bevy::prelude::*;
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use super::neighbours::SpatialGrid;
-use super::priority::{Agent, parting_direction, priority};
+use super::priority::{Agent, parting_direction, priority, widest_and_fastest};
 use crate::maps::MapView;
 use crate::movement::passage::Passages;
 use crate::movement::stepping::walk_velocity;
@@ -614,9 +614,7 @@ impl Separation<'_> {
         // where the buckets hold it (where it started the frame, and where
         // the hold back may put it again); two far ones touching where
         // they are now are paired directly.
-        let (widest, fastest) = agents.iter().fold((0.0f32, 0.0f32), |(r, s), a| {
-            (r.max(a.radius), s.max(a.speed))
-        });
+        let (widest, fastest) = widest_and_fastest(agents);
         let slack = margin * widest + CONTACT_MARGIN * fastest * self.seconds.max(0.0);
         let mut missed = Vec::new();
         let mut around = Vec::new();
