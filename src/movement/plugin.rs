@@ -135,8 +135,11 @@ impl Plugin for MovementPlugin {
                         .chain()
                         .in_set(FrontierSystems::Steering),
                     CrowdSystems::Avoid.in_set(FrontierSystems::Avoidance),
+                    // The walk's commands (arrivals, new requests) are
+                    // applied after the separation, which reads none of
+                    // them: one sync point the fewer.
                     (CrowdSystems::Walk, CrowdSystems::Separate)
-                        .chain()
+                        .chain_ignore_deferred()
                         .in_set(FrontierSystems::Move),
                 ),
             )
@@ -144,12 +147,20 @@ impl Plugin for MovementPlugin {
                 self.schedule,
                 (
                     (
-                        warn_of_odd_settings,
-                        orders::seat_strays,
-                        orders::begin_orders,
-                        orders::adopt_paths,
-                        orders::replan_cut_paths,
-                        orders::replan_cut_routes,
+                        // None of these reads what the others' commands
+                        // change (`Arrived`, `EndedOrder`, markers, a
+                        // request for a unit without one): their commands
+                        // are applied together, at one sync point before
+                        // `pursue`, which reads `Arrived`.
+                        (
+                            warn_of_odd_settings,
+                            orders::seat_strays,
+                            orders::begin_orders,
+                            orders::adopt_paths,
+                            orders::replan_cut_paths,
+                            orders::replan_cut_routes,
+                        )
+                            .chain_ignore_deferred(),
                         chase::pursue,
                     )
                         .chain()

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use super::avoidance::Crowd;
 use super::avoidance::priority::Agent;
 use super::avoidance::solver::Separation;
-use super::parallel::{each_chunk_mut, each_mover};
+use super::parallel::{Pace, each_mover, with_team};
 use super::passage::Passages;
 use super::seats::Seat;
 use super::settings::CrowdSettings;
@@ -26,6 +26,9 @@ pub(crate) struct BodyQuery {
     motion: &'static mut Motion,
     seat: &'static Seat,
 }
+
+/// The pace of [`separate`]'s dispatch, on the pool's threads and alone.
+static SEPARATE_PACE: Pace = Pace::new();
 
 /// `FrontierSystems::Move`, after the units walked: bodies that still
 /// overlap (ORCA's velocities are only a plan, and a crowd pressed against
@@ -53,28 +56,34 @@ pub(crate) fn separate(
     let crowd = &mut *crowd;
     let threads = crate::budget::threads_for(settings.threads);
     let all_views = AllViews::new(&maps);
-    // Where each body stands after the move, and its map for its kind,
-    // each chunk of movers alone (in parallel).
-    let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); crowd.agents.len()];
-    let agents = &crowd.agents;
-    each_chunk_mut(&mut walk_views, threads, SEAT_CHUNK, |first, chunk| {
-        place_bodies(first, chunk, agents, &bodies, &all_views);
-    });
-    crowd.positions.clear();
-    crowd.positions.extend(walk_views.iter().map(|&(at, _)| at));
-    let views: Vec<Option<MapView>> = walk_views.into_iter().map(|(_, view)| view).collect();
-    let separation = Separation {
-        agents,
-        views: &views,
-        passages: &passages,
-        colouring: &crowd.colouring,
-        rounds: settings.separation_rounds,
-        grid: &crowd.grid,
-        seconds: time.delta_secs(),
-    };
-    let pushes = separation.pushes(&mut crowd.positions, threads);
-    let (positions, crowd) = (&crowd.positions, &*crowd);
     let seconds = time.delta_secs();
+    // Gathering and the rounds in one dispatch, stage by stage; on this
+    // thread alone for a small crowd.
+    let count = crowd.agents.len();
+    let team_threads = if count > 2 * SEAT_CHUNK { threads } else { 1 };
+    let pushes = with_team(team_threads, &SEPARATE_PACE, count, |team| {
+        // Where each body stands after the move, and its map for its
+        // kind, each chunk of movers alone.
+        let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); count];
+        let agents = &crowd.agents;
+        team.each_chunk_mut(&mut walk_views, SEAT_CHUNK, |first, chunk| {
+            place_bodies(first, chunk, agents, &bodies, &all_views);
+        });
+        crowd.positions.clear();
+        crowd.positions.extend(walk_views.iter().map(|&(at, _)| at));
+        let views: Vec<Option<MapView>> = walk_views.into_iter().map(|(_, view)| view).collect();
+        let separation = Separation {
+            agents,
+            views: &views,
+            passages: &passages,
+            colouring: &crowd.colouring,
+            rounds: settings.separation_rounds,
+            grid: &crowd.grid,
+            seconds,
+        };
+        separation.pushes(&mut crowd.positions, (team, threads))
+    });
+    let (positions, crowd) = (&crowd.positions, &*crowd);
     each_mover!(
         bodies,
         PARALLEL_MOVERS,

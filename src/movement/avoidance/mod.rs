@@ -34,7 +34,7 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, body_radius, speed_of};
-use super::parallel::{each_chunk_mut, each_mover};
+use super::parallel::{Pace, Team, each_mover, with_team};
 use super::passage::Passages;
 use super::seats::{Seat, Seats};
 use super::settings::CrowdSettings;
@@ -92,6 +92,7 @@ impl Crowd {
     /// entity): sorted again only when the live seats changed (a mover
     /// joined or left, or stands nowhere finite), else copied in the
     /// order kept.
+    #[inline(never)] // a serial piece of the step, named in profiles
     fn rank(&mut self) {
         let live = self
             .by_seat
@@ -129,6 +130,7 @@ impl Crowd {
     }
 
     /// Indexes the agents' positions in buckets `width` wide.
+    #[inline(never)] // a serial piece of the step, named in profiles
     fn index(&mut self, width: f32) {
         self.positions.clear();
         self.positions
@@ -141,6 +143,9 @@ impl Crowd {
         priority::widest_and_fastest(&self.agents)
     }
 }
+
+/// The pace of [`avoid`]'s dispatch, on the pool's threads and alone.
+static AVOID_PACE: Pace = Pace::new();
 
 /// One chunk of seats' snapshot: each seat's mover as it stands at the
 /// frame's start, read from its components (a free seat, or a mover
@@ -277,36 +282,46 @@ pub(crate) fn avoid(
     let settings = settings.clamped();
     let crowd = &mut *crowd;
     let threads = crate::budget::threads_for(settings.threads);
-    // Each mover as it stands at the frame's start, each chunk of seats
-    // gathered alone (in parallel).
     let all_views = AllViews::new(&maps);
     crowd.by_seat.resize(seats.len(), Agent::ABSENT);
-    each_chunk_mut(&mut crowd.by_seat, threads, SEAT_CHUNK, |first, chunk| {
-        snapshot(
-            first,
-            chunk,
-            seats.holders(),
-            &movers,
-            &all_views,
-            &settings,
-        );
-    });
-    crowd.rank();
     let horizon = settings.time_horizon;
     let usable_time = seconds > 0.0 && horizon > 0.0 && horizon.is_finite();
     crowd.planned_this_frame = settings.enabled && usable_time;
-    if crowd.planned_this_frame {
-        plan_crowd(
-            crowd,
-            &settings,
-            &all_views,
-            &passages,
-            (seconds, threads),
-            crowd.rankings,
-        );
+    // The snapshot, the plans and the gaps in one dispatch, stage by
+    // stage; on this thread alone for a small crowd.
+    let team_threads = if seats.len() > 2 * SEAT_CHUNK {
+        threads
     } else {
-        crowd.contacts.clear();
-    }
+        1
+    };
+    with_team(team_threads, &AVOID_PACE, seats.len(), |team| {
+        // Each mover as it stands at the frame's start, each chunk of
+        // seats gathered alone.
+        team.each_chunk_mut(&mut crowd.by_seat, SEAT_CHUNK, |first, chunk| {
+            snapshot(
+                first,
+                chunk,
+                seats.holders(),
+                &movers,
+                &all_views,
+                &settings,
+            );
+        });
+        crowd.rank();
+        if crowd.planned_this_frame {
+            let rankings = crowd.rankings;
+            plan_crowd(
+                crowd,
+                &settings,
+                &all_views,
+                &passages,
+                (seconds, team, threads),
+                rankings,
+            );
+        } else {
+            crowd.contacts.clear();
+        }
+    });
     // Each mover takes its velocity (in parallel), from its seat: until
     // avoidance decides, a unit walks as it prefers.
     let crowd = &*crowd;
@@ -332,12 +347,13 @@ fn take_velocity(crowd: &Crowd, unit: AgentQueryItem) {
 
 /// The crowd's plans for the frame: each awake unit planned alone (ORCA),
 /// the woken after, then the gaps kept between the pairs that may touch.
+#[inline(never)] // a serial piece of the step (the plans merged), named in profiles
 fn plan_crowd(
     crowd: &mut Crowd,
     settings: &CrowdSettings,
     all_views: &AllViews,
     passages: &Passages,
-    (seconds, threads): (f32, usize),
+    (seconds, team, threads): (f32, &Team, usize),
     rankings: u64,
 ) {
     crowd.contacts.clear();
@@ -358,7 +374,7 @@ fn plan_crowd(
         count: settings.max_neighbours,
     };
     if one_map {
-        keep_lists(crowd, bounds, rankings, threads);
+        keep_lists(crowd, bounds, rankings, team);
     }
     let planner = Planner {
         agents: &crowd.agents,
@@ -378,7 +394,7 @@ fn plan_crowd(
             walls: WALL_HORIZON,
         },
     };
-    let plans = plan_awake_then_woken(&planner, &crowd.grid, threads);
+    let plans = plan_awake_then_woken(&planner, &crowd.grid, (team, threads));
     crowd.planned.clear();
     crowd
         .planned
@@ -407,11 +423,12 @@ fn plan_crowd(
         &mut crowd.planned,
         &crowd.colouring,
         seconds,
-        threads,
+        (team, threads),
     );
 }
 
 /// The view of every map an agent is on.
+#[inline(never)] // a serial piece of the step, named in profiles
 fn views_of<'a>(agents: &[Agent], all_views: &AllViews<'a>) -> HashMap<Entity, MapView<'a>> {
     let mut map_views = HashMap::new();
     let mut last = None;
@@ -434,14 +451,19 @@ fn views_of<'a>(agents: &[Agent], all_views: &AllViews<'a>) -> HashMap<Entity, M
 /// units planned one after the other look at the same neighbours (kind to
 /// the cache); each unit is planned alone from the frame's start, so the
 /// threads and the chunks it is split into do not change what comes out.
-fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) -> Vec<UnitPlans> {
+#[inline(never)] // a serial piece of the step, named in profiles
+fn plan_awake_then_woken(
+    planner: &Planner,
+    grid: &SpatialGrid,
+    (team, threads): (&Team, usize),
+) -> Vec<UnitPlans> {
     let agents = planner.agents;
     let awake: Vec<usize> = grid
         .in_bucket_order()
         .map(|i| i as usize)
         .filter(|&i| !agents[i].asleep())
         .collect();
-    let mut plans = planner.plan_all(&awake, threads);
+    let mut plans = planner.plan_all(&awake, (team, threads));
     let mut woken = vec![false; agents.len()];
     for chunk in &plans {
         for &j in &chunk.wakes {
@@ -453,7 +475,7 @@ fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) 
         .map(|i| i as usize)
         .filter(|&i| woken[i])
         .collect();
-    plans.extend(planner.plan_all(&woken, threads));
+    plans.extend(planner.plan_all(&woken, (team, threads)));
     plans
 }
 
@@ -461,7 +483,8 @@ fn plan_awake_then_woken(planner: &Planner, grid: &SpatialGrid, threads: usize) 
 /// when the live movers changed (one joined or left), or one moved more than half the skin since
 /// they were built; only awake units get one (the others ask the grid if
 /// woken).
-fn keep_lists(crowd: &mut Crowd, bounds: Bounds, rankings: u64, threads: usize) {
+#[inline(never)] // a serial piece of the step, named in profiles
+fn keep_lists(crowd: &mut Crowd, bounds: Bounds, rankings: u64, team: &Team) {
     let key = rankings ^ (bounds.count as u64).rotate_left(40);
     if crowd.lists.hold(&crowd.positions, key) {
         return;
@@ -474,7 +497,7 @@ fn keep_lists(crowd: &mut Crowd, bounds: Bounds, rankings: u64, threads: usize) 
     };
     let (agents, grid) = (&crowd.agents, (&crowd.grid, &crowd.positions[..]));
     let (lists, skin) = crowd.lists.lists_mut();
-    each_chunk_mut(lists, threads, SEAT_CHUNK, |first, chunk| {
+    team.each_chunk_mut(lists, SEAT_CHUNK, |first, chunk| {
         build_lists(first, chunk, agents, grid, roomy, skin);
     });
 }
@@ -504,6 +527,7 @@ fn build_lists(
 /// `count`: a counting sort by the first index, then each unit's few pairs
 /// by the second. (A frame's contacts, each found from both sides, were
 /// the step's largest sort.)
+#[inline(never)] // a serial piece of the step, named in profiles
 fn sort_pairs(pairs: &mut Vec<(u32, u32)>, count: usize) {
     let mut starts = vec![0u32; count + 1];
     for &(i, _) in pairs.iter() {

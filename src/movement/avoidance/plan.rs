@@ -11,7 +11,7 @@ use super::orca::{Horizons, Neighbour, Scratch, Wall, avoiding_velocity};
 use super::priority::{Agent, parting_direction, priority, responsibility};
 use crate::core::{Cell, UnitKind};
 use crate::maps::MapView;
-use crate::movement::parallel::in_chunks;
+use crate::movement::parallel::Team;
 use crate::movement::passage::{InQueue, Passages, queued_behind};
 use crate::movement::tuning::{
     CONTACT_MARGIN, KEEP_RIGHT, KEEP_RIGHT_ASIDE, KEEP_RIGHT_BLOCKED, KEEP_RIGHT_LANES, OPEN_AHEAD,
@@ -88,10 +88,16 @@ struct PlanBuffers {
 }
 
 impl Planner<'_> {
-    /// UnitPlans `units`, split over `threads` threads of the compute task pool
-    /// (all on this one with 1).
-    pub(super) fn plan_all(&self, units: &[usize], threads: usize) -> Vec<UnitPlans> {
-        in_chunks(units, threads, PLAN_CHUNK, |part| self.plan_part(part))
+    /// Plans `units` on `team`'s threads, in blocks of at least
+    /// [`PLAN_CHUNK`] (a few for each of the `threads`): the blocks' plans
+    /// in the units' order, the same however they are split.
+    pub(super) fn plan_all(
+        &self,
+        units: &[usize],
+        (team, threads): (&Team, usize),
+    ) -> Vec<UnitPlans> {
+        let chunk = units.len().div_ceil(4 * threads.max(1)).max(PLAN_CHUNK);
+        team.map_chunks(units, chunk, |part| self.plan_part(part))
     }
 
     /// UnitPlans one task's `units`.

@@ -7,23 +7,20 @@
 //! colour are settled side by side on every thread, each writing only its
 //! own two bodies, the colours one after another. The result is the same
 //! bit for bit for any number of threads, and as good as settling the
-//! pairs one by one, each round seeing what the last colour did. All the
-//! rounds of one solve run in one dispatch to the compute task pool: each
-//! thread takes its share of every colour, and the threads meet at a
-//! barrier between colours (as Box2D's solver stages do), since waking
-//! the pool's threads costs more than a round's work at a thousand movers;
-//! or on the frame's thread alone, when that ran faster lately ([`Pace`]:
-//! a pool thread sharing its core with other work holds every barrier
-//! up).
+//! pairs one by one, each round seeing what the last colour did. Each
+//! colour of a round is a stage of its system's one dispatch to the
+//! compute task pool ([`Team`]): the threads take its shares, and meet
+//! when they are done (as Box2D's solver stages do), since waking the
+//! pool's threads costs more than a round's work at a thousand movers.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bevy::prelude::*;
-use bevy::tasks::{ComputeTaskPool, TaskPool};
 
 use super::neighbours::SpatialGrid;
 use super::priority::{Agent, parting_direction, priority, widest_and_fastest};
 use crate::maps::MapView;
+use crate::movement::parallel::Team;
 use crate::movement::passage::Passages;
 use crate::movement::stepping::walk_velocity;
 use crate::movement::tuning::{
@@ -52,6 +49,7 @@ const COLOURS: usize = 24;
 impl Colouring {
     /// Colours `pairs` (sorted, no repeats) over `count` bodies: each pair,
     /// in order, takes the first colour neither of its bodies has yet.
+    #[inline(never)] // a serial piece of the step, named in profiles
     pub(super) fn rebuild(&mut self, pairs: &[(u32, u32)], count: usize) {
         let (used, colour_of) = (&mut self.used, &mut self.colour_of);
         used.clear();
@@ -126,165 +124,35 @@ impl Colouring {
 /// Pairs, at least, for a colour to be split over the threads.
 const SMALL_COLOUR: usize = 32;
 
-/// Threads meeting between rounds: each spins a little, then yields, until
-/// the last arrives.
-struct Barrier {
-    waiting: AtomicUsize,
-    generation: AtomicUsize,
-    threads: usize,
-}
-
-impl Barrier {
-    fn new(threads: usize) -> Self {
-        Barrier {
-            waiting: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-            threads,
-        }
-    }
-
-    fn wait(&self) {
-        let generation = self.generation.load(Ordering::Acquire);
-        if self.waiting.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
-            self.waiting.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::Release);
-            return;
-        }
-        let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == generation {
-            if spins < 2_000 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
-        }
-    }
-}
-
-/// How fast a solve's rounds went lately on the pool's threads and on the
-/// frame's thread alone: nanoseconds per pair and round of each, averaged
-/// (`f32` bits; zero until measured). Threads that meet at a barrier
-/// between colours wait for the slowest, and a thread sharing its core
-/// with other work (the game's rendering, another program) is slow: the
-/// rounds then run faster on one thread, and do so. Either way gives the
-/// same positions to the bit, so the choice, made by the clock, changes
-/// no result.
-struct Pace {
-    on_pool: AtomicU32,
-    alone: AtomicU32,
-    solves: AtomicU32,
-}
-
-/// Every this many solves, the way that was slower lately is tried again.
-const PACE_PROBE: u32 = 16;
-
-impl Pace {
-    const fn new() -> Self {
-        Pace {
-            on_pool: AtomicU32::new(0),
-            alone: AtomicU32::new(0),
-            solves: AtomicU32::new(0),
-        }
-    }
-
-    /// Whether the next solve runs on the pool: the way that was faster
-    /// lately (each tried once first), the other every [`PACE_PROBE`]th.
-    fn on_pool_next(&self) -> bool {
-        let solves = self.solves.fetch_add(1, Ordering::Relaxed);
-        let on_pool = f32::from_bits(self.on_pool.load(Ordering::Relaxed));
-        let alone = f32::from_bits(self.alone.load(Ordering::Relaxed));
-        (on_pool <= alone) != (solves % PACE_PROBE == PACE_PROBE - 1)
-    }
-
-    /// Takes in a solve that ran `on_pool` or not at `nanos` per pair
-    /// and round.
-    fn record(&self, on_pool: bool, nanos: f32) {
-        let cell = if on_pool { &self.on_pool } else { &self.alone };
-        let last = f32::from_bits(cell.load(Ordering::Relaxed));
-        let next = if last > 0.0 {
-            0.8 * last + 0.2 * nanos
-        } else {
-            nanos
-        };
-        if next.is_finite() {
-            cell.store(next.max(f32::MIN_POSITIVE).to_bits(), Ordering::Relaxed);
-        }
-    }
-}
-
-/// The pace of the gaps' passes and of the separation's rounds.
-static GAPS_PACE: Pace = Pace::new();
-static SEPARATION_PACE: Pace = Pace::new();
-
 /// Runs up to `rounds` rounds, each of `phases` phases, of `phase(r, p,
 /// part)` for every `part` below `parts`, until a round in which no call
 /// returned true (nothing changed: the rounds left would change nothing
 /// either); with `finish`, the last round runs even so. Every part of a
-/// phase runs before any of the next, on `parts` threads of the compute
-/// task pool in one dispatch, meeting at a barrier between phases; or on
-/// this thread, one part after another: with one part, when the pool has
-/// fewer threads, or when `pace` found that faster lately (for `pairs`
-/// pairs a round).
+/// phase runs before any of the next, on `team`'s threads (each phase a
+/// stage of its dispatch).
 fn run_rounds(
-    (parts, pairs, pace): (usize, usize, &Pace),
+    (team, parts): (&Team, usize),
     rounds: usize,
     finish: bool,
     phases: usize,
     phase: impl Fn(usize, usize, usize) -> bool + Sync,
 ) {
-    // The round after `r`, once it changed something or not.
-    let next = |r: usize, changed: bool| match (changed, finish) {
-        (true, _) => r + 1,
-        (false, true) if r + 1 < rounds => rounds - 1,
-        (false, _) => rounds,
-    };
-    let pool = ComputeTaskPool::get_or_init(TaskPool::default);
-    let paced = parts > 1 && pool.thread_num() >= parts;
-    let on_pool = paced && pace.on_pool_next();
-    let began = crate::clock::now();
-    let ran = AtomicUsize::new(0);
-    if !on_pool {
-        let mut r = 0;
-        while r < rounds {
-            let mut changed = false;
-            for p in 0..phases {
-                for part in 0..parts.max(1) {
-                    changed |= phase(r, p, part);
+    let mut r = 0;
+    while r < rounds {
+        let changed = AtomicBool::new(false);
+        for p in 0..phases {
+            team.run(parts.max(1), |part| {
+                if phase(r, p, part) {
+                    changed.store(true, Ordering::Relaxed);
                 }
-            }
-            r = next(r, changed);
-            ran.fetch_add(1, Ordering::Relaxed);
+            });
         }
-    } else {
-        let barrier = Barrier::new(parts);
-        let busy: Vec<AtomicBool> = (0..rounds).map(|_| AtomicBool::new(false)).collect();
-        pool.scope(|scope| {
-            for part in 0..parts {
-                let (barrier, busy, phase, next, ran) = (&barrier, &busy, &phase, &next, &ran);
-                scope.spawn(async move {
-                    let mut r = 0;
-                    while r < rounds {
-                        for p in 0..phases {
-                            if phase(r, p, part) {
-                                busy[r].store(true, Ordering::Relaxed);
-                            }
-                            barrier.wait();
-                        }
-                        // Read after the round's last barrier, written
-                        // before it: every thread takes the same way on.
-                        r = next(r, busy[r].load(Ordering::Relaxed));
-                        if part == 0 {
-                            ran.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                });
-            }
-        });
-    }
-    if paced {
-        let work = (ran.into_inner() * pairs.max(1)) as f32;
-        pace.record(on_pool, crate::clock::since(began).as_nanos() as f32 / work);
+        // The round after `r`, once it changed something or not.
+        r = match (changed.into_inner(), finish) {
+            (true, _) => r + 1,
+            (false, true) if r + 1 < rounds => rounds - 1,
+            (false, _) => rounds,
+        };
     }
 }
 
@@ -356,12 +224,12 @@ pub(super) fn keep_gaps(
     planned: &mut [Vec2],
     colouring: &Colouring,
     seconds: f32,
-    threads: usize,
+    (team, threads): (&Team, usize),
 ) {
     let parts = parts(colouring, threads);
     let shared = Shared::new(planned);
     run_rounds(
-        (parts, colouring.pairs.len(), &GAPS_PACE),
+        (team, parts),
         GAP_PASSES,
         false,
         colouring.phases(),
@@ -443,7 +311,11 @@ impl Separation<'_> {
     /// still too deep is held back. How far each body was pushed (zero:
     /// not moved). The same for any `threads`: the pairs of a colour share
     /// no body.
-    pub(crate) fn pushes(&self, positions: &mut [Vec2], threads: usize) -> Vec<Vec2> {
+    pub(crate) fn pushes(
+        &self,
+        positions: &mut [Vec2],
+        (team, threads): (&Team, usize),
+    ) -> Vec<Vec2> {
         let start = positions.to_vec();
         let colouring = self.colouring;
         let parts = parts(colouring, threads);
@@ -451,7 +323,7 @@ impl Separation<'_> {
         // The last round only steps pushers back; it runs even when a
         // round before it changed nothing (and ended the others).
         run_rounds(
-            (parts, colouring.pairs.len(), &SEPARATION_PACE),
+            (team, parts),
             self.rounds + 1,
             true,
             colouring.phases(),
@@ -473,7 +345,11 @@ impl Separation<'_> {
     /// [`pushes`](Self::pushes), as whether each body moved.
     #[cfg(test)]
     pub(super) fn settle(&self, positions: &mut [Vec2], threads: usize) -> Vec<bool> {
-        let pushes = self.pushes(positions, threads);
+        // A pace never measured: the team goes on the pool.
+        use crate::movement::parallel::{Pace, with_team};
+        let pushes = with_team(threads, &Pace::new(), 1, |team| {
+            self.pushes(positions, (team, threads))
+        });
         pushes.iter().map(|&push| push != Vec2::ZERO).collect()
     }
 
@@ -691,13 +567,14 @@ impl Separation<'_> {
 mod tests {
     use std::sync::Mutex;
 
-    use super::{PACE_PROBE, Pace, run_rounds};
+    use super::run_rounds;
+    use crate::movement::parallel::{PACE_PROBE, Pace, Team};
 
     /// The rounds `run_rounds` runs when the rounds before `quiet` change
     /// something and the rest nothing.
     fn rounds_run(rounds: usize, finish: bool, quiet: usize) -> Vec<usize> {
         let ran = Mutex::new(Vec::new());
-        run_rounds((1, 1, &Pace::new()), rounds, finish, 2, |r, p, _| {
+        run_rounds((&Team::alone(), 1), rounds, finish, 2, |r, p, _| {
             if p == 0 {
                 ran.lock().unwrap().push(r);
             }
@@ -718,12 +595,12 @@ mod tests {
         assert_eq!(rounds_run(6, false, 9), [0, 1, 2, 3, 4, 5]);
     }
 
-    /// The rounds go the way that ran faster lately, each way tried once
-    /// first, and the slower way again every `PACE_PROBE`th solve: a pool
+    /// A dispatch goes the way that ran faster lately, each way tried once
+    /// first, and the slower way again every `PACE_PROBE`th run: a pool
     /// whose threads share their cores with other work is left, and taken
     /// again once it is faster.
     #[test]
-    fn the_rounds_go_the_way_that_ran_faster() {
+    fn a_dispatch_goes_the_way_that_ran_faster() {
         let pace = Pace::new();
         let mut ways = Vec::new();
         for _ in 0..2 {

@@ -64,15 +64,15 @@ mod turns;
 use bevy::prelude::*;
 use bevy::utils::Parallel;
 
-use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem};
+use super::body::{AgentQuery, AgentQueryItem};
 use super::parallel::each_mover;
 use super::settings::CrowdSettings;
-use super::state::MapsBesideUnits;
 use super::state::turn::{ClassMap, TurnState};
+use super::state::{MapsBesideUnits, Motion, Steering};
 use super::tuning::PARALLEL_WALKS;
 use crate::core::{MAX_UNIT_SIZE, UnitKind};
 use crate::maps::AllViews;
-use crate::pathfinding::unit_kind;
+use crate::pathfinding::{Footprint, MovementClass, unit_kind};
 use map::Miss;
 pub(crate) use map::Passages;
 use sight::{Looker, Missed, Sighting};
@@ -102,7 +102,7 @@ pub(crate) fn take_turns(
     let seconds = time.delta_secs();
     let passages = &mut *passages;
     seen.clear();
-    passages.note_sizes(&units);
+    passages.note_sizes(&mut units);
     let views = AllViews::new(&maps);
     passages.catch_up(&views);
     let enabled = settings.enabled;
@@ -154,20 +154,20 @@ pub(crate) fn take_turns(
 }
 
 impl Passages {
-    /// The sizes of each map's movers, per class, this frame.
-    fn note_sizes(&mut self, units: &Query<AgentQuery>) {
+    /// The sizes of each map's movers, per class, this frame (read through
+    /// a narrower query than the movers' whole: the pass is serial).
+    fn note_sizes(&mut self, units: &mut Query<AgentQuery>) {
         self.sizes.clear();
+        let mut lens = units.transmute_lens::<(
+            &Steering,
+            &Motion,
+            Option<&Footprint>,
+            Option<&MovementClass>,
+        )>();
         // Most units of a run share a map and class: the table is asked
         // only when the ground changes.
         let mut run: Option<(ClassMap, u16)> = None;
-        for AgentQueryReadOnlyItem {
-            steering,
-            motion,
-            footprint,
-            class,
-            ..
-        } in units
-        {
+        for (steering, motion, footprint, class) in &lens.query() {
             if let Some(map) = steering.map().or(motion.map) {
                 let kind = unit_kind(footprint, class);
                 let size = kind.size.clamp(1, MAX_UNIT_SIZE);
