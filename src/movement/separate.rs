@@ -8,12 +8,12 @@ use bevy::prelude::*;
 use super::avoidance::Crowd;
 use super::avoidance::priority::Agent;
 use super::avoidance::solver::Separation;
-use super::parallel::{Pace, each_mover, with_team};
+use super::parallel::{Pace, with_team};
 use super::passage::Passages;
 use super::seats::Seat;
 use super::settings::CrowdSettings;
 use super::state::{MapsBesideUnits, Motion, Mover};
-use super::tuning::{PARALLEL_MOVERS, SEAT_CHUNK};
+use super::tuning::SEAT_CHUNK;
 use crate::core::UnitKind;
 use crate::maps::{AllViews, MapView};
 
@@ -21,7 +21,6 @@ use crate::maps::{AllViews, MapView};
 #[derive(QueryData)]
 #[query_data(mutable)]
 pub(crate) struct BodyQuery {
-    entity: Entity,
     transform: &'static mut Transform,
     motion: &'static mut Motion,
     seat: &'static Seat,
@@ -43,7 +42,7 @@ static SEPARATE_PACE: Pace = Pace::new();
 #[inline(never)] // named in profiles: one entry per crowd-step system
 pub(crate) fn separate(
     settings: Res<CrowdSettings>,
-    mut bodies: Query<BodyQuery, With<Mover>>,
+    bodies: Query<BodyQuery, With<Mover>>,
     maps: MapsBesideUnits,
     passages: Res<Passages>,
     mut crowd: ResMut<Crowd>,
@@ -61,7 +60,7 @@ pub(crate) fn separate(
     // thread alone for a small crowd.
     let count = crowd.agents.len();
     let team_threads = if count > 2 * SEAT_CHUNK { threads } else { 1 };
-    let pushes = with_team(team_threads, &SEPARATE_PACE, count, |team| {
+    with_team(team_threads, &SEPARATE_PACE, count, |team| {
         // Where each body stands after the move, and its map for its
         // kind, each chunk of movers alone.
         let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); count];
@@ -81,33 +80,38 @@ pub(crate) fn separate(
             grid: &crowd.grid,
             seconds,
         };
-        separation.pushes(&mut crowd.positions, (team, threads))
-    });
-    let (positions, crowd) = (&crowd.positions, &*crowd);
-    each_mover!(
-        bodies,
-        PARALLEL_MOVERS,
-        |BodyQueryItem {
-             entity,
-             mut transform,
-             mut motion,
-             seat,
-         }| {
-            // The mover the agent was: one spawned since avoidance ran
-            // (in an observer of the walk's events, say) may hold the
-            // seat of one despawned since, and was not separated.
-            if let Some(i) = crowd.rank_of(seat)
-                && crowd.agents[i].entity == entity
-                && let Some(&push) = pushes.get(i)
-                && push != Vec2::ZERO
-            {
-                transform.translation = positions[i].extend(transform.translation.z);
-                if seconds > 0.0 {
-                    motion.velocity += push / seconds;
+        let pushes = separation.pushes(&mut crowd.positions, (team, threads));
+        // Each body pushed goes where the rounds left it, its push added
+        // to the velocity it walked: a last stage, rank by rank.
+        let (positions, crowd) = (&crowd.positions, &*crowd);
+        team.run(count.div_ceil(SEAT_CHUNK), |b| {
+            let first = b * SEAT_CHUNK;
+            let block = pushes.iter().zip(positions).enumerate();
+            for (i, (&push, &at)) in block.skip(first).take(SEAT_CHUNK) {
+                if push == Vec2::ZERO {
+                    continue;
+                }
+                // SAFETY: each agent is a mover of its own, so no two
+                // calls fetch the same mover's components.
+                let Ok(body) = (unsafe { bodies.get_unchecked(crowd.agents[i].entity) }) else {
+                    continue;
+                };
+                let BodyQueryItem {
+                    mut transform,
+                    mut motion,
+                    seat,
+                    ..
+                } = body;
+                // The mover the agent was, in the seat it had.
+                if crowd.rank_of(seat) == Some(i) {
+                    transform.translation = at.extend(transform.translation.z);
+                    if seconds > 0.0 {
+                        motion.velocity += push / seconds;
+                    }
                 }
             }
-        }
-    );
+        });
+    });
 }
 
 /// One chunk of the movers' bodies (in rank) as separation starts: where

@@ -30,6 +30,8 @@ mod plan;
 pub(crate) mod priority;
 pub(crate) mod solver;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
@@ -294,7 +296,7 @@ pub(crate) fn avoid(
     } else {
         1
     };
-    with_team(team_threads, &AVOID_PACE, seats.len(), |team| {
+    let taken = with_team(team_threads, &AVOID_PACE, seats.len(), |team| {
         // Each mover as it stands at the frame's start, each chunk of
         // seats gathered alone.
         team.each_chunk_mut(&mut crowd.by_seat, SEAT_CHUNK, |first, chunk| {
@@ -321,11 +323,31 @@ pub(crate) fn avoid(
         } else {
             crowd.contacts.clear();
         }
+        // Each mover takes its velocity, from its seat: until avoidance
+        // decides, a unit walks as it prefers. A last stage of the
+        // dispatch, seat by seat.
+        let (crowd, holders) = (&*crowd, seats.holders());
+        let taken = AtomicUsize::new(0);
+        team.run(holders.len().div_ceil(SEAT_CHUNK), |b| {
+            let chunk = holders.iter().skip(b * SEAT_CHUNK).take(SEAT_CHUNK);
+            for &entity in chunk.flatten() {
+                // SAFETY: a mover holds one seat, so no two calls fetch
+                // the same mover's components.
+                if let Ok(unit) = unsafe { movers.get_unchecked(entity) } {
+                    take_velocity(crowd, unit);
+                    taken.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        taken.into_inner()
     });
-    // Each mover takes its velocity (in parallel), from its seat: until
-    // avoidance decides, a unit walks as it prefers.
-    let crowd = &*crowd;
-    each_mover!(movers, PARALLEL_MOVERS, |unit| take_velocity(crowd, unit));
+    // A mover without a seat (the seats are handed out by hooks, so none
+    // in a world with the movement plugin): every mover takes its velocity
+    // again, which gives the same.
+    if taken != movers.iter().len() {
+        let crowd = &*crowd;
+        each_mover!(movers, PARALLEL_MOVERS, |unit| take_velocity(crowd, unit));
+    }
 }
 
 /// One mover's velocity for the frame, from its seat's plan: the parallel
