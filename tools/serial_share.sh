@@ -12,9 +12,11 @@ set -e
 BIN=$1; OUT=$2; shift 2; mkdir -p "$OUT"
 source "$(dirname "$0")/crowd_step.sh"
 PAR=()
-for f in avoidance::plan::Planner::plan_part avoidance::solver::Separation::round walk::walk_one \
-    avoidance::solver::Separation::step_back avoidance::solver::gap_pass passage::look \
-    avoidance::snapshot avoidance::take_velocity separate::place_bodies avoidance::build_lists \
+# Every block of a team's stages runs in `parallel::block` (the snapshot,
+# the lists, the plans, the solvers' rounds, the grid's chunks); the passes
+# over the movers' tables (`each_mover!`) have bodies of their own. None
+# calls another of the list: a nested toggle would stop the collection.
+for f in parallel::block walk::walk_one passage::look avoidance::take_velocity \
     prefer::prefer_one; do
     PAR+=("--toggle-collect=$P$f")
 done

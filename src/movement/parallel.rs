@@ -149,6 +149,13 @@ fn wait_until(ready: impl Fn() -> bool) {
     }
 }
 
+/// Runs block `b` of a stage: every block of every team runs in here, the
+/// parallel body a profile counts (`tools/serial_share.sh`).
+#[inline(never)]
+fn block(work: &(dyn Fn(usize) + Sync), b: usize) {
+    work(b);
+}
+
 /// Counts a block finished when dropped (even by a panic, so that the
 /// leader is not left waiting for it).
 struct Finished<'a>(&'a AtomicUsize);
@@ -163,19 +170,19 @@ impl Crew {
     /// Takes and runs blocks of `stage` until none is left.
     fn take(&self, stage: Stage) {
         loop {
-            let block = self.next.load(Ordering::Relaxed);
-            if block >= stage.end || block < stage.begin {
+            let next = self.next.load(Ordering::Relaxed);
+            if next >= stage.end || next < stage.begin {
                 return;
             }
             if self
                 .next
-                .compare_exchange_weak(block, block + 1, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange_weak(next, next + 1, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
                 let _finished = Finished(&self.done);
                 // SAFETY: the block was taken before the stage ended, so
                 // the leader waits in `Team::run` for it with `work` alive.
-                unsafe { (*stage.work)(block - stage.begin) };
+                block(unsafe { &*stage.work }, next - stage.begin);
             }
         }
     }
@@ -221,7 +228,7 @@ impl Team<'_> {
     /// threads, each block once: all of them are done when it returns.
     pub(crate) fn run(&self, blocks: usize, work: impl Fn(usize) + Sync) {
         let Some(crew) = self.crew.filter(|_| blocks > 1) else {
-            (0..blocks).for_each(work);
+            (0..blocks).for_each(|b| block(&work, b));
             return;
         };
         let begin = self.handed.get();

@@ -8,6 +8,11 @@
 
 use bevy::math::Vec2;
 
+use crate::movement::parallel::Team;
+
+/// Points a chunk of the grid's rebuild takes on a team's thread.
+const POINT_CHUNK: usize = 256;
+
 /// Buckets at most this many times the number of points (plus a constant):
 /// a few units far apart widen the buckets instead of making the grid huge.
 const BUCKETS_PER_POINT: usize = 4;
@@ -44,24 +49,38 @@ fn floor_to_int(x: f64) -> i64 {
 
 impl SpatialGrid {
     /// Rebuilds the grid over `points` with buckets about `width` wide;
-    #[inline] // called across modules in the crowd step's hot loops
     /// points that are not finite (free seats) are left out.
+    #[cfg(test)]
     pub(crate) fn rebuild(&mut self, points: &[Vec2], width: f32) {
+        self.rebuild_on(points, width, &Team::alone());
+    }
+
+    /// Rebuilds the grid over `points` with buckets about `width` wide
+    /// (points that are not finite, free seats, are left out), the points'
+    /// bounds and buckets worked out chunk by chunk on `team`'s threads:
+    /// the same grid on any.
+    pub(crate) fn rebuild_on(&mut self, points: &[Vec2], width: f32, team: &Team) {
         self.items.clear();
         self.starts.clear();
-        self.keys.clear();
         let mut width = if width.is_finite() && width > 1e-3 {
             width
         } else {
             1.0
         };
-        let (lo, hi, count) = points.iter().filter(|p| p.is_finite()).fold(
-            (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN), 0),
-            |(lo, hi, count), p| (lo.min(*p), hi.max(*p), count + 1),
-        );
+        let bounds = |(lo, hi, count): (Vec2, Vec2, usize), (l, h, c): (Vec2, Vec2, usize)| {
+            (lo.min(l), hi.max(h), count + c)
+        };
+        let none = (Vec2::splat(f32::MAX), Vec2::splat(f32::MIN), 0);
+        let parts = team.map_chunks(points, POINT_CHUNK, |part| {
+            part.iter()
+                .filter(|p| p.is_finite())
+                .fold(none, |bound, &p| bounds(bound, (p, p, 1)))
+        });
+        let (lo, hi, count) = parts.into_iter().fold(none, bounds);
         if count == 0 {
             self.width = width;
             self.dims = (0, 0);
+            self.keys.clear();
             return;
         }
         let limit = (BUCKETS_PER_POINT * count + 1024) as f64;
@@ -83,14 +102,24 @@ impl SpatialGrid {
         );
         let buckets = (self.dims.0 * self.dims.1) as usize;
         self.starts.resize(buckets + 1, 0);
-        for p in points {
-            if !p.is_finite() {
-                self.keys.push(u32::MAX);
-                continue;
+        // Each point's bucket, chunk by chunk (`u32::MAX`: left out).
+        self.keys.resize(points.len(), u32::MAX);
+        let (min, dims) = (self.min, self.dims);
+        let coordinate = |v: f32| floor_to_int(v as f64 / width as f64);
+        team.each_chunk_mut(&mut self.keys, POINT_CHUNK, |first, chunk| {
+            for (key, p) in chunk.iter_mut().zip(&points[first..]) {
+                *key = if p.is_finite() {
+                    let (x, y) = (coordinate(p.x), coordinate(p.y));
+                    ((y - min.1) * dims.0 + (x - min.0)) as u32
+                } else {
+                    u32::MAX
+                };
             }
-            let key = self.bucket(self.coordinate(p.x), self.coordinate(p.y));
-            self.keys.push(key);
-            self.starts[key as usize + 1] += 1;
+        });
+        for &key in &self.keys {
+            if key != u32::MAX {
+                self.starts[key as usize + 1] += 1;
+            }
         }
         for i in 0..buckets {
             self.starts[i + 1] += self.starts[i];
