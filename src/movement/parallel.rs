@@ -9,6 +9,8 @@ use std::sync::{Mutex, PoisonError};
 
 use bevy::tasks::{ComputeTaskPool, TaskPool};
 
+use super::tuning::SEAT_CHUNK;
+
 /// Runs `$body` for every item of `$query`, a pass over movers in which
 /// each reads the frame and writes only itself: on the compute task pool
 /// from `$least` items on, on this thread below that (where handing the
@@ -54,7 +56,7 @@ pub(crate) struct Pace {
 }
 
 /// Every this many runs, the way that was slower lately is tried again.
-pub(crate) const PACE_PROBE: u32 = 16;
+const PACE_PROBE: u32 = 16;
 
 impl Pace {
     /// A pace not measured yet.
@@ -112,8 +114,9 @@ struct Crew {
     next: AtomicUsize,
     /// The blocks finished.
     done: AtomicUsize,
-    /// The stage being worked through, and how many stages were handed out.
+    /// The stage being worked through.
     stage: Mutex<Stage>,
+    /// How many stages were handed out (a helper waits for the next).
     published: AtomicUsize,
     /// The leader is through: the helpers go home.
     finished: AtomicBool,
@@ -292,12 +295,19 @@ unsafe impl<T: Send> Send for Items<T> {}
 unsafe impl<T: Send> Sync for Items<T> {}
 
 impl<T> Items<T> {
-    /// The item `k` places on (a method, so closures take the whole `Sync`
-    /// wrapper, not its pointer).
+    /// Where item `k` lies (a method, so that closures capture the whole
+    /// `Sync` wrapper, not its bare pointer).
     fn at(&self, k: usize) -> *mut T {
         // SAFETY: callers stay within the slice.
         unsafe { self.0.add(k) }
     }
+}
+
+/// The threads for a team over `work` items: `threads`, or the frame's
+/// thread alone when the work is too little to be worth a hand-out to the
+/// pool (at most two chunks of seats).
+pub(crate) fn team_threads(threads: usize, work: usize) -> usize {
+    if work > 2 * SEAT_CHUNK { threads } else { 1 }
 }
 
 /// Runs `lead` with a team of up to `threads` threads (the frame's and the
@@ -355,7 +365,7 @@ pub(crate) fn with_team<R>(
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use super::{Crew, Pace, Stage, Team, with_team};
+    use super::{Crew, PACE_PROBE, Pace, Stage, Team, with_team};
 
     /// Runs `lead` on a team of up to three threads, on the pool (a pace
     /// never measured tries the pool first).
@@ -439,5 +449,29 @@ mod tests {
         crew.finished.store(true, Ordering::Release);
         crew.help();
         assert_eq!(RAN.load(Ordering::Relaxed), 0);
+    }
+
+    /// A dispatch goes the way that ran faster lately, each way tried once
+    /// first, and the slower way again every `PACE_PROBE`th run: a pool
+    /// whose threads share their cores with other work is left, and taken
+    /// again once it is faster.
+    #[test]
+    fn a_dispatch_goes_the_way_that_ran_faster() {
+        let pace = Pace::new();
+        let mut ways = Vec::new();
+        for _ in 0..2 {
+            let on_pool = pace.on_pool_next();
+            pace.record(on_pool, if on_pool { 40.0 } else { 10.0 });
+            ways.push(on_pool);
+        }
+        assert_eq!(ways, [true, false], "each way tried once first");
+        let ways: Vec<bool> = (0..2 * PACE_PROBE).map(|_| pace.on_pool_next()).collect();
+        let probes = ways.iter().filter(|&&on_pool| on_pool).count();
+        assert_eq!(probes, 2, "the pool tried again every {PACE_PROBE}th solve");
+        // The pool grows faster (the other work ended): it is taken again.
+        for _ in 0..12 {
+            pace.record(true, 5.0);
+        }
+        assert!(pace.on_pool_next());
     }
 }

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use super::avoidance::Crowd;
 use super::avoidance::priority::Agent;
 use super::avoidance::solver::Separation;
-use super::parallel::{Pace, with_team};
+use super::parallel::{Pace, team_threads, with_team};
 use super::passage::Passages;
 use super::seats::Seat;
 use super::settings::CrowdSettings;
@@ -59,59 +59,64 @@ pub(crate) fn separate(
     // Gathering and the rounds in one dispatch, stage by stage; on this
     // thread alone for a small crowd.
     let count = crowd.agents.len();
-    let team_threads = if count > 2 * SEAT_CHUNK { threads } else { 1 };
-    with_team(team_threads, &SEPARATE_PACE, count, |team| {
-        // Where each body stands after the move, and its map for its
-        // kind, each chunk of movers alone.
-        let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); count];
-        let agents = &crowd.agents;
-        team.each_chunk_mut(&mut walk_views, SEAT_CHUNK, |first, chunk| {
-            place_bodies(first, chunk, agents, &bodies, &all_views);
-        });
-        crowd.positions.clear();
-        crowd.positions.extend(walk_views.iter().map(|&(at, _)| at));
-        let views: Vec<Option<MapView>> = walk_views.into_iter().map(|(_, view)| view).collect();
-        let separation = Separation {
-            agents,
-            views: &views,
-            passages: &passages,
-            colouring: &crowd.colouring,
-            rounds: settings.separation_rounds,
-            grid: &crowd.grid,
-            seconds,
-        };
-        let pushes = separation.pushes(&mut crowd.positions, (team, threads));
-        // Each body pushed goes where the rounds left it, its push added
-        // to the velocity it walked: a last stage, rank by rank.
-        let (positions, crowd) = (&crowd.positions, &*crowd);
-        team.run(count.div_ceil(SEAT_CHUNK), |b| {
-            let first = b * SEAT_CHUNK;
-            let block = pushes.iter().zip(positions).enumerate();
-            for (i, (&push, &at)) in block.skip(first).take(SEAT_CHUNK) {
-                if push == Vec2::ZERO {
-                    continue;
-                }
-                // SAFETY: each agent is a mover of its own, so no two
-                // calls fetch the same mover's components.
-                let Ok(body) = (unsafe { bodies.get_unchecked(crowd.agents[i].entity) }) else {
-                    continue;
-                };
-                let BodyQueryItem {
-                    mut transform,
-                    mut motion,
-                    seat,
-                    ..
-                } = body;
-                // The mover the agent was, in the seat it had.
-                if crowd.rank_of(seat) == Some(i) {
-                    transform.translation = at.extend(transform.translation.z);
-                    if seconds > 0.0 {
-                        motion.velocity += push / seconds;
+    with_team(
+        team_threads(threads, count),
+        &SEPARATE_PACE,
+        count,
+        |team| {
+            // Where each body stands after the move, and its map for its
+            // kind, each chunk of movers alone.
+            let mut walk_views: Vec<(Vec2, Option<MapView>)> = vec![(Vec2::NAN, None); count];
+            let agents = &crowd.agents;
+            team.each_chunk_mut(&mut walk_views, SEAT_CHUNK, |first, chunk| {
+                place_bodies(first, chunk, agents, &bodies, &all_views);
+            });
+            crowd.positions.clear();
+            crowd.positions.extend(walk_views.iter().map(|&(at, _)| at));
+            let views: Vec<Option<MapView>> =
+                walk_views.into_iter().map(|(_, view)| view).collect();
+            let separation = Separation {
+                agents,
+                views: &views,
+                passages: &passages,
+                colouring: &crowd.colouring,
+                rounds: settings.separation_rounds,
+                grid: &crowd.grid,
+                seconds,
+            };
+            let pushes = separation.pushes(&mut crowd.positions, (team, threads));
+            // Each body pushed goes where the rounds left it, its push added
+            // to the velocity it walked: a last stage, rank by rank.
+            let (positions, crowd) = (&crowd.positions, &*crowd);
+            team.run(count.div_ceil(SEAT_CHUNK), |b| {
+                let first = b * SEAT_CHUNK;
+                let block = pushes.iter().zip(positions).enumerate();
+                for (i, (&push, &at)) in block.skip(first).take(SEAT_CHUNK) {
+                    if push == Vec2::ZERO {
+                        continue;
+                    }
+                    // SAFETY: each agent is a mover of its own, so no two
+                    // calls fetch the same mover's components.
+                    let Ok(body) = (unsafe { bodies.get_unchecked(crowd.agents[i].entity) }) else {
+                        continue;
+                    };
+                    let BodyQueryItem {
+                        mut transform,
+                        mut motion,
+                        seat,
+                        ..
+                    } = body;
+                    // The mover the agent was, in the seat it had.
+                    if crowd.rank_of(seat) == Some(i) {
+                        transform.translation = at.extend(transform.translation.z);
+                        if seconds > 0.0 {
+                            motion.velocity += push / seconds;
+                        }
                     }
                 }
-            }
-        });
-    });
+            });
+        },
+    );
 }
 
 /// One chunk of the movers' bodies (in rank) as separation starts: where

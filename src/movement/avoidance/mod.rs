@@ -34,7 +34,7 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use super::body::{AgentQuery, AgentQueryItem, AgentQueryReadOnlyItem, body_radius, speed_of};
-use super::parallel::{Pace, Team, each_mover, with_team};
+use super::parallel::{Pace, Team, each_mover, team_threads, with_team};
 use super::passage::Passages;
 use super::seats::{Seat, Seats};
 use super::settings::CrowdSettings;
@@ -297,12 +297,8 @@ pub(crate) fn avoid(
     crowd.planned_this_frame = settings.enabled && usable_time;
     // The snapshot, the plans and the gaps in one dispatch, stage by
     // stage; on this thread alone for a small crowd.
-    let team_threads = if seats.len() > 2 * SEAT_CHUNK {
-        threads
-    } else {
-        1
-    };
-    with_team(team_threads, &AVOID_PACE, seats.len(), |team| {
+    let team_size = team_threads(threads, seats.len());
+    with_team(team_size, &AVOID_PACE, seats.len(), |team| {
         // Each mover as it stands at the frame's start, each chunk of
         // seats gathered alone.
         team.each_chunk_mut(&mut crowd.by_seat, SEAT_CHUNK, |first, chunk| {

@@ -47,6 +47,18 @@ fn floor_to_int(x: f64) -> i64 {
     if (whole as f64) > x { whole - 1 } else { whole }
 }
 
+/// The bucket coordinate of `v` along an axis, buckets `width` wide.
+#[inline]
+fn coordinate(v: f32, width: f32) -> i64 {
+    floor_to_int(v as f64 / width as f64)
+}
+
+/// The index of bucket `(x, y)` in a grid of `dims` buckets from `min`.
+#[inline]
+fn bucket((x, y): (i64, i64), min: (i64, i64), dims: (i64, i64)) -> u32 {
+    ((y - min.1) * dims.0 + (x - min.0)) as u32
+}
+
 impl SpatialGrid {
     /// Rebuilds the grid over `points` with buckets about `width` wide;
     /// points that are not finite (free seats) are left out.
@@ -105,12 +117,11 @@ impl SpatialGrid {
         // Each point's bucket, chunk by chunk (`u32::MAX`: left out).
         self.keys.resize(points.len(), u32::MAX);
         let (min, dims) = (self.min, self.dims);
-        let coordinate = |v: f32| floor_to_int(v as f64 / width as f64);
         team.each_chunk_mut(&mut self.keys, POINT_CHUNK, |first, chunk| {
             for (key, p) in chunk.iter_mut().zip(&points[first..]) {
                 *key = if p.is_finite() {
-                    let (x, y) = (coordinate(p.x), coordinate(p.y));
-                    ((y - min.1) * dims.0 + (x - min.0)) as u32
+                    let cell = (coordinate(p.x, width), coordinate(p.y, width));
+                    bucket(cell, min, dims)
                 } else {
                     u32::MAX
                 };
@@ -164,11 +175,11 @@ impl SpatialGrid {
     }
 
     fn coordinate(&self, v: f32) -> i64 {
-        floor_to_int(v as f64 / self.width as f64)
+        coordinate(v, self.width)
     }
 
     fn bucket(&self, x: i64, y: i64) -> u32 {
-        ((y - self.min.1) * self.dims.0 + (x - self.min.0)) as u32
+        bucket((x, y), self.min, self.dims)
     }
 
     /// The points' indices bucket by bucket: an order in which points near

@@ -568,7 +568,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::run_rounds;
-    use crate::movement::parallel::{PACE_PROBE, Pace, Team};
+    use crate::movement::parallel::Team;
 
     /// The rounds `run_rounds` runs when the rounds before `quiet` change
     /// something and the rest nothing.
@@ -593,29 +593,5 @@ mod tests {
         assert_eq!(rounds_run(6, true, 0), [0, 5]);
         assert_eq!(rounds_run(6, true, 9), [0, 1, 2, 3, 4, 5]);
         assert_eq!(rounds_run(6, false, 9), [0, 1, 2, 3, 4, 5]);
-    }
-
-    /// A dispatch goes the way that ran faster lately, each way tried once
-    /// first, and the slower way again every `PACE_PROBE`th run: a pool
-    /// whose threads share their cores with other work is left, and taken
-    /// again once it is faster.
-    #[test]
-    fn a_dispatch_goes_the_way_that_ran_faster() {
-        let pace = Pace::new();
-        let mut ways = Vec::new();
-        for _ in 0..2 {
-            let on_pool = pace.on_pool_next();
-            pace.record(on_pool, if on_pool { 40.0 } else { 10.0 });
-            ways.push(on_pool);
-        }
-        assert_eq!(ways, [true, false], "each way tried once first");
-        let ways: Vec<bool> = (0..2 * PACE_PROBE).map(|_| pace.on_pool_next()).collect();
-        let probes = ways.iter().filter(|&&on_pool| on_pool).count();
-        assert_eq!(probes, 2, "the pool tried again every {PACE_PROBE}th solve");
-        // The pool grows faster (the other work ended): it is taken again.
-        for _ in 0..12 {
-            pace.record(true, 5.0);
-        }
-        assert!(pace.on_pool_next());
     }
 }

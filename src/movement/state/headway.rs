@@ -118,6 +118,7 @@ impl Headway {
     /// unit jostled to and fro in a crowd that keeps it where it is makes
     /// none. Waiting at a passage (or queued behind a unit that is) is not
     /// being blocked, nor is arriving.
+    #[inline] // called across modules in the walk's hot loop
     pub(crate) fn step(
         mut self,
         seen: &Seen,
