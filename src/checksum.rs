@@ -86,6 +86,15 @@ pub(crate) fn close_frame(mut checksum: ResMut<FrontierChecksum>) {
     checksum.close();
 }
 
+/// The hash of `words` alone, as a frame of one fold would give it.
+pub(crate) fn hash_words(words: impl IntoIterator<Item = u64>) -> u64 {
+    let mut fold = Fold::default();
+    for word in words {
+        fold.add(word);
+    }
+    fold.finish()
+}
+
 /// Two 32-bit floats' bits as one word.
 #[inline]
 pub(crate) fn pair(a: f32, b: f32) -> u64 {

@@ -77,6 +77,8 @@ pub mod movement;
 
 pub mod groups;
 
+pub mod desync;
+
 #[cfg(feature = "debug_draw")]
 pub mod debug;
 #[cfg(feature = "tilemap")]

@@ -32,7 +32,7 @@ use bevy_frontier::movement::{Steering, chase};
 use bevy_frontier::prelude::*;
 
 use crate::chase::{Heard, listen};
-use crate::common::{Rng, seeds_from_env, spawn_map, threaded_app};
+use crate::common::{Rng, seeds_from_env, spawn_map, terrain_grid, threaded_app};
 
 const SIZE: u32 = 40;
 const OPEN: Terrain = Terrain(1);
@@ -82,22 +82,14 @@ fn game(seed: u64, frames: u32) -> [u32; 4] {
     let foot = classes.add("foot", [(OPEN, 1), (SHALLOW, 3)]);
     let boat = classes.add("boat", [(SHALLOW, 2), (DEEP, 1)]);
     let hover = classes.add("hover", [(OPEN, 1), (SHALLOW, 1), (DEEP, 1)]);
-    let mut grid = NavGrid::new(SIZE, SIZE)
-        .unwrap()
-        .with_classes(classes)
-        .unwrap();
-    for y in 0..SIZE {
-        for x in 0..SIZE {
-            let river = x.abs_diff(SIZE / 2);
-            let terrain = match (river, rng.below(100)) {
-                (0..=2, _) if y.abs_diff(10) > 2 => DEEP,
-                (0..=3, _) => SHALLOW,
-                (_, 0..=7) => Terrain::WALL,
-                _ => OPEN,
-            };
-            grid.set_terrain(Cell::new(x, y), terrain).unwrap();
+    let grid = terrain_grid(SIZE, classes, |x, y| {
+        match (x.abs_diff(SIZE / 2), rng.below(100)) {
+            (0..=2, _) if y.abs_diff(10) > 2 => DEEP,
+            (0..=3, _) => SHALLOW,
+            (_, 0..=7) => Terrain::WALL,
+            _ => OPEN,
         }
-    }
+    });
     let map = spawn_map(&mut app, grid.clone());
     app.update();
     let stands = |grid: &NavGrid, class: ClassId, cell: Cell| match grid.terrain(cell) {

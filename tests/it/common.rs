@@ -212,6 +212,25 @@ pub fn run_until_answered(app: &mut App, units: &[Entity], max_frames: u32) -> (
     panic!("not every request answered in {max_frames} frames");
 }
 
+/// A `size`×`size` grid with movement `classes`, each cell's terrain
+/// given by `terrain(x, y)`, row by row.
+pub fn terrain_grid(
+    size: u32,
+    classes: MovementClasses,
+    mut terrain: impl FnMut(u32, u32) -> Terrain,
+) -> NavGrid {
+    let mut grid = NavGrid::new(size, size)
+        .unwrap()
+        .with_classes(classes)
+        .unwrap();
+    for y in 0..size {
+        for x in 0..size {
+            grid.set_terrain(Cell::new(x, y), terrain(x, y)).unwrap();
+        }
+    }
+    grid
+}
+
 /// A maze-like grid: walls every 4th column with alternating gaps at the
 /// top and bottom, so paths are long and searches span many frames.
 pub fn serpentine(width: u32, height: u32) -> NavGrid {

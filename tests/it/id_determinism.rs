@@ -16,7 +16,7 @@ use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::Cell;
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, clutter, spawn_map, threaded_app};
+use crate::common::{Rng, clutter, spawn_map, terrain_grid, threaded_app};
 
 const SIZE: u32 = 48;
 const OPEN: Terrain = Terrain(1);
@@ -81,16 +81,7 @@ fn play(clutter_first: bool, threads: usize, change: Change) -> Vec<Frame> {
     let foot = classes.add("foot", [(OPEN, 1), (WOODS, 3), (SHALLOW, 4)]);
     let boat = classes.add("boat", [(SHALLOW, 2), (DEEP, 1)]);
     let hover = classes.add("hover", [(OPEN, 1), (WOODS, 1), (SHALLOW, 1), (DEEP, 1)]);
-    let mut grid = NavGrid::new(SIZE, SIZE)
-        .unwrap()
-        .with_classes(classes)
-        .unwrap();
-    for y in 0..SIZE {
-        for x in 0..SIZE {
-            grid.set_terrain(Cell::new(x, y), terrain_at(&mut rng, x, y))
-                .unwrap();
-        }
-    }
+    let grid = terrain_grid(SIZE, classes, |x, y| terrain_at(&mut rng, x, y));
     let map = spawn_map(&mut app, grid.clone());
     // Where a unit of each class may stand.
     let ground = |class: ClassId, cell: Cell| match grid.terrain(cell) {
