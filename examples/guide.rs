@@ -6,7 +6,7 @@
 //! read from the plugin's messages.
 //!
 //! ```text
-//! cargo run --release --example guide -- [--budget N] [--frames N]
+//! cargo run --release --example guide -- [--budget N] [--frames N] [--checksums]
 //! ```
 //!
 //! It prints one line of figures: the frame by which every unit had its
@@ -15,13 +15,17 @@
 //! longest frame, and the frame after the wall went up, whole and its
 //! searching part (the guide's budget table comes from runs of it). It exits with
 //! an error if an order went unanswered or ended otherwise than the scene
-//! expects, so CI runs it.
+//! expects, so CI runs it. With `--checksums` it also prints every
+//! frame's `FrontierChecksum` (`frame=N checksum=…`) and their total: CI
+//! compares them, frame by frame, between the native build and a wasm32
+//! one run under Node.
 #![allow(clippy::disallowed_methods)] // wall-clock frame times, printed only
 
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::prelude::*;
 
 const SIZE: u32 = 128;
@@ -185,14 +189,19 @@ fn spawn_units(world: &mut World, classes: Classes) -> (Vec<Entity>, Entity, Ent
 fn main() {
     let mut budget = 4096;
     let mut frames = 3000;
+    let mut checksums = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
+        if arg == "--checksums" {
+            checksums = true;
+            continue;
+        }
         let value = args.next().and_then(|v| v.parse().ok());
         match (arg.as_str(), value) {
             ("--budget", Some(v)) => budget = v,
             ("--frames", Some(v)) => frames = v,
             _ => {
-                eprintln!("usage: guide [--budget N] [--frames N]");
+                eprintln!("usage: guide [--budget N] [--frames N] [--checksums]");
                 std::process::exit(2);
             }
         }
@@ -210,6 +219,9 @@ fn main() {
         })
         .init_resource::<Heard>()
         .add_systems(Update, listen.after(FrontierSystems::Last));
+    if checksums {
+        app.init_resource::<FrontierChecksum>();
+    }
     let (grid, classes) = map();
     app.world_mut().spawn((grid, Transform::default()));
     app.insert_resource(classes);
@@ -235,6 +247,9 @@ fn main() {
             wall_searching = app.world().resource::<PathfindingStats>().frame_time;
         }
         ran = frame;
+        if let Some(checksum) = app.world().get_resource::<FrontierChecksum>() {
+            println!("frame={frame} checksum={:016x}", checksum.frame());
+        }
         if app.world().resource::<Heard>().arrived.len() == units.len() {
             break;
         }
@@ -261,6 +276,9 @@ fn main() {
         wall_frame.as_secs_f64() * 1e3,
         wall_searching.as_secs_f64() * 1e3,
     );
+    if let Some(checksum) = app.world().get_resource::<FrontierChecksum>() {
+        println!("checksum={:016x}", checksum.total());
+    }
     if std::env::var_os("GUIDE_DEBUG").is_some() {
         for &unit in &units {
             if !heard.arrived.iter().any(|a| a.0 == unit) {
