@@ -309,9 +309,10 @@ impl FrontierDump {
         Self { lines }
     }
 
-    /// The lines that differ between this dump and `theirs`, the frame's
-    /// first, then unit by unit in the order they joined: the first is
-    /// where the two games parted, or the nearest the dumps can tell.
+    /// The lines that differ between this dump and `theirs`: the frame's
+    /// own first (its checksum and counts, which differ whenever anything
+    /// does), then unit by unit in the order they joined, so the first
+    /// unit named is the first, in that order, whose state differs.
     pub fn differences<'a>(&'a self, theirs: &'a Self) -> impl Iterator<Item = Difference> + 'a {
         let mut keys: Vec<Key> = self
             .lines
