@@ -61,7 +61,7 @@ pub struct FrontierDump {
 
 /// A line's place in a dump: the frame's lines first, then each unit's in
 /// the order units joined, each unit's fields in the order of [`FIELDS`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
     /// The unit's [`Ordinal::joined`], or `None` for the frame's lines.
     unit: Option<u64>,
@@ -77,11 +77,25 @@ const FIELDS: [&str; 8] = [
 ];
 
 impl Key {
-    fn name(self) -> &'static str {
-        match self.unit {
-            None => FRAME_FIELDS[usize::from(self.field)],
-            Some(_) => FIELDS[usize::from(self.field)],
+    /// The fields a line of `unit` (or of the frame, for `None`) may have.
+    fn fields(unit: Option<u64>) -> &'static [&'static str] {
+        match unit {
+            None => &FRAME_FIELDS,
+            Some(_) => &FIELDS,
         }
+    }
+
+    /// The key of `unit`'s field `name`, if it has one so named.
+    fn named(unit: Option<u64>, name: &str) -> Option<Key> {
+        let field = Self::fields(unit).iter().position(|f| *f == name)?;
+        Some(Key {
+            unit,
+            field: field as u8,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        Self::fields(self.unit)[usize::from(self.field)]
     }
 }
 
@@ -105,16 +119,16 @@ pub struct Difference {
 
 impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".to_owned());
         match self.unit {
             Some(unit) => write!(f, "unit {unit} {}:", self.field)?,
             None => write!(f, "{}:", self.field)?,
         }
+        let (ours, theirs) = (self.ours.as_deref(), self.theirs.as_deref());
         write!(
             f,
             "\n  ours:   {}\n  theirs: {}",
-            value(&self.ours),
-            value(&self.theirs)
+            ours.unwrap_or("(none)"),
+            theirs.unwrap_or("(none)")
         )
     }
 }
@@ -135,13 +149,8 @@ impl FrontierDump {
     pub fn capture(world: &mut World) -> Self {
         let mut lines = BTreeMap::new();
         let mut put = |unit: Option<u64>, name: &str, value: String| {
-            let fields: &[&str] = if unit.is_some() {
-                &FIELDS
-            } else {
-                &FRAME_FIELDS
-            };
-            let field = fields.iter().position(|f| *f == name).unwrap_or(0) as u8;
-            lines.insert(Key { unit, field }, value);
+            let key = Key::named(unit, name).expect("a field of the dump's own");
+            lines.insert(key, value);
         };
         if let Some(queue) = world.get_resource::<PathfindingQueue>() {
             let stats = world.get_resource::<PathfindingStats>();
@@ -395,24 +404,17 @@ impl FromStr for FrontierDump {
                 .split_once(": ")
                 .ok_or_else(|| error(format!("no `: ` in {line:?}")))?;
             let words: Vec<&str> = place.split(' ').collect();
-            let (unit, name, fields): (_, _, &[&str]) = match words.as_slice() {
+            let (unit, name) = match words.as_slice() {
                 ["unit", unit, name] => {
                     let unit = unit
                         .parse::<u64>()
                         .map_err(|_| error(format!("{unit:?} is not a unit's number")))?;
-                    (Some(unit), *name, &FIELDS)
+                    (Some(unit), *name)
                 }
-                [name] => (None, *name, &FRAME_FIELDS),
+                [name] => (None, *name),
                 _ => return Err(error(format!("{place:?} names no field"))),
             };
-            let field = fields
-                .iter()
-                .position(|f| *f == name)
-                .ok_or_else(|| error(format!("no field {name:?}")))?;
-            let key = Key {
-                unit,
-                field: field as u8,
-            };
+            let key = Key::named(unit, name).ok_or_else(|| error(format!("no field {name:?}")))?;
             if lines.insert(key, value.to_owned()).is_some() {
                 return Err(error(format!("{place:?} given twice")));
             }

@@ -90,8 +90,8 @@ pub(crate) fn separate(
             let (positions, crowd) = (&crowd.positions, &*crowd);
             team.run(count.div_ceil(SEAT_CHUNK), |b| {
                 let first = b * SEAT_CHUNK;
-                let block = pushes.iter().zip(positions).enumerate();
-                for (i, (&push, &at)) in block.skip(first).take(SEAT_CHUNK) {
+                for i in first..(first + SEAT_CHUNK).min(count) {
+                    let (push, at) = (pushes[i], positions[i]);
                     if push == Vec2::ZERO {
                         continue;
                     }

@@ -9,7 +9,7 @@ use bevy_frontier::core::Cell;
 use bevy_frontier::movement::{Arrived, CrowdState, Motion, Steering};
 use bevy_frontier::prelude::*;
 
-use crate::common::{position, spawn_map, spawn_mover};
+use crate::common::{crowd_app, position, spawn_map, spawn_mover};
 
 /// Columns of the river; the bridge crosses it on row `BRIDGE_ROW`.
 const RIVER: std::ops::RangeInclusive<u32> = 36..=45;
@@ -32,15 +32,6 @@ fn river_map(width: u32) -> NavGrid {
     )
     .unwrap();
     grid
-}
-
-/// A headless app on fixed 1/30 s frames.
-fn crowd_app() -> App {
-    let mut app = crate::common::app();
-    app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(
-        std::time::Duration::from_secs_f64(1.0 / 30.0),
-    ));
-    app
 }
 
 /// `count` movers packed on every other cell of a block with its corner at

@@ -136,6 +136,15 @@ pub fn app() -> App {
     app
 }
 
+/// A headless app with the pathfinding plugins on fixed 1/30 s frames.
+pub fn crowd_app() -> App {
+    let mut app = app();
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+        1.0 / 30.0,
+    )));
+    app
+}
+
 /// A headless app with the pathfinding plugins whose compute task pool
 /// has `threads` threads (the pool Bevy's own systems and the crowd's
 /// parallel stages run on).

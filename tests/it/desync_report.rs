@@ -6,13 +6,12 @@
 //! as they were.
 
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::desync::FrontierDump;
 use bevy_frontier::ordinal::Ordinal;
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, app, clutter, spawn_map, spawn_mover};
+use crate::common::{Rng, clutter, crowd_app, spawn_map, spawn_mover};
 
 /// The frame the second client sends unit `CHANGED` elsewhere.
 const CHANGE_AT: u32 = 30;
@@ -27,14 +26,11 @@ struct Client {
 
 impl Client {
     fn new(clutter_first: bool) -> Self {
-        let mut app = app();
+        let mut app = crowd_app();
         if clutter_first {
             clutter(&mut app, &mut Rng::new(3));
         }
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(
-            std::time::Duration::from_secs_f64(1.0 / 30.0),
-        ))
-        .init_resource::<FrontierChecksum>();
+        app.init_resource::<FrontierChecksum>();
         let mut grid = NavGrid::new(48, 32).unwrap();
         grid.fill_rect(Cell::new(24, 4), Cell::new(25, 31), NavGrid::BLOCKED)
             .unwrap();

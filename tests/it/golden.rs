@@ -10,13 +10,12 @@
 //! moves and units sent one by one to shared rally points.
 
 use bevy::prelude::*;
-use bevy::time::TimeUpdateStrategy;
 use bevy_frontier::checksum::FrontierChecksum;
 use bevy_frontier::core::Cell;
 use bevy_frontier::movement::Arrived;
 use bevy_frontier::prelude::*;
 
-use crate::common::{Rng, spawn_map, spawn_mover, terrain_grid};
+use crate::common::{Rng, crowd_app, position, spawn_map, spawn_mover, terrain_grid};
 
 /// What the scenes gave when they were last changed on purpose.
 const SEARCHES: Golden = Golden {
@@ -38,13 +37,10 @@ struct Golden {
     total: u64,
 }
 
-/// A headless app on fixed frames of `seconds`, hashing what it decides.
-fn scene_app(seconds: f64) -> App {
-    let mut app = crate::common::app();
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(
-        std::time::Duration::from_secs_f64(seconds),
-    ))
-    .init_resource::<FrontierChecksum>();
+/// A headless app on fixed 1/30 s frames, hashing what it decides.
+fn scene_app() -> App {
+    let mut app = crowd_app();
+    app.init_resource::<FrontierChecksum>();
     app
 }
 
@@ -68,7 +64,7 @@ fn play(app: &mut App, frames: u64, mut each: impl FnMut(&mut App, u64)) -> Gold
 fn searches() -> Golden {
     const SIZE: u32 = 40;
     let (open, woods, shallow, deep) = (Terrain(1), Terrain(2), Terrain(3), Terrain(4));
-    let mut app = scene_app(1.0 / 30.0);
+    let mut app = scene_app();
     app.insert_resource(PathfindingSettings {
         nodes_per_frame: 300,
         ..default()
@@ -126,7 +122,7 @@ fn searches() -> Golden {
 /// Two crowds of twelve crossing a river on a bridge one cell wide from
 /// both banks at once.
 fn passage() -> Golden {
-    let mut app = scene_app(1.0 / 30.0);
+    let mut app = scene_app();
     let mut grid = NavGrid::new(60, 31).unwrap();
     grid.fill_rect(Cell::new(26, 0), Cell::new(33, 30), NavGrid::BLOCKED)
         .unwrap();
@@ -164,7 +160,7 @@ fn passage() -> Golden {
             .iter()
             .zip(&orders)
             .filter(|&(&unit, &(start, _))| {
-                let x = crate::common::position(&app, unit).x;
+                let x = position(&app, unit).x;
                 (start.x < 26) == east && if east { x > 33.5 } else { x < 25.5 }
             })
             .count()
@@ -177,7 +173,7 @@ fn passage() -> Golden {
 /// Group moves across a walled field, and units sent one by one to two
 /// rally points (shared searches), some while the others are under way.
 fn groups() -> Golden {
-    let mut app = scene_app(1.0 / 30.0);
+    let mut app = scene_app();
     let mut grid = NavGrid::new(64, 48).unwrap();
     grid.fill_rect(Cell::new(20, 0), Cell::new(21, 36), NavGrid::BLOCKED)
         .unwrap();
