@@ -2,7 +2,7 @@
 //! with local avoidance on, until all arrive or 3,000 frames pass.
 //!
 //! ```text
-//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--separation-rounds R] [--threads T] [--stages] [--seed S] [--checksum]
+//! cargo run --release --example crowd -- [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--separation-rounds R] [--threads T] [--stages] [--seed S] [--checksum] [--save-at F]
 //! ```
 //!
 //! The map defaults to `bg512/AR0011SR` (a 512×512 Baldur's Gate map of
@@ -47,7 +47,11 @@
 //! `CrowdSettings::separation_rounds` (32): what fewer rounds save and
 //! how deep bodies then press into each other. `--threads T` gives the
 //! compute task pool (and avoidance planning) T threads; the results are
-//! the same for any T. The line before it gives the same two
+//! the same for any T. `--save-at F` (feature `serialize`) saves the
+//! plugin's state before frame F, spawns the map and movers again under
+//! other ids in a new app, loads the state there and goes on in it,
+//! printing the save's size and how long saving and loading took: the
+//! run ends with the same `crowd_digest` as one without it. The line before it gives the same two
 //! times over the frames before the first mover arrives, when every mover
 //! is under way: what N movers walking cost, the figure to compare between
 //! crowd sizes. (The median over the whole run also counts how many have
@@ -109,6 +113,9 @@ struct Options {
     /// Moves each start a little within its cell (0: none), so that
     /// several runs of one scenario give several crowds to average over.
     seed: u64,
+    /// Before this frame, save the plugin's state and go on in a new app
+    /// loaded from it (feature `serialize`).
+    save_at: Option<u32>,
 }
 
 /// Where mover `i` stands off its cell's centre with `seed`: up to a
@@ -137,6 +144,7 @@ fn parse_options() -> Result<Options, String> {
         stages: false,
         checksum: false,
         seed: 0,
+        save_at: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -164,6 +172,7 @@ fn parse_options() -> Result<Options, String> {
                     .map_err(|_| format!("--seed {v:?} is not a whole number"))?;
             }
             "--threads" => options.threads = Some(support::positive(&flag, &value()?)?),
+            "--save-at" => options.save_at = Some(support::positive(&flag, &value()?)?),
             "--spacing" => {
                 let v = value()?;
                 options.spacing =
@@ -462,56 +471,9 @@ fn straggler(app: &App, grid: &NavGrid, movers: &[(Entity, Vec2)], unit: Entity)
     )
 }
 
-fn main() -> ExitCode {
-    let options = match parse_options() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!(
-                "error: {message}\nusage: crowd [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages] [--seed S]"
-            );
-            return ExitCode::from(2);
-        }
-    };
-    const GENERATED: &str = "generated 512x512, 1% rocks";
-    let loaded = if options.open {
-        Ok((
-            support::scattered_walls(512, 512, 1, 11),
-            GENERATED.to_string(),
-        ))
-    } else {
-        support::load_grid(
-            options.map,
-            "maps/bg512/AR0011SR.map",
-            GENERATED,
-            || support::scattered_walls(512, 512, 1, 11),
-            1,
-        )
-    };
-    let (grid, name) = match loaded {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
-    };
-    let region = main_region_cells(&grid);
-    if region.is_empty() {
-        eprintln!("error: the map has no walkable cell");
-        return ExitCode::from(2);
-    }
-    let crowd = crowd(&grid, &region, options.movers, options.spacing);
-    println!(
-        "map: {name}; {} movers in 4 squads {} cells from {} (the most open cell), {}",
-        crowd.movers.len(),
-        crowd.spread,
-        crowd.centre,
-        if options.groups {
-            "one group move per squad"
-        } else {
-            "each ordered across by itself"
-        }
-    );
-
+/// The benchmark's app: the plugins on fixed frames, the stopwatch's
+/// systems, and the options' settings.
+fn crowd_app(options: &Options) -> App {
     let mut app = App::new();
     // The compute pool gets what the I/O and async pools leave (one thread
     // on a 2-core machine) unless told how many.
@@ -576,8 +538,120 @@ fn main() -> ExitCode {
             ),
         );
     }
-    app.world_mut().spawn((grid.clone(), Transform::default()));
-    let units: Vec<Entity> = crowd
+    app
+}
+
+/// Saves the plugin's state, spawns the map and units again in a new app
+/// (after some other entities, so they have other ids) and loads the state
+/// into it: the run goes on there, and ends as it would have (the same
+/// `crowd_digest`). Prints the save's size and how long saving and loading
+/// took.
+#[cfg(feature = "serialize")]
+fn save_and_load(
+    app: &mut App,
+    options: &Options,
+    map: Entity,
+    units: &mut [Entity],
+) -> Result<(), String> {
+    use bevy::ecs::entity::EntityHashMap;
+    use bevy::platform::time::Instant;
+    use bevy_frontier::save::FrontierSave;
+
+    let began = Instant::now();
+    let save = FrontierSave::capture(app.world_mut()).map_err(|e| e.to_string())?;
+    let saved_ms = began.elapsed().as_secs_f64() * 1e3;
+    let bytes = save.to_bytes();
+    let mut loaded = crowd_app(options);
+    // Bevy's clock starts on the first frame, which lasts no time.
+    loaded.update();
+    let world = loaded.world_mut();
+    for _ in 0..97 {
+        world.spawn_empty();
+    }
+    let mut ids = EntityHashMap::default();
+    ids.insert(map, world.spawn(Transform::default()).id());
+    for unit in units.iter_mut().rev() {
+        let new = world.spawn(Transform::default()).id();
+        ids.insert(*unit, new);
+        *unit = new;
+    }
+    let began = Instant::now();
+    let save = FrontierSave::from_bytes(bytes);
+    save.restore(world, &ids).map_err(|e| e.to_string())?;
+    let loaded_ms = began.elapsed().as_secs_f64() * 1e3;
+    let stopwatch = app.world_mut().remove_resource::<Stopwatch>();
+    if let Some(stopwatch) = stopwatch {
+        loaded.insert_resource(stopwatch);
+    }
+    println!(
+        "save: {} bytes, saved in {saved_ms:.3} ms, loaded in {loaded_ms:.3} ms; going on in the loaded app",
+        save.as_bytes().len()
+    );
+    *app = loaded;
+    Ok(())
+}
+
+#[cfg(not(feature = "serialize"))]
+fn save_and_load(_: &mut App, _: &Options, _: Entity, _: &mut [Entity]) -> Result<(), String> {
+    Err("--save-at needs the `serialize` feature".to_string())
+}
+
+fn main() -> ExitCode {
+    let options = match parse_options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!(
+                "error: {message}\nusage: crowd [--map PATH] [--movers N] [--groups] [--spacing S] [--open] [--frames F] [--no-avoidance] [--threads T] [--stages] [--seed S] [--save-at F]"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    const GENERATED: &str = "generated 512x512, 1% rocks";
+    let loaded = if options.open {
+        Ok((
+            support::scattered_walls(512, 512, 1, 11),
+            GENERATED.to_string(),
+        ))
+    } else {
+        support::load_grid(
+            options.map.clone(),
+            "maps/bg512/AR0011SR.map",
+            GENERATED,
+            || support::scattered_walls(512, 512, 1, 11),
+            1,
+        )
+    };
+    let (grid, name) = match loaded {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let region = main_region_cells(&grid);
+    if region.is_empty() {
+        eprintln!("error: the map has no walkable cell");
+        return ExitCode::from(2);
+    }
+    let crowd = crowd(&grid, &region, options.movers, options.spacing);
+    println!(
+        "map: {name}; {} movers in 4 squads {} cells from {} (the most open cell), {}",
+        crowd.movers.len(),
+        crowd.spread,
+        crowd.centre,
+        if options.groups {
+            "one group move per squad"
+        } else {
+            "each ordered across by itself"
+        }
+    );
+
+    let mut app = crowd_app(&options);
+    let map = app
+        .world_mut()
+        .spawn((grid.clone(), Transform::default()))
+        .id();
+    let mut units: Vec<Entity> = crowd
         .movers
         .iter()
         .enumerate()
@@ -638,6 +712,15 @@ fn main() -> ExitCode {
     let mut arrivals: Vec<Option<u32>> = vec![None; units.len()];
     let mut blocked = vec![false; units.len()];
     while frames < options.frames {
+        if options.save_at == Some(frames) {
+            match save_and_load(&mut app, &options, map, &mut units) {
+                Ok(()) => {}
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
         under_way.push(units.len() - arrived);
         app.update();
         frames += 1;

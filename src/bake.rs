@@ -47,6 +47,8 @@ use bevy::prelude::*;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::core::coarse::GraphParts;
+use crate::core::serial::bytes;
+use crate::core::serial::framed::{self, FrameError};
 use crate::core::{
     ClassId, CoarseGraph, MovementClasses, NavGrid, Neighborhood, Terrain, UnitKind,
 };
@@ -58,9 +60,6 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// The first bytes of a baked map.
 const MAGIC: [u8; 8] = *b"FRNTNAV\0";
-
-/// The header's length: magic, version, payload length, hash.
-const HEADER: usize = 8 + 4 + 8 + 8;
 
 /// A grid and the coarse graphs built for it, as baked ahead and loaded
 /// again. As an asset, a `.navgrid` file ([`NavGridAssetPlugin`]).
@@ -156,41 +155,20 @@ impl BakedMap {
         }
         let payload = postcard::to_allocvec(&(&self.grid, &self.graphs))
             .map_err(|error| BakeError::Malformed(error.to_string()))?;
-        let mut bytes = Vec::with_capacity(HEADER + payload.len());
-        bytes.extend_from_slice(&MAGIC);
-        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&fnv1a(&payload).to_le_bytes());
-        bytes.extend_from_slice(&payload);
+        let bytes = framed::frame(MAGIC, FORMAT_VERSION, &payload);
         Ok(bytes)
     }
 
     /// Reads a map written by [`to_bytes`](Self::to_bytes), checking it
     /// (see [`BakeError`]).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, BakeError> {
-        let word = |at: usize| -> [u8; 8] { bytes[at..at + 8].try_into().unwrap_or_default() };
-        if bytes.len() < 12 || bytes[..8] != MAGIC {
-            return Err(BakeError::NotABakedMap);
-        }
-        let found = u32::from_le_bytes(bytes[8..12].try_into().unwrap_or_default());
-        if found != FORMAT_VERSION {
-            return Err(BakeError::Version { found });
-        }
-        let got = bytes.len() as u64;
-        if bytes.len() < HEADER {
-            return Err(BakeError::Length {
-                expected: HEADER as u64,
-                got,
-            });
-        }
-        let expected = u64::from_le_bytes(word(12)).saturating_add(HEADER as u64);
-        if expected != got {
-            return Err(BakeError::Length { expected, got });
-        }
-        let payload = &bytes[HEADER..];
-        if fnv1a(payload) != u64::from_le_bytes(word(20)) {
-            return Err(BakeError::Corrupt);
-        }
+        let payload =
+            framed::unframe(bytes, MAGIC, FORMAT_VERSION).map_err(|error| match error {
+                FrameError::Magic => BakeError::NotABakedMap,
+                FrameError::Version(found) => BakeError::Version { found },
+                FrameError::Length { expected, got } => BakeError::Length { expected, got },
+                FrameError::Corrupt => BakeError::Corrupt,
+            })?;
         let (grid, graphs): (NavGrid, Vec<CoarseGraph>) = postcard::from_bytes(payload)
             .map_err(|error| BakeError::Malformed(error.to_string()))?;
         let shape = (grid.width(), grid.height(), grid.neighborhood());
@@ -202,21 +180,6 @@ impl BakedMap {
         }
         Ok(Self { grid, graphs })
     }
-}
-
-/// FNV-1a over `bytes`, eight at a time (a word per step, then the last
-/// bytes one by one): each step is a bijection of the hash for a given
-/// input, so any one byte or word changed changes the result.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    let words = bytes.chunks_exact(8);
-    let tail = words.remainder();
-    let hash = words.fold(0xcbf2_9ce4_8422_2325u64, |hash, word| {
-        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        (hash ^ word).wrapping_mul(PRIME)
-    });
-    tail.iter()
-        .fold(hash, |hash, &byte| (hash ^ byte as u64).wrapping_mul(PRIME))
 }
 
 /// A move set as written: the number of neighbours.
@@ -354,35 +317,6 @@ impl<'de> Deserialize<'de> for CoarseGraph {
             upper: (data.upper, data.upper_lengths),
         })
         .ok_or_else(|| D::Error::custom("a coarse graph's records do not read as one"))
-    }
-}
-
-/// Byte buffers as one run of bytes (serde's bytes), not a sequence of
-/// numbers.
-mod bytes {
-    use serde::{Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_bytes(bytes)
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Vec<u8>, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = Vec<u8>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("bytes")
-            }
-            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Vec<u8>, E> {
-                Ok(bytes.to_vec())
-            }
-            fn visit_byte_buf<E>(self, bytes: Vec<u8>) -> Result<Vec<u8>, E> {
-                Ok(bytes)
-            }
-        }
-        deserializer.deserialize_byte_buf(Visitor)
     }
 }
 

@@ -16,6 +16,7 @@ use bevy::prelude::*;
 /// their thread counts or entity ids; the first frame they differ is where
 /// their games part (see "Lockstep" in the README).
 #[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct FrontierChecksum {
     /// This frame's hash as it is being folded.
     open: Fold,
@@ -62,6 +63,7 @@ impl FrontierChecksum {
 /// rustc's FxHash, with a final mix so every bit reaches every other): the
 /// same on every machine, unlike a hasher seeded at random.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 struct Fold(u64);
 
 impl Fold {

@@ -67,6 +67,8 @@ pub mod checksum;
 mod clock;
 pub mod core;
 pub mod ordinal;
+#[cfg(feature = "serialize")]
+mod remap;
 pub mod schedule;
 
 pub mod maps;
@@ -78,6 +80,8 @@ pub mod movement;
 pub mod groups;
 
 pub mod desync;
+#[cfg(feature = "serialize")]
+pub mod save;
 
 #[cfg(feature = "debug_draw")]
 pub mod debug;

@@ -18,6 +18,7 @@ use bevy::prelude::*;
 
 /// The world's counter the stamps are taken from.
 #[derive(Resource, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct OrdinalCounter {
     count: u64,
     /// Deals the places units join in out in another order (0: none).
@@ -38,6 +39,7 @@ pub fn shuffle_crowd_ranks(world: &mut World, salt: u64) {
 /// `Mover` and stamps it; a game only reads it.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Ordinal {
     joined: u64,
     asked: u64,

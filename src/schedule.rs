@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use bevy::ecs::change_detection::Tick;
 use bevy::ecs::intern::Interned;
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
@@ -365,6 +366,36 @@ impl FrontierSchedulePlugin {
     }
 }
 
+/// When the plugin's systems that act on changed components last ran (the
+/// tick Bevy compares a component's change with): a save tells from these
+/// which changes each has still to read (`crate::save`), and a loaded game
+/// hands those to it again, since its systems start with no past.
+#[derive(Resource, Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "serialize"), allow(dead_code))]
+pub(crate) struct ChangeMarks {
+    /// `collect_requests`: new and changed requests.
+    pub(crate) collect: Tick,
+    /// `invalidate_paths`: new results, into the path index.
+    pub(crate) index: Tick,
+    /// `begin_orders`: movers given a new order.
+    pub(crate) orders: Tick,
+    /// `adopt_paths` (and the other steering systems after it in its chain
+    /// that read new results): movers taking a new path.
+    pub(crate) adopt: Tick,
+}
+
+impl Default for ChangeMarks {
+    fn default() -> Self {
+        let never = Tick::new(0);
+        Self {
+            collect: never,
+            index: never,
+            orders: never,
+            adopt: never,
+        }
+    }
+}
+
 impl Default for FrontierSchedulePlugin {
     fn default() -> Self {
         Self::new(Update)
@@ -376,6 +407,7 @@ impl Plugin for FrontierSchedulePlugin {
         app.init_resource::<PathfindingSettings>()
             .init_resource::<FrameBudget>()
             .init_resource::<crate::ordinal::OrdinalCounter>()
+            .init_resource::<ChangeMarks>()
             .register_type::<crate::ordinal::Ordinal>()
             .register_type::<PathfindingSettings>()
             .configure_sets(

@@ -67,6 +67,7 @@ pub const MAX_CLASSES: usize = 32;
 /// names: `const SWAMP: Terrain = Terrain(3);`). [`Terrain::WALL`] is a
 /// wall for every class; every cell of a new grid is [`Terrain::PLAIN`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Terrain(pub u8);
 
 impl Terrain {
@@ -88,6 +89,7 @@ impl fmt::Display for Terrain {
 /// be mistaken for. [`ClassId::DEFAULT`] (the first class registered) is
 /// the grid's own, and the only class of a grid without any.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct ClassId(u8);
 
 impl ClassId {
@@ -123,6 +125,7 @@ impl fmt::Display for ClassId {
 /// [`MovementClasses`]; [`ClassId::DEFAULT`] on a grid without any) and
 /// its size (the side of its square footprint, in cells).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct UnitKind {
     /// The movement class.
     pub class: ClassId,

@@ -21,6 +21,7 @@ use super::size_class::{MAX_UNIT_SIZE, SizeClass};
 
 /// Which way a flood's paths run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum FloodDirection {
     /// Paths from the source to every cell reached.
     FromSource,
@@ -54,6 +55,7 @@ pub enum FloodDirection {
 /// assert_eq!(path.cost, 5.0);
 /// ```
 #[derive(Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Flood {
     source: Cell,
     direction: FloodDirection,

@@ -18,6 +18,7 @@ use super::moves::{COST_SCALE, octile};
 /// The grid does not care which way `y` points: bevy_ecs_tilemap puts row 0 at
 /// the bottom, MovingAI files put it at the top, and both load as they are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Cell {
     /// Column, from 0.
     pub x: u32,
@@ -52,6 +53,7 @@ impl fmt::Display for Cell {
 
 /// Which moves a unit may make from a cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum Neighborhood {
     /// Up, down, left and right, each costing the entered cell's cost.
     Four,
@@ -795,6 +797,36 @@ impl NavGrid {
                 .map(|(i, _)| self.cell(i as usize))
                 .collect(),
         )
+    }
+
+    /// The journal as far back as it reaches: the version it starts after
+    /// and its entries from there (for a save, `crate::save`).
+    #[cfg(feature = "serialize")]
+    pub(crate) fn journal_parts(&self) -> (u64, Vec<(u32, u8)>) {
+        let from =
+            (self.journal_floor).max(self.version.saturating_sub(CHANGE_JOURNAL_LIMIT as u64));
+        let entries = self.journal_since(from).map(Iterator::collect);
+        (from, entries.unwrap_or_default())
+    }
+
+    /// Puts back a journal [`journal_parts`](Self::journal_parts) gave, on
+    /// a grid of the version it was taken at: the edits since `from` read
+    /// as they did.
+    #[cfg(feature = "serialize")]
+    pub(crate) fn restore_journal(&mut self, from: u64, entries: &[(u32, u8)]) -> bool {
+        if from > self.version || self.version - from != entries.len() as u64 {
+            return false;
+        }
+        self.journal_floor = from;
+        if entries.is_empty() {
+            return true;
+        }
+        let limit = CHANGE_JOURNAL_LIMIT as u64;
+        self.journal = vec![(0, 0); CHANGE_JOURNAL_LIMIT];
+        for (v, &entry) in (from + 1..=self.version).zip(entries) {
+            self.journal[(v % limit) as usize] = entry;
+        }
+        true
     }
 
     /// The journal's entries (cell index, byte before) of the versions

@@ -20,6 +20,7 @@ pub trait HeapPositions {
 /// Keys and items live in two arrays: choosing a child reads only keys, so
 /// more of them share a cache line.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct OpenList<K> {
     keys: Vec<K>,
     items: Vec<u32>,
@@ -177,6 +178,7 @@ impl HeapPositions for [u32] {
 /// A min-heap over items `0..capacity` with O(1) membership and key lookup
 /// and O(log n) decrease-key: an [`OpenList`] plus one position per item.
 #[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct IndexedHeap<K> {
     heap: OpenList<K>,
     positions: Vec<u32>,

@@ -52,6 +52,7 @@ pub(crate) struct JumpGrid<'a> {
 /// sorted), so that scans find those on their line without a look-up per
 /// cell.
 #[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Targets {
     rows: Vec<Vec<i32>>,
     columns: Vec<Vec<i32>>,

@@ -47,6 +47,8 @@ pub mod movingai;
 mod regions;
 mod scratch;
 pub mod search;
+#[cfg(feature = "serialize")]
+pub(crate) mod serial;
 pub mod size_class;
 mod walk_bits;
 

@@ -322,6 +322,91 @@ impl ScratchPool {
     }
 }
 
+/// A saved scratch space: its size, its generation and only the cells the
+/// search of that generation has seen (their stamp and score), with the
+/// open list. Positions are those of the open list's items; a cell not
+/// seen is left at zero, which no generation a search takes reads as seen.
+#[cfg(feature = "serialize")]
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ScratchData {
+    cells: u32,
+    generation: u32,
+    /// `(cell, stamp, g)`, in cell order.
+    seen: Vec<(u32, u32, u64)>,
+    open: OpenList<u64>,
+}
+
+#[cfg(feature = "serialize")]
+impl serde::Serialize for Scratch {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let seen = (self.nodes.stamp.iter().enumerate())
+            .filter(|&(_, &stamp)| {
+                self.generation > 0 && generation(stamp).wrapping_sub(self.generation) <= 1
+            })
+            .map(|(cell, &stamp)| (cell as u32, stamp, self.nodes.g[cell]))
+            .collect();
+        ScratchData {
+            cells: self.nodes.stamp.len() as u32,
+            generation: self.generation,
+            seen,
+            open: self.open.clone(),
+        }
+        .serialize(serializer)
+    }
+}
+
+#[cfg(feature = "serialize")]
+impl<'de> serde::Deserialize<'de> for Scratch {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let data = ScratchData::deserialize(deserializer)?;
+        let cells = data.cells as usize;
+        let mut nodes = Nodes {
+            stamp: vec![0; cells],
+            g: vec![0; cells],
+            position: vec![0; cells],
+        };
+        for (cell, stamp, g) in data.seen {
+            let cell = cell as usize;
+            if cell >= cells {
+                return Err(D::Error::custom("a scratch cell beyond its size"));
+            }
+            nodes.stamp[cell] = stamp;
+            nodes.g[cell] = g;
+        }
+        for (position, &item) in data.open.items().iter().enumerate() {
+            let slot = nodes.position.get_mut(item as usize);
+            *slot.ok_or_else(|| D::Error::custom("an open cell beyond its size"))? =
+                position as u32;
+        }
+        Ok(Self {
+            nodes,
+            generation: data.generation,
+            open: data.open,
+        })
+    }
+}
+
+/// A saved pool keeps only its limit: the spaces in it hold no search, and
+/// the next searches make their own.
+#[cfg(feature = "serialize")]
+impl serde::Serialize for ScratchPool {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.limit.serialize(serializer)
+    }
+}
+
+#[cfg(feature = "serialize")]
+impl<'de> serde::Deserialize<'de> for ScratchPool {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let limit = Option::<usize>::deserialize(deserializer)?;
+        Ok(Self {
+            free: Vec::new(),
+            limit,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,6 +40,7 @@ pub const SCAN_STEPS_PER_EXPANSION: u32 = 8;
 /// How a search behaves. [`SearchConfig::default`] gives optimal paths with
 /// no expansion cap.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct SearchConfig {
     /// Multiplier on the heuristic. 1 (the default) gives optimal paths;
     /// above 1 expands fewer nodes, for a path that costs at most this
@@ -99,6 +100,7 @@ impl Default for SearchConfig {
 
 /// Where a search stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum SearchStatus {
     /// Still searching: call [`Search::step`] again.
     Running,
@@ -167,6 +169,7 @@ impl std::error::Error for SearchError {}
 /// A path: the cells from start to end, both included, each one move from
 /// the next, and the total cost of those moves.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Path {
     /// Cells from start to end.
     pub cells: Vec<Cell>,
@@ -179,6 +182,7 @@ pub struct Path {
 /// the larger g (the deeper node), which on open ground cuts expansions
 /// several-fold. One integer compare per heap level.
 #[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct KeyPacking {
     /// Bits below f (0 when f needs all 64, in which case ties are left
     /// to the heap's order).
@@ -234,6 +238,7 @@ impl KeyPacking {
 /// assert_eq!(path.cells.last(), Some(&Cell::new(15, 0)));
 /// ```
 #[derive(Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Search {
     start: Cell,
     goal: Cell,

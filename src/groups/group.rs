@@ -16,6 +16,7 @@ use crate::pathfinding::{PathRequest, PathStatus, PathTarget};
 /// An order whose goal or map is bad gives each unit a [`PathRequest`] to
 /// the goal, so each gets the usual `Invalid` [`PathResult`](crate::pathfinding::PathResult).
 #[derive(Message, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct GroupMove {
     /// The units.
     pub units: Vec<Entity>,
@@ -117,6 +118,7 @@ impl GroupMove {
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
 #[reflect(Component)]
 #[relationship(relationship_target = GroupMembers)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct GroupMember {
     /// The entity holding the group's [`SharedRoute`].
     pub group: Entity,
@@ -140,6 +142,7 @@ impl GroupMembers {
 /// [`PathRequest`] (and then the [`PathResult`](crate::pathfinding::PathResult)) of the shared path and the
 /// [`GroupMembers`]. It is despawned when no unit is left in the group.
 #[derive(Component, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct SharedRoute {
     /// Order of creation: groups are served first come, first served.
     pub(super) sequence: u64,
@@ -174,6 +177,7 @@ pub struct SharedRoute {
 }
 
 #[derive(Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) enum Stage {
     Searching,
     Splicing(Box<Splice>),
@@ -182,6 +186,7 @@ pub(super) enum Stage {
 }
 
 #[derive(Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Splice {
     pub(super) path: Vec<Cell>,
     /// Units and the cells they stood on when the floods began.
@@ -272,6 +277,7 @@ pub(crate) struct GroupScratch(pub(super) ScratchPool);
 /// A member, the cell it stood on, its slot, and its own two paths (`None`
 /// where a flood did not reach).
 #[derive(Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Pair {
     pub(super) unit: Entity,
     pub(super) cell: Cell,
@@ -282,6 +288,7 @@ pub(super) struct Pair {
 
 /// Routes being handed out, a few each frame.
 #[derive(Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Handout {
     pub(super) pairs: Vec<Pair>,
     pub(super) next: usize,
@@ -341,4 +348,32 @@ pub(super) fn send_alone(
         .on_map(group.map)
         .with_priority(group.priority);
     order_alone(commands, unit, request, group.misses_goal());
+}
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(GroupMove { units, goal, map });
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(GroupMember { group });
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(SharedRoute {
+    map,
+    assigned,
+    stage
+});
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Splice { units });
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Handout { pairs });
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Pair { unit });
+
+#[cfg(feature = "serialize")]
+impl crate::remap::Remap for Stage {
+    fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
+        match self {
+            Stage::Splicing(splice) => crate::remap::Remap::remap(splice, to),
+            Stage::HandingOut(handout) => crate::remap::Remap::remap(handout, to),
+            Stage::Searching | Stage::Done => {}
+        }
+    }
 }

@@ -45,6 +45,9 @@ use group::{GroupScratch, Stage};
 use splice::scratch_back;
 
 pub use group::{GroupMember, GroupMembers, GroupMove, SharedRoute};
+/// How far the group orders have been read (`crate::save`).
+#[cfg(feature = "serialize")]
+pub(crate) use order::GroupOrders;
 
 /// Group moves: [`GroupMove`] orders become one shared path, heads and
 /// tails from two budgeted floods, and routes handed out a few dozen a
@@ -87,6 +90,7 @@ impl Plugin for GroupsPlugin {
             .register_type::<GroupMembers>()
             .add_message::<GroupMove>()
             .init_resource::<GroupScratch>()
+            .init_resource::<order::GroupOrders>()
             .add_observer(leave_on_arrival)
             .add_observer(leave_on_own_order)
             .add_observer(stop_when_taken_out)

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use bevy::ecs::message::MessageCursor;
 use bevy::prelude::*;
 
 use super::group::{GroupMember, GroupMove, SharedRoute, Stage, centre_cell, order_alone};
@@ -49,6 +50,18 @@ pub(super) fn end_slots(
     slots
 }
 
+/// How far `start_group_moves` has read the [`GroupMove`]s, and the
+/// number the next group gets (its place in the first-come, first-served
+/// order). Kept in a resource, not the system's own state, so that a save
+/// holds them: the orders sent since it last read (`resumed` on load, read
+/// first) and the count.
+#[derive(Resource, Default)]
+pub(crate) struct GroupOrders {
+    pub(crate) cursor: MessageCursor<GroupMove>,
+    pub(crate) sequence: u64,
+    pub(crate) resumed: Vec<GroupMove>,
+}
+
 /// `FrontierSystems::Orders`: turns [`GroupMove`]s into a group entity
 /// searching the shared path, members walking on instinct, and solo
 /// requests for the units too far away. Units of different sizes
@@ -57,13 +70,16 @@ pub(super) fn end_slots(
 /// its class may enter; all of the order's end slots are distinct, no two
 /// footprints overlapping.
 pub(crate) fn start_group_moves(
-    mut orders: MessageReader<GroupMove>,
+    messages: Res<Messages<GroupMove>>,
+    mut read: ResMut<GroupOrders>,
     units: Query<(&Transform, KindData), With<Mover>>,
     maps: Maps,
     mut commands: Commands,
-    mut sequence: Local<u64>,
 ) {
-    for order in orders.read() {
+    let read = &mut *read;
+    let resumed = std::mem::take(&mut read.resumed);
+    let sequence = &mut read.sequence;
+    for order in resumed.iter().chain(read.cursor.read(&messages)) {
         let mut seen = HashSet::new();
         let movers: Vec<(Entity, Vec2, UnitKind)> = order
             .units

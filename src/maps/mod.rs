@@ -63,6 +63,7 @@ impl Component for NavGrid {
 /// replaced or removed, so that a grid inserted after it succeeds it.
 /// Entries of despawned entities are dropped every frame.
 #[derive(Resource, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct LastGridVersions(EntityHashMap<u64>);
 
 /// Drops what [`LastGridVersions`] holds for despawned entities.
@@ -138,6 +139,7 @@ fn floor(x: f64) -> f64 {
 /// centred at `origin + (x, y) × cell_size` and spans half a cell each way.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct GridLayout {
     /// Centre of cell (0, 0), in the map's local space.
     pub origin: Vec2,
@@ -781,6 +783,9 @@ impl<F: QueryFilter + 'static> Maps<'_, '_, F> {
         })
     }
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(LastGridVersions { 0 });
 
 #[cfg(test)]
 mod tests {

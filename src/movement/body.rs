@@ -16,6 +16,7 @@ use crate::pathfinding::{Footprint, MovementClass};
 /// others with [`Avoidance::default`].
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Avoidance {
     /// The body's radius in world units. `None` (the default): 0.45 of its
     /// [`Footprint`]'s side in cells, so units one cell wide pass a bridge

@@ -67,6 +67,7 @@ use crate::pathfinding::{
 /// that wants to know whether its order is still served).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Pursuit {
     /// The unit chased or followed.
     pub target: Entity,
@@ -403,3 +404,6 @@ fn end(
     let changed = Some(unit.request.last_changed());
     order_ended(commands, arrivals, unit.entity, outcome, changed);
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Pursuit { target });

@@ -70,3 +70,11 @@ pub use state::{Arrival, Arrived, CrowdState, Motion, MoveBlocked, Mover, Steeri
 pub(crate) use corridor::{Edits, join_path, smooth};
 pub(crate) use state::MissesGoal;
 pub(crate) use state::steer::{Steer, steer};
+/// What a save holds of the crowd (`crate::save`).
+#[cfg(feature = "serialize")]
+pub(crate) use {
+    orders::RouteChecks,
+    rest::RestingPlaces,
+    seats::{Seat, Seats},
+    state::{EndedOrder, OnProvisionalPath},
+};

@@ -7,6 +7,7 @@
 
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::query::QueryData;
+use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
 use super::corridor::{Cut, Edits, join_path};
@@ -21,6 +22,7 @@ use crate::ordinal::Ordinal;
 use crate::pathfinding::{
     Footprint, MovementClass, PathRequest, PathResult, PathStatus, PathTarget, unit_kind,
 };
+use crate::schedule::ChangeMarks;
 
 /// The world position a request points at (where the unit it names
 /// stands: `positions` holds it).
@@ -56,7 +58,9 @@ pub(super) fn begin_orders(
     mut orders: Query<NewOrder, NewOrders>,
     maps: MapsBesideUnits,
     positions: Query<&Transform>,
+    (ticks, mut marks): (SystemChangeTick, ResMut<ChangeMarks>),
 ) {
+    marks.orders = ticks.this_run();
     for (unit, request, mut steering, ended) in &mut orders {
         // An order that ended in the frame its path was asked for again:
         // no new order.
@@ -136,7 +140,9 @@ pub(super) fn adopt_paths(
     mut units: Query<AdoptQuery, (With<Mover>, Changed<PathResult>)>,
     maps: MapsBesideUnits,
     mut commands: Commands,
+    (ticks, mut marks): (SystemChangeTick, ResMut<ChangeMarks>),
 ) {
+    marks.adopt = ticks.this_run();
     for AdoptQueryItem {
         entity: unit,
         transform,
@@ -286,6 +292,7 @@ pub(super) fn replan_cut_paths(mut units: PathFollowers, maps: MapsBesideUnits) 
 /// Per map, the grid version whose edits [`replan_cut_routes`] has checked
 /// the routes against.
 #[derive(Resource, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct RouteChecks {
     checked: EntityHashMap<u64>,
 }
@@ -454,3 +461,6 @@ pub(super) fn seat_strays(
         }
     }
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(RouteChecks { checked });

@@ -121,6 +121,7 @@ impl Plugin for MovementPlugin {
             .init_resource::<Seats>()
             .init_resource::<orders::RouteChecks>()
             .init_resource::<passage::Passages>()
+            .add_observer(super::rest::note_gone_mover)
             .add_message::<UnitArrived>()
             .add_message::<MoveBlocked>()
             .add_message::<chase::TargetLost>()

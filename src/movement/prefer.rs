@@ -51,9 +51,8 @@ pub(super) fn prefer(
     mut units: Query<PreferQuery>,
     maps: MapsBesideUnits,
     mut places: ResMut<RestingPlaces>,
-    mut gone: RemovedComponents<Mover>,
 ) {
-    for unit in gone.read() {
+    for unit in std::mem::take(&mut places.gone) {
         places.release(unit);
     }
     let seconds = time.delta_secs();

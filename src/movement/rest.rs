@@ -14,11 +14,25 @@ use crate::movement::tuning::SEARCH_LIMIT;
 
 /// The cells each standing unit holds (its footprint's cells, on its map).
 #[derive(Resource, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct RestingPlaces {
     /// The unit resting on each cell of each map.
     cells: HashMap<(Entity, Cell), Entity>,
     /// The map and cells each unit holds.
     held: EntityHashMap<(Entity, Vec<Cell>)>,
+    /// Units that stopped being movers (or were despawned) since `prefer`
+    /// last ran, in that order: their cells are given up then.
+    pub(crate) gone: Vec<Entity>,
+}
+
+/// A unit stopped being a mover, or was despawned: `prefer` gives up its
+/// rest place on its next run (kept here, so a save holds those not yet
+/// read).
+pub(crate) fn note_gone_mover(
+    gone: On<Remove, super::state::Mover>,
+    mut places: ResMut<RestingPlaces>,
+) {
+    places.gone.push(gone.entity);
 }
 
 impl RestingPlaces {
@@ -120,3 +134,6 @@ fn footprint(anchor: Cell, size: u8) -> impl Iterator<Item = Cell> {
     let size = size.max(1) as u32;
     (0..size).flat_map(move |dy| (0..size).map(move |dx| Cell::new(anchor.x + dx, anchor.y + dy)))
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(RestingPlaces { cells, held, gone });

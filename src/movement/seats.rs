@@ -22,6 +22,7 @@ use crate::ordinal::stamp_joined;
 /// A mover's place in the crowd's arrays ([`Seats`]); `Seat::NONE` until it
 /// joins (and for a mover in a world without the movement plugin).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Seat(u32);
 
 impl Default for Seat {
@@ -42,6 +43,7 @@ impl Seat {
 
 /// Which mover holds each seat, and the free seats, lowest first.
 #[derive(Resource, Default, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Seats {
     holders: Vec<Option<Entity>>,
     free: BinaryHeap<Reverse<u32>>,
@@ -111,3 +113,6 @@ pub(crate) fn leave_crowd(mut world: DeferredWorld, context: HookContext) {
         *held = Seat::NONE;
     }
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Seats { holders });

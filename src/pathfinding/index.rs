@@ -12,12 +12,15 @@ use super::stats::PathfindingStats;
 use crate::core::size_class::anchors_over;
 use crate::core::{Cell, ClassId, GridChanges, NavGrid, SizeClass};
 use crate::ordinal::Ordinal;
+use crate::schedule::ChangeMarks;
+use bevy::ecs::system::SystemChangeTick;
 
 /// Side of the square blocks of cells the index files paths under.
 const BLOCK: u32 = 16;
 
 /// A run of consecutive path cells (indices `first..=last`) in one block.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 struct Run {
     unit: Entity,
     first: u32,
@@ -28,6 +31,7 @@ struct Run {
 /// the runs of path cells inside it; per map, the grid version up to which
 /// edits have been checked.
 #[derive(Resource, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct PathIndex {
     blocks: HashMap<(Entity, u32, u32), Vec<Run>>,
     /// The blocks each indexed path has runs in.
@@ -37,6 +41,13 @@ pub(crate) struct PathIndex {
     /// The largest unit size of any path indexed so far (so an edit looks
     /// only as far back as a footprint can reach).
     largest: u8,
+    /// Units whose result was removed (or that were despawned) since
+    /// `invalidate_paths` last ran, in that order.
+    removed: Vec<Entity>,
+    /// Units whose result `invalidate_paths` reads as changed on its next
+    /// run whatever its change tick: those a loaded save's game had not
+    /// read yet.
+    pub(crate) resumed: Vec<Entity>,
 }
 
 impl PathIndex {
@@ -200,25 +211,32 @@ type Results<'w, 's> = Query<'w, 's, (Entity, &'static mut PathResult, Option<&'
 pub(crate) fn invalidate_paths(
     maps: Query<(Entity, &NavGrid)>,
     mut results: Results,
-    mut removed: RemovedComponents<PathResult>,
     mut index: ResMut<PathIndex>,
     mut commands: Commands,
     mut messages: MessageWriter<PathInvalidated>,
     mut stats: ResMut<PathfindingStats>,
+    (ticks, mut marks): (SystemChangeTick, ResMut<ChangeMarks>),
 ) {
     let began = clock::now();
+    marks.index = ticks.this_run();
     stats.begin_frame();
     let index = &mut *index;
-    for unit in removed.read() {
+    for unit in std::mem::take(&mut index.removed) {
         index.remove(unit);
     }
     // Results changed since the last frame (new ones included); reading
     // through `Mut` does not mark them changed.
-    let changed: Vec<Entity> = results
+    let resumed = std::mem::take(&mut index.resumed);
+    let mut changed: Vec<Entity> = results
         .iter_mut()
         .filter(|(_, result, _)| result.is_changed())
         .map(|(unit, ..)| unit)
         .collect();
+    for unit in resumed {
+        if results.get(unit).is_ok() && !changed.contains(&unit) {
+            changed.push(unit);
+        }
+    }
     // Their old paths are gone; the new ones are checked below.
     for &unit in &changed {
         index.remove(unit);
@@ -287,3 +305,21 @@ pub(crate) fn invalidate_paths(
     stats.invalidate_time = took;
     stats.frame_time += took;
 }
+
+/// A result was removed, or its unit despawned: `invalidate_paths` takes
+/// its path out of the index on its next run (kept in the index, so a save
+/// holds those not yet read).
+pub(crate) fn note_removed_result(gone: On<Remove, PathResult>, mut index: ResMut<PathIndex>) {
+    index.removed.push(gone.entity);
+}
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(PathIndex {
+    blocks,
+    paths,
+    checked,
+    removed,
+    resumed
+});
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Run { unit });

@@ -21,6 +21,9 @@ use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
 pub use graphs::{BUILD_EXPANSIONS_PER_FRAME, CoarseGraphs, build_frames};
+/// What a save holds of the queue's and the index's (`crate::save`).
+#[cfg(feature = "serialize")]
+pub(crate) use index::PathIndex;
 pub use queue::PathfindingQueue;
 pub(crate) use queue::locate;
 pub use request::{Footprint, MovementClass, PathRequest, PathTarget, Unreachable};
@@ -105,6 +108,8 @@ impl Plugin for PathfindingPlugin {
                     .in_set(FrontierSystems::Collect),
                 queue::run_searches.in_set(FrontierSystems::Search),
             ),
-        );
+        )
+        .add_observer(queue::note_removed_request)
+        .add_observer(index::note_removed_result);
     }
 }

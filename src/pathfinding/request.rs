@@ -9,6 +9,7 @@ use crate::ordinal::{Ordinal, stamp_asked};
 /// A point a path starts or ends at: a world position, a grid cell, or a
 /// unit (any entity with a `Transform`), wherever it stands.
 #[derive(Clone, Copy, Debug, PartialEq, Reflect)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum PathTarget {
     /// A position in world space (x, y); the cell it falls in is used.
     World(Vec2),
@@ -51,6 +52,7 @@ impl From<Cell> for PathTarget {
 
 /// What to do when the goal cannot be reached from the start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum Unreachable {
     /// Go as close as possible: path to the reachable cell nearest the goal
     /// (status [`PathStatus::NearestReachable`](super::PathStatus::NearestReachable)). What a player expects when
@@ -75,6 +77,7 @@ pub enum Unreachable {
 #[reflect(Component)]
 #[require(Ordinal)]
 #[component(on_insert = stamp_asked)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct PathRequest {
     /// Where to go.
     pub goal: PathTarget,
@@ -251,6 +254,7 @@ impl PathRequest {
 /// ```
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Footprint(pub u8);
 
 /// Which ground a unit may walk and what each terrain costs it: an id of
@@ -303,6 +307,7 @@ pub struct Footprint(pub u8);
 /// ```
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct MovementClass(pub ClassId);
 
 impl From<ClassId> for MovementClass {
@@ -371,5 +376,17 @@ impl Footprint {
     pub fn anchor(self, centre: Vec2, layout: &GridLayout) -> Option<(i64, i64)> {
         let back = layout.cell_size * (self.0.max(1) as f32 - 1.0) / 2.0;
         layout.local_to_cell(centre - back)
+    }
+}
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(PathRequest { goal, start, map });
+
+#[cfg(feature = "serialize")]
+impl crate::remap::Remap for PathTarget {
+    fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
+        if let PathTarget::Entity(entity) = self {
+            *entity = to(*entity);
+        }
     }
 }

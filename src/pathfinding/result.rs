@@ -11,6 +11,7 @@ use crate::maps::MapError;
 
 /// Why a request could not be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum InvalidReason {
     /// The start lies outside the map: the position or cell the request
     /// starts from (its unit's `Transform` unless it names a start) falls
@@ -90,6 +91,7 @@ impl fmt::Display for InvalidReason {
 
 /// How a request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum PathStatus {
     /// A path to the goal: optimal, or with a
     /// [`heuristic_weight`](crate::schedule::PathfindingSettings::heuristic_weight)
@@ -148,6 +150,7 @@ impl PathStatus {
 /// its search ends.
 #[derive(Component, Clone, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct PathResult {
     /// How the request ended.
     pub status: PathStatus,
@@ -156,6 +159,7 @@ pub struct PathResult {
     /// The cells from start to end (empty without a path). For a unit
     /// bigger than a cell, the anchors of its footprint (its lowest-`x`,
     /// lowest-`y` cell).
+    #[cfg_attr(feature = "serialize", serde(with = "crate::core::serial::path_cells"))]
     pub cells: Vec<Cell>,
     /// The centres of `cells` in world space (of the footprints, for a unit
     /// bigger than a cell).
@@ -354,3 +358,6 @@ pub struct PathInvalidated {
     /// The unit.
     pub entity: Entity,
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(PathResult { map });

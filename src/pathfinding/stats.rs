@@ -8,6 +8,7 @@ use bevy::prelude::*;
 
 /// What the plugin did in the last frame.
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct PathfindingStats {
     /// Node expansions spent in the last frame, by searches and by group
     /// moves' floods (with `frame_reading`, never above `nodes_per_frame`).

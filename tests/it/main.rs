@@ -41,6 +41,7 @@ mod plugin_map_changes;
 mod plugin_order;
 mod plugin_settings;
 mod refinement;
+mod save_resume;
 mod search_vs_dijkstra;
 mod shared_goals;
 mod sliced_search;

@@ -121,6 +121,7 @@ pub(super) fn pieces(
 /// neighbours is, so they are worked out once, not five times. Bounded to
 /// a few rows.
 #[derive(Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Cache {
     pieces: IndexMap<(Vec<u16>, u16)>,
     supers: IndexMap<SuperGraph>,
@@ -165,6 +166,7 @@ impl Cache {
 
 /// A record under construction, resumable at any expansion.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) enum Repair {
     Cluster(ClusterBuild),
     Super(SuperBuild),
@@ -201,6 +203,7 @@ impl Repair {
 /// and its entrances placed (paid for in advance, a step's budget at a
 /// time), then a [`Sweep`] from each node in turn fills its row of costs.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct ClusterBuild {
     pub(super) cluster: u32,
     /// Expansions paid towards the labelling, until it is done.
@@ -375,6 +378,7 @@ fn labelling_cost(graph: &Levels, cache: &Cache, cluster: u32) -> u64 {
 /// costs between nodes of one cluster and the steps across the borders
 /// between its clusters, and the pieces it forms (nodes it joins).
 #[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct SuperGraph {
     /// Per node: its grid cell index.
     cells: Vec<u32>,
@@ -486,6 +490,7 @@ impl SuperGraph {
 /// (paid for in advance), then a Dijkstra over its level-1 graph from each
 /// level-2 node in turn fills its row of costs.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct SuperBuild {
     pub(super) sup: u32,
     paid: u64,
@@ -660,6 +665,7 @@ impl SuperBuild {
 /// A Dijkstra over a [`SuperGraph`] from one node to the level-2 nodes,
 /// resumable at any expansion, costs in level-1 units.
 #[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct NodeSweep {
     dist: Vec<u32>,
     settled: Vec<bool>,

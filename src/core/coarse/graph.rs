@@ -68,6 +68,44 @@ impl CoarseGraph {
         graph
     }
 
+    /// The graph as it stands, built or not, with the repairs it has under
+    /// way (for a save, `crate::save`; a baked map keeps only built
+    /// graphs, as [`parts`](Self::parts)).
+    #[cfg(feature = "serialize")]
+    pub(crate) fn serialize_live<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        use serde::Serialize;
+        let Self {
+            levels,
+            dirty,
+            dirty_upper,
+            usable,
+            version,
+            repair,
+        } = self;
+        (levels, dirty, dirty_upper, usable, version, repair).serialize(serializer)
+    }
+
+    /// A graph [`serialize_live`](Self::serialize_live) wrote.
+    #[cfg(feature = "serialize")]
+    pub(crate) fn deserialize_live<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Self, D::Error> {
+        use serde::Deserialize;
+        let (levels, dirty, dirty_upper, usable, version, repair) =
+            Deserialize::deserialize(deserializer)?;
+        Ok(Self {
+            levels,
+            dirty,
+            dirty_upper,
+            usable,
+            version,
+            repair,
+        })
+    }
+
     /// What a built graph is made of, for baking: the grid's shape and
     /// version it reflects, and each level's records, as their bytes one
     /// after another and each one's length. `None` unless every record is

@@ -27,6 +27,7 @@ pub(super) const UPPER_UNIT: u64 = COST_SCALE;
 /// The lattice of clusters and super-clusters over one size class, and the
 /// record of each.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Levels {
     pub(super) kind: UnitKind,
     pub(super) width: u32,
@@ -401,6 +402,7 @@ pub(super) fn around(x: u32, y: u32, columns: u32, rows: u32) -> impl Iterator<I
 /// set again is written at the end and its old bytes counted as garbage,
 /// and the buffer is compacted once a quarter of it is garbage.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Records {
     data: Vec<u8>,
     /// Per record: where it starts in `data` and its length (0: none).
@@ -499,6 +501,7 @@ impl Records {
 /// Records still to build, each once, oldest first: a flag per record
 /// (so `add` is O(1)), and the dirty ones in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Dirty {
     list: std::collections::VecDeque<u32>,
     flag: Vec<bool>,

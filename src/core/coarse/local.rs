@@ -11,6 +11,7 @@ use crate::core::size_class::SizeClass;
 /// array with a border of walls round it, so a move is an offset and
 /// needs no bounds check.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Area {
     /// Costs, `(w + 2) × (h + 2)`, walls all round.
     pub(super) costs: Vec<u8>,
@@ -104,6 +105,7 @@ impl Area {
 /// A search confined to one cluster: Dijkstra (forward from sources, or
 /// backward to a target) or A* to one cell. Resumable.
 #[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Local {
     pub(super) g: Vec<u64>,
     /// The move (index into `MOVE_DELTAS`) that reached each cell.
@@ -267,6 +269,7 @@ impl Local {
 /// later can improve it; and the records are arrays indexed through a mask,
 /// so no index is bounds-checked.
 #[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Sweep {
     cells: Box<SweepCells>,
     targets_left: usize,
@@ -285,13 +288,18 @@ const SWEEP_CELLS: usize = 512;
 
 /// A sweep's per-cell records, in arrays of [`SWEEP_CELLS`].
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 struct SweepCells {
     /// The best cost found (`u32::MAX`: none yet).
+    #[cfg_attr(feature = "serialize", serde(with = "crate::core::serial::array"))]
     dist: [u32; SWEEP_CELLS],
     /// The cost of entering each cell.
+    #[cfg_attr(feature = "serialize", serde(with = "crate::core::serial::array"))]
     costs: [u32; SWEEP_CELLS],
     /// The moves each cell allows, a bit per direction.
+    #[cfg_attr(feature = "serialize", serde(with = "crate::core::serial::array"))]
     moves: [u8; SWEEP_CELLS],
+    #[cfg_attr(feature = "serialize", serde(with = "crate::core::serial::array"))]
     target: [bool; SWEEP_CELLS],
 }
 

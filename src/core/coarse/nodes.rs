@@ -14,6 +14,7 @@ use crate::core::size_class::SizeClass;
 
 /// How a route reaches a waypoint from the one before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) enum Leg {
     /// Through the cells of one cluster (a level-1 table entry, or joining
     /// the start or the goal).
@@ -26,6 +27,7 @@ pub(super) enum Leg {
 
 /// Where a node search may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 enum Scope {
     /// A route: level 1 inside these super-clusters (its start's and its
     /// goal's), level 2 elsewhere.
@@ -36,6 +38,7 @@ enum Scope {
 
 /// The A* over the nodes of a [`CoarseGraph`].
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Abstract {
     /// Per cluster reached: the first of a block of ids, one per node of
     /// its record in the record's order, the block's length, and the

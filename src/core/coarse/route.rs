@@ -15,6 +15,7 @@ use crate::core::size_class::SizeClass;
 
 /// Where a [`CoarseRoute`] stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum RouteStatus {
     /// Still working: call [`CoarseRoute::step`] again.
     Running,
@@ -28,6 +29,7 @@ pub enum RouteStatus {
 /// A route from one anchor to another over a [`CoarseGraph`], found and
 /// refined a budget of expansions at a time.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct CoarseRoute {
     start: Cell,
     goal: Cell,
@@ -71,6 +73,7 @@ pub struct CoarseRoute {
 /// What a [`CoarseRoute`] has spent, by part, in expansions (cells of a
 /// cluster searched or labelled, and nodes of the graph).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct RouteWork {
     /// Joining the start and the goal to the nodes of their clusters.
     pub join: u64,
@@ -87,6 +90,7 @@ pub struct RouteWork {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 enum Phase {
     FromStart,
     ToGoal,
@@ -97,6 +101,7 @@ enum Phase {
 
 /// Which part of [`RouteWork`] a step's expansions go to.
 #[derive(Clone, Copy)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 enum Part {
     Join,
     Nodes,

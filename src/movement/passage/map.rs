@@ -12,6 +12,7 @@ use crate::movement::tuning::{BACK_OFF_STEPS, LONGEST};
 
 /// A chain of one-lane anchors with two mouths.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Passage {
     /// The chain's lowest anchor (row, then column): the passage's name.
     pub(super) key: Cell,
@@ -29,6 +30,7 @@ pub(super) const BLOCK: u32 = 8;
 /// the blocks looked at so far: a flat table (a look-up in the open costs
 /// an index, not a hash).
 #[derive(Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Blocks {
     /// Blocks along x and y.
     wide: u32,
@@ -73,6 +75,7 @@ impl Blocks {
 
 /// The passages of one map for one size, as far as units have looked.
 #[derive(Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct PassageMap {
     /// The grid version the cache is for.
     pub(super) version: u64,
@@ -269,6 +272,7 @@ pub(super) fn class_map(map: Entity, view: &MapView) -> ClassMap {
 /// The one-lane passages units have looked at, per map, class and size,
 /// and the sizes of the movers of each class on each map this frame.
 #[derive(Resource, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Passages {
     pub(super) maps: HashMap<(ClassMap, u8), PassageMap>,
     /// Per map, the sizes of its movers (bit k for size k). A unit takes
@@ -438,3 +442,8 @@ pub(super) fn held_in<T>(
 pub(super) fn holder_grid<'a>(view: &MapView<'a>, size: u8, width: u8) -> MapView<'a> {
     view.for_size(if size >= width { width } else { 1 })
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Passages { maps, sizes });
+#[cfg(feature = "serialize")]
+crate::remap::no_entities!(PassageMap);

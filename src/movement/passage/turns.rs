@@ -12,6 +12,7 @@ use crate::movement::tuning::{
 
 /// Whose turn it is at a passage this frame.
 #[derive(Clone, Copy, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Turn {
     /// The side that may walk on to it.
     open: Option<usize>,
@@ -23,6 +24,7 @@ pub(super) struct Turn {
 /// it), the longest any has waited (with the rank of the first of those,
 /// to break ties), and the seconds the next to come needs to reach the
 /// point where it claims the passage.
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Traffic {
     inside: [u32; 2],
     waited: [Option<(f32, u64)>; 2],

@@ -9,6 +9,7 @@ use bevy::prelude::*;
 /// A mover's headway: how long it has been trying to move without gaining
 /// ground, and whether it pushes through others because of it.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Headway {
     /// Seconds it has been trying to move without headway.
     pub(crate) stalled: f32,

@@ -30,6 +30,7 @@ pub(crate) type MapsBesideUnits<'w, 's> = Maps<'w, 's, Without<Mover>>;
 #[reflect(Component)]
 #[require(Transform, Steering, Motion, Ordinal, Seat)]
 #[component(on_add = join_crowd, on_remove = leave_crowd)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Mover {
     /// World units per second: from 0 up to
     /// [`Mover::MAX_CELLS_PER_SECOND`] cells a second (a speed above it,
@@ -49,6 +50,7 @@ impl Mover {
 /// What a [`Mover`] is doing.
 #[derive(Component, Clone, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum Steering {
     /// Standing.
     #[default]
@@ -98,6 +100,7 @@ impl Steering {
 /// walk, with the separation's push added after it.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Motion {
     /// The velocity steering asks for this frame (world units per second):
     /// toward the next waypoint, the goal (on instinct) or the unit's rest
@@ -197,6 +200,7 @@ pub enum CrowdState {
 /// goal), so a `match` needs a `_` arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 #[non_exhaustive]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub enum Arrival {
     /// At its goal: on the goal's cell, or on the nearest free one when
     /// others stand there (a group's units each at their own).
@@ -241,6 +245,7 @@ impl Arrival {
 /// how it ended. Removed when it gets a new order.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Arrived {
     /// How the order ended.
     pub outcome: Arrival,
@@ -331,6 +336,7 @@ pub struct MoveBlocked {
 ///
 /// [`PathStatus::Provisional`](crate::pathfinding::PathStatus::Provisional): crate::pathfinding::PathStatus::Provisional
 #[derive(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct OnProvisionalPath;
 
 /// On a unit a group sent to its end slot alone, when the group's goal
@@ -339,6 +345,22 @@ pub(crate) struct OnProvisionalPath;
 /// group's. It holds the request it came with (a later order to another
 /// goal does not miss it).
 #[derive(Component)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct MissesGoal {
     pub(crate) goal: PathTarget,
+}
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Motion { map, passage });
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(MissesGoal { goal });
+
+#[cfg(feature = "serialize")]
+impl crate::remap::Remap for Steering {
+    fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
+        match self {
+            Steering::Idle => {}
+            Steering::Instinct { map, .. } | Steering::Following { map, .. } => *map = to(*map),
+        }
+    }
 }

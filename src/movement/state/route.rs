@@ -10,6 +10,7 @@ use bevy::prelude::*;
 /// group, stored once and reference-counted, then its own again.
 #[derive(Clone, Debug, Default, PartialEq, Reflect)]
 #[reflect(opaque, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct Route {
     head: Vec<Vec2>,
     shared: SharedWaypoints,

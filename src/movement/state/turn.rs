@@ -18,6 +18,7 @@ pub(crate) type PassageId = (ClassMap, u8, Cell);
 
 /// A claim on a passage: the unit may be in it, going from `side`'s mouth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Claim {
     pub(crate) map: ClassMap,
     pub(crate) size: u8,
@@ -34,6 +35,7 @@ impl Claim {
 /// Where a mover stands with the one-lane passages, as the turns of this
 /// frame left it (the turns stage).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) enum TurnState {
     /// No passage ahead, or its way on is open.
     #[default]
@@ -73,6 +75,7 @@ impl TurnState {
 /// neighbours it finds ([`queued`](crate::movement::passage)); read by
 /// avoidance, the walk and [`Motion::state`](super::Motion::state).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct PassageState {
     /// The way the unit means to go (unit length, or zero when it stands).
     pub(crate) heading: Vec2,
@@ -96,5 +99,19 @@ impl PassageState {
     /// Whether it holds a passage (in it, or at its mouth about to go in).
     pub(crate) fn crossing(&self) -> bool {
         self.turn.claim().is_some()
+    }
+}
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Claim { map });
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(PassageState { turn });
+
+#[cfg(feature = "serialize")]
+impl crate::remap::Remap for TurnState {
+    fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
+        if let TurnState::Crossing(claim) = self {
+            crate::remap::Remap::remap(claim, to);
+        }
     }
 }

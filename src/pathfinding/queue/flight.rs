@@ -10,6 +10,7 @@ use super::resolve::Job;
 use crate::core::{Flood, NavGrid, ScratchPool, Search};
 
 /// What a flight searches with.
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) enum Work {
     /// One job's own search, made when the flight first gets budget (so
     /// admitting many requests at once does not set up grid-sized scratch
@@ -22,6 +23,7 @@ pub(super) enum Work {
 /// The work of jobs with one goal: a [`Flood`] from the goal towards every
 /// job's start, and what it has answered.
 #[derive(Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct SharedWork {
     /// Made, like a search, when the flight first gets budget.
     pub(super) flood: Option<Box<Flood>>,
@@ -35,6 +37,7 @@ pub(super) struct SharedWork {
 /// place in flight keeps its state and resumes where it was): one job with a
 /// [`Search`] of its own, or jobs with one goal sharing a [`Flood`] run
 /// backwards from it.
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Flight {
     /// At least one; all on the same map, of the same size and with the
     /// same goal when shared.
@@ -135,3 +138,6 @@ impl Flight {
         self.jobs
     }
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Flight { jobs });

@@ -29,6 +29,7 @@ pub(super) enum FlightAt {
 /// order requests, and the reading of shared searches' paths the budget
 /// owes.
 #[derive(Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Flights {
     next_ticket: u64,
     /// Entities with a request waiting or in flight, so that cancelling the
@@ -163,3 +164,11 @@ impl Flights {
         work + self.pool.memory_bytes()
     }
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Flights {
+    live,
+    waiting,
+    in_flight,
+    stalled_legs
+});

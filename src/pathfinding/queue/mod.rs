@@ -52,7 +52,8 @@ use crate::budget::FrameBudget;
 use crate::core::{Cell, NavGrid, UnitKind};
 use crate::maps::{MapView, Maps};
 use crate::ordinal::Ordinal;
-use crate::schedule::PathfindingSettings;
+use crate::schedule::{ChangeMarks, PathfindingSettings};
+use bevy::ecs::system::SystemChangeTick;
 use delivery::Delivery;
 use flight::Flight;
 pub(crate) use resolve::locate;
@@ -129,42 +130,57 @@ pub(crate) fn prepare_maps(
     }
 }
 
-/// Requests new or changed this frame, with where and how big their units
-/// are.
-type ChangedRequests<'w, 's> = Query<
-    'w,
-    's,
-    (
-        Entity,
-        &'static PathRequest,
-        Option<&'static Transform>,
-        Option<&'static Footprint>,
-        Option<&'static MovementClass>,
-        &'static Ordinal,
-    ),
-    Changed<PathRequest>,
->;
+/// A request, with where and how big its unit is.
+type RequestData = (
+    Entity,
+    &'static PathRequest,
+    Option<&'static Transform>,
+    Option<&'static Footprint>,
+    Option<&'static MovementClass>,
+    &'static Ordinal,
+);
+
+/// Requests new or changed this frame.
+type ChangedRequests<'w, 's> = Query<'w, 's, RequestData, Changed<PathRequest>>;
+
+/// Every request (for those a loaded save hands `collect_requests` as
+/// new, [`PathfindingQueue::resumed`]).
+type AllRequests<'w, 's> = Query<'w, 's, RequestData>;
+
+/// A request was removed, or its unit despawned: `collect_requests` drops
+/// its job on its next run (in the order they went, as Bevy's
+/// `RemovedComponents` would give them, but kept in the queue, so a save
+/// holds those not yet read).
+pub(crate) fn note_removed_request(
+    gone: On<Remove, PathRequest>,
+    mut queue: ResMut<PathfindingQueue>,
+) {
+    queue.removed.push(gone.entity);
+}
 
 /// `Collect`: reads removed and new or changed requests. Bad ones and
 /// those needing no search are answered now; the rest wait in the queue.
 pub(crate) fn collect_requests(
     mut queue: ResMut<PathfindingQueue>,
-    mut removed: RemovedComponents<PathRequest>,
     // Whether an entity still has a request, and where it stands (a unit
     // a request names as its goal).
     entities: Query<(Has<PathRequest>, Option<&'static Transform>)>,
-    changed: ChangedRequests,
+    // New and changed requests, and every request (for those a loaded
+    // save hands over as new).
+    (changed, requests): (ChangedRequests, AllRequests),
     maps: Maps,
     settings: Res<PathfindingSettings>,
     mut delivery: Delivery,
+    (ticks, mut marks): (SystemChangeTick, ResMut<ChangeMarks>),
 ) {
     let began = clock::now();
+    marks.collect = ticks.this_run();
     let queue = &mut *queue;
     let position_of = |entity| Some(entities.get(entity).ok()?.1?.translation.truncate());
     queue.frame += 1;
     queue.plans.clear();
     queue.flights.waiting.set_aging(settings.aging_frames);
-    for entity in removed.read() {
+    for entity in std::mem::take(&mut queue.removed) {
         if !entities.get(entity).is_ok_and(|(requesting, _)| requesting) {
             queue.flights.forget(entity);
         }
@@ -174,6 +190,13 @@ pub(crate) fn collect_requests(
     let mut found = Vec::new();
     // In the order they were asked for, not the order the query visits.
     let mut arrived: Vec<_> = changed.iter().collect();
+    for entity in std::mem::take(&mut queue.resumed) {
+        if !changed.contains(entity)
+            && let Ok(request) = requests.get(entity)
+        {
+            arrived.push(request);
+        }
+    }
     arrived.sort_unstable_by_key(|(.., ordinal)| ordinal.asked());
     for (entity, request, transform, footprint, class, _) in arrived {
         delivery.stats.count_request();

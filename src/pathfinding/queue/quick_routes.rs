@@ -8,6 +8,7 @@ use super::super::result::PathResult;
 use crate::core::CoarseRoute;
 
 /// A quick route under way, kept between frames like any search.
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct QuickSearch {
     /// The ticket of its job.
     pub(super) ticket: u64,
@@ -29,6 +30,7 @@ impl QuickSearch {
 
 /// Quick routes kept between frames, and this frame's provisional paths.
 #[derive(Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct QuickRoutes {
     /// Under way: their first stretch (or whole route) is still to send.
     pub(super) under_way: Vec<QuickSearch>,
@@ -56,3 +58,6 @@ impl QuickRoutes {
         self.extending.clear();
     }
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(QuickRoutes { provisional });

@@ -13,6 +13,7 @@ use crate::schedule::PathfindingSettings;
 
 /// A request resolved to cells, waiting for or holding a search.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Job {
     pub(super) entity: Entity,
     /// Arrival order; also tells a live request from a replaced one.
@@ -321,3 +322,6 @@ pub(super) fn search_config(settings: &PathfindingSettings) -> SearchConfig {
         ignore_costs: false,
     }
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Job { entity, map, asked });

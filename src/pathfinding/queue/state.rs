@@ -14,6 +14,7 @@ use crate::core::{Flood, Search};
 /// flight. Read it for [`queued`](Self::queued) and
 /// [`in_flight`](Self::in_flight) counts.
 #[derive(Resource, Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub struct PathfindingQueue {
     /// Runs of the plugin's schedule so far.
     pub(super) frame: u64,
@@ -22,7 +23,15 @@ pub struct PathfindingQueue {
     /// Quick provisional routes (see
     /// [`PathfindingSettings::refine`](crate::schedule::PathfindingSettings::refine)).
     pub(super) quick: QuickRoutes,
-    /// What one frame's planning finds and keeps for the rest of it.
+    /// Units whose request was removed (or that were despawned) since
+    /// `collect_requests` last ran, in that order.
+    pub(super) removed: Vec<Entity>,
+    /// Units whose request `collect_requests` reads as new on its next run
+    /// whatever its change tick: those a loaded save's game had not read yet.
+    pub(super) resumed: Vec<Entity>,
+    /// What one frame's planning finds and keeps for the rest of it
+    /// (cleared as each frame's run begins, so never saved).
+    #[cfg_attr(feature = "serialize", serde(skip))]
     pub(super) plans: Plans,
 }
 
@@ -85,5 +94,27 @@ impl PathfindingQueue {
                 }) => Some((flight.lead().map, flight.jobs.len(), &**flood)),
                 _ => None,
             })
+    }
+}
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(PathfindingQueue {
+    flights,
+    quick,
+    removed,
+    resumed
+});
+
+#[cfg(feature = "serialize")]
+impl PathfindingQueue {
+    /// Units whose request the next run of `collect_requests` reads as new
+    /// whatever its change tick (a loaded save's, `crate::save`).
+    pub(crate) fn resumed_mut(&mut self) -> &mut Vec<Entity> {
+        &mut self.resumed
+    }
+
+    /// Those it has not read yet of a restore's (before a frame ran).
+    pub(crate) fn resumed(&self) -> &[Entity] {
+        &self.resumed
     }
 }

@@ -46,6 +46,7 @@ impl Flight {
 /// for the ageing they are keyed for), and an index of those that could
 /// share a search.
 #[derive(Default)]
+#[cfg_attr(feature = "serialize", derive(serde::Serialize, serde::Deserialize))]
 pub(super) struct Waiting {
     flights: BTreeMap<Rank, Flight>,
     /// The ageing the keys are ranks for.
@@ -217,3 +218,6 @@ impl Waiting {
         })
     }
 }
+
+#[cfg(feature = "serialize")]
+crate::remap::remap_fields!(Waiting { flights, shares });
