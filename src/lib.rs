@@ -42,7 +42,7 @@
 //! | [`pathfinding`] | yes | requests, the queue and its searches, results and their events |
 //! | [`movement`] | yes | movers: instinct, routes, path following |
 //! | [`groups`] | yes | group orders, shared routes, membership |
-//! | `tilemap`, `debug` | yes | bevy_ecs_tilemap sync (feature `tilemap`); the gizmo overlay (feature `debug_draw`) |
+//! | `tilemap`, `debug`, `bake`, [`desync`], `save` | yes | bevy_ecs_tilemap sync (feature `tilemap`); the gizmo overlay (feature `debug_draw`); maps baked ahead and a game's save of the plugin's whole state (feature `serialize`); a frame's state as text, to find where two clients parted |
 //!
 //! [`guide`] has a recipe for each task a game does with the plugin.
 //! `docs/architecture.md` in the repository follows one request and one
@@ -56,6 +56,10 @@
 //!   any game with Bevy's default features): search lanes, the crowd's
 //!   parallel stages and coarse graph builds run on the task pools'
 //!   threads, with the same results as without.
+//! - `serialize`: `bake` (a grid and its coarse graphs baked ahead, as
+//!   bytes and as `.navgrid` assets) and `save` (the plugin's whole state
+//!   between two frames, for a game's save or a rejoining client, loaded
+//!   back into a fresh app to go on bit for bit).
 //! - `demo`: what the rendered examples need; nothing of the library.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

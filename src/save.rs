@@ -30,6 +30,10 @@
 //! again itself. The loaded `App` must be built as the saved one was: the
 //! same plugins, settings and schedule.
 //!
+//! A save is read as a game reads its own files: the header's hash finds
+//! bytes damaged or cut ([`LoadError`]), not a save written by hand to be
+//! read wrongly.
+//!
 //! ```
 //! # use bevy::prelude::*;
 //! # use bevy::ecs::entity::EntityHashMap;

@@ -87,7 +87,12 @@ impl Game {
                     56 + rng.below(40)
                 };
                 let at = Vec2::new(x as f32, rng.below(SIZE) as f32);
-                Some(spawn_unit(&mut app, at, 3.0 + rng.below(3) as f32))
+                let unit = spawn_unit(&mut app, at, 3.0 + rng.below(3) as f32);
+                // Some of two cells: their own layer and coarse graph.
+                if i % 5 == 4 {
+                    app.world_mut().entity_mut(unit).insert(Footprint(2));
+                }
+                Some(unit)
             })
             .collect();
         // Eight near the bridge, four each side, sent over it.
@@ -163,6 +168,12 @@ impl Game {
             let at = Vec2::new(rng.below(40) as f32, rng.below(SIZE) as f32);
             let unit = spawn_unit(&mut self.app, at, 4.0);
             self.units.push(Some(unit));
+        } else if roll < 8 {
+            // A request with no mover: a path asked for, not walked.
+            let at = Transform::from_xyz(rng.below(SIZE) as f32, rng.below(SIZE) as f32, 0.0);
+            let request = PathRequest::new(cell(&mut rng)).with_priority(rng.below(3) as i32);
+            let asker = self.app.world_mut().spawn((at, request)).id();
+            self.units.push(Some(asker));
         }
     }
 
