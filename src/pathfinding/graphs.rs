@@ -26,6 +26,8 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::tasks::futures_lite::future;
 use bevy::tasks::{AsyncComputeTaskPool, Task, TaskPool};
+#[cfg(feature = "serialize")]
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::clock;
 use crate::core::{ClassId, CoarseGraph, GraphBuild, NavGrid, SizeClass, UnitKind};
@@ -453,129 +455,129 @@ async fn build_in_parts(grid: Arc<NavGrid>, kind: UnitKind) -> CoarseGraph {
     build.into_graph()
 }
 
-/// A map's graphs in a save (`crate::save`): each kind's graph as it
-/// stands, built or under way, with the frame it is due. A build on a
-/// thread is waited for first ([`CoarseGraphs::settle`]).
+// A map's graphs in a save (`crate::save`): each kind's graph as it
+// stands, built or under way, with the frame it is due. A build on a
+// thread is waited for first (`CoarseGraphs::settle`).
+
+/// A graph in its live form ([`CoarseGraph::serialize_live`]).
 #[cfg(feature = "serialize")]
-mod saved {
-    use serde::de::Error as _;
-    use serde::ser::Error as _;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+struct Live(Box<CoarseGraph>);
 
-    use super::{Build, CoarseGraph, CoarseGraphs, Entry, State};
-    use crate::core::UnitKind;
-    use bevy::tasks::futures_lite::future;
+/// A graph being written in its live form.
+#[cfg(feature = "serialize")]
+struct LiveRef<'a>(&'a CoarseGraph);
 
-    /// A graph in its live form ([`CoarseGraph::serialize_live`]).
-    struct Live(Box<CoarseGraph>);
+#[cfg(feature = "serialize")]
+impl Serialize for LiveRef<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_live(serializer)
+    }
+}
 
-    /// A graph being written in its live form.
-    struct LiveRef<'a>(&'a CoarseGraph);
+#[cfg(feature = "serialize")]
+impl<'de> Deserialize<'de> for Live {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        CoarseGraph::deserialize_live(deserializer).map(|graph| Self(Box::new(graph)))
+    }
+}
 
-    impl Serialize for LiveRef<'_> {
-        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            self.0.serialize_live(serializer)
+/// One kind's graph: how far it is, and the graph.
+#[cfg(feature = "serialize")]
+#[derive(Serialize, Deserialize)]
+enum Stage {
+    Ready,
+    /// Built in slices on the frame's thread, due on a frame.
+    Sliced(Option<u64>),
+    /// Built, to be taken up on a frame.
+    Done(Option<u64>),
+}
+
+#[cfg(feature = "serialize")]
+impl CoarseGraphs {
+    /// Waits for the builds on threads and their windows, so that every
+    /// graph is data. It changes nothing the plugin decides: a build is
+    /// taken up on its frame, and its window counted from the frame it
+    /// began, whenever either was done.
+    pub(crate) fn settle(&mut self) {
+        for entry in &mut self.entries {
+            let State::Building {
+                build,
+                due,
+                window_to_come,
+            } = &mut entry.state
+            else {
+                continue;
+            };
+            if let Some(task) = window_to_come.take() {
+                let frames = future::block_on(task);
+                *due = due.map(|began| began + frames);
+            }
+            if let Build::Task(task) = build {
+                let graph = future::block_on(task);
+                *build = Build::Done(Box::new(graph));
+            }
         }
     }
+}
 
-    impl<'de> Deserialize<'de> for Live {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            CoarseGraph::deserialize_live(deserializer).map(|graph| Self(Box::new(graph)))
-        }
-    }
-
-    /// One kind's graph: how far it is, and the graph.
-    #[derive(Serialize, Deserialize)]
-    enum Stage {
-        Ready,
-        /// Built in slices on the frame's thread, due on a frame.
-        Sliced(Option<u64>),
-        /// Built, to be taken up on a frame.
-        Done(Option<u64>),
-    }
-
-    impl CoarseGraphs {
-        /// Waits for the builds on threads and their windows, so that every
-        /// graph is data. It changes nothing the plugin decides: a build is
-        /// taken up on its frame, and its window counted from the frame it
-        /// began, whenever either was done.
-        pub(crate) fn settle(&mut self) {
-            for entry in &mut self.entries {
-                let State::Building {
+#[cfg(feature = "serialize")]
+impl Serialize for CoarseGraphs {
+    /// Fails for a build still on a thread (a save waits for those first).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut entries = Vec::with_capacity(self.entries.len());
+        for entry in &self.entries {
+            let (stage, graph) = match &entry.state {
+                State::Ready(graph) => (Stage::Ready, graph),
+                State::Building {
                     build,
                     due,
-                    window_to_come,
-                } = &mut entry.state
-                else {
-                    continue;
-                };
-                if let Some(task) = window_to_come.take() {
-                    let frames = future::block_on(task);
-                    *due = due.map(|began| began + frames);
-                }
-                if let Build::Task(task) = build {
-                    let graph = future::block_on(task);
-                    *build = Build::Done(Box::new(graph));
-                }
-            }
-        }
-    }
-
-    impl Serialize for CoarseGraphs {
-        /// Fails for a build still on a thread (a save waits for those first).
-        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            let mut entries = Vec::with_capacity(self.entries.len());
-            for entry in &self.entries {
-                let (stage, graph) = match &entry.state {
-                    State::Ready(graph) => (Stage::Ready, graph),
-                    State::Building {
-                        build,
-                        due,
-                        window_to_come: None,
-                    } => match build {
-                        Build::Sliced(graph) => (Stage::Sliced(*due), graph),
-                        Build::Done(graph) => (Stage::Done(*due), graph),
-                        Build::Task(_) => return Err(S::Error::custom("a graph build in flight")),
-                    },
-                    State::Building { .. } => {
-                        return Err(S::Error::custom("a graph build in flight"));
+                    window_to_come: None,
+                } => match build {
+                    Build::Sliced(graph) => (Stage::Sliced(*due), graph),
+                    Build::Done(graph) => (Stage::Done(*due), graph),
+                    Build::Task(_) => {
+                        return Err(serde::ser::Error::custom("a graph build in flight"));
                     }
-                };
-                entries.push((entry.kind, stage, LiveRef(graph)));
-            }
-            (self.supplied, entries).serialize(serializer)
+                },
+                State::Building { .. } => {
+                    return Err(serde::ser::Error::custom("a graph build in flight"));
+                }
+            };
+            entries.push((entry.kind, stage, LiveRef(graph)));
         }
+        (self.supplied, entries).serialize(serializer)
     }
+}
 
-    impl<'de> Deserialize<'de> for CoarseGraphs {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            let (supplied, entries): (bool, Vec<(UnitKind, Stage, Live)>) =
-                Deserialize::deserialize(deserializer)?;
-            let entries = entries.into_iter().map(|(kind, stage, Live(graph))| {
-                let state = match stage {
-                    Stage::Ready => State::Ready(graph),
-                    Stage::Sliced(due) => State::Building {
-                        build: Build::Sliced(graph),
-                        due,
-                        window_to_come: None,
-                    },
-                    Stage::Done(due) => State::Building {
-                        build: Build::Done(graph),
-                        due,
-                        window_to_come: None,
-                    },
-                };
-                Entry { kind, state }
-            });
-            let entries: Vec<Entry> = entries.collect();
-            if entries
-                .iter()
-                .enumerate()
-                .any(|(i, a)| entries[..i].iter().any(|b| b.kind == a.kind))
-            {
-                return Err(D::Error::custom("two graphs for one unit kind"));
-            }
-            Ok(Self { supplied, entries })
+#[cfg(feature = "serialize")]
+impl<'de> Deserialize<'de> for CoarseGraphs {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (supplied, entries): (bool, Vec<(UnitKind, Stage, Live)>) =
+            Deserialize::deserialize(deserializer)?;
+        let entries = entries.into_iter().map(|(kind, stage, Live(graph))| {
+            let state = match stage {
+                Stage::Ready => State::Ready(graph),
+                Stage::Sliced(due) => State::Building {
+                    build: Build::Sliced(graph),
+                    due,
+                    window_to_come: None,
+                },
+                Stage::Done(due) => State::Building {
+                    build: Build::Done(graph),
+                    due,
+                    window_to_come: None,
+                },
+            };
+            Entry { kind, state }
+        });
+        let entries: Vec<Entry> = entries.collect();
+        if entries
+            .iter()
+            .enumerate()
+            .any(|(i, a)| entries[..i].iter().any(|b| b.kind == a.kind))
+        {
+            return Err(serde::de::Error::custom("two graphs for one unit kind"));
         }
+        Ok(Self { supplied, entries })
     }
 }
