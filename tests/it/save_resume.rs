@@ -355,3 +355,32 @@ fn bad_saves_are_refused_and_change_nothing() {
     let listed = save.entities().unwrap();
     assert_eq!(listed.len(), game.alive().len() + 1);
 }
+
+/// A game that saves with Bevy's reflection (scenes) carries the save as
+/// a resource: it goes through the type registry and comes back whole.
+#[test]
+fn a_save_goes_through_reflection_as_a_resource() {
+    use bevy::reflect::TypeRegistry;
+    use bevy::reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
+    use serde::de::DeserializeSeed;
+
+    let mut game = Game::new(5);
+    for frame in 0..30 {
+        game.act(5, frame);
+        game.app.update();
+    }
+    let save = FrontierSave::capture(game.app.world_mut()).unwrap();
+    let mut registry = TypeRegistry::default();
+    registry.register::<FrontierSave>();
+    let bytes = postcard::to_allocvec(&TypedReflectSerializer::new(&save, &registry)).unwrap();
+    let registration = registry
+        .get(std::any::TypeId::of::<FrontierSave>())
+        .unwrap();
+    let mut reader = postcard::Deserializer::from_bytes(&bytes);
+    let value = TypedReflectDeserializer::new(registration, &registry)
+        .deserialize(&mut reader)
+        .unwrap();
+    let back = value.try_take::<FrontierSave>().unwrap();
+    assert_eq!(back, save);
+    assert!(game.load(&back, 3).is_ok());
+}
