@@ -384,3 +384,143 @@ fn a_save_goes_through_reflection_as_a_resource() {
     assert_eq!(back, save);
     assert!(game.load(&back, 3).is_ok());
 }
+
+/// A bevy_ecs_tilemap map: its tiles are the game's, spawned again on
+/// load as they stand; the plugin's grid of it comes from the save, and
+/// the tiles' sync finds nothing to change. Tiles edited before and after
+/// the save, movers through the gap in a wall: the same every frame.
+#[cfg(feature = "tilemap")]
+#[test]
+fn a_tilemap_game_goes_on_as_the_saved_one() {
+    use bevy_ecs_tilemap::prelude::{
+        TilePos, TileStorage, TilemapAnchor, TilemapGridSize, TilemapId, TilemapSize,
+        TilemapTileSize, TilemapType,
+    };
+    use bevy_frontier::tilemap::TileCost;
+
+    const W: u32 = 40;
+    const H: u32 = 24;
+    /// Spawns the tilemap with each tile's cost from `cost`.
+    fn spawn_tilemap(app: &mut App, cost: impl Fn(u32, u32) -> u8) -> Entity {
+        let size = TilemapSize { x: W, y: H };
+        let map = app.world_mut().spawn_empty().id();
+        let mut storage = TileStorage::empty(size);
+        for y in 0..H {
+            for x in 0..W {
+                let pos = TilePos { x, y };
+                let tile = (app.world_mut())
+                    .spawn((pos, TilemapId(map), TileCost(cost(x, y))))
+                    .id();
+                storage.set(&pos, tile);
+            }
+        }
+        app.world_mut().entity_mut(map).insert((
+            storage,
+            size,
+            TilemapGridSize { x: 16.0, y: 16.0 },
+            TilemapTileSize { x: 16.0, y: 16.0 },
+            TilemapType::Square,
+            TilemapAnchor::Center,
+            Transform::from_xyz(100.0, -40.0, 0.0),
+        ));
+        map
+    }
+    fn cost_at(app: &App, map: Entity, x: u32, y: u32) -> u8 {
+        let storage = app.world().get::<TileStorage>(map).unwrap();
+        let tile = storage.get(&TilePos { x, y }).unwrap();
+        app.world().get::<TileCost>(tile).unwrap().0
+    }
+    fn set_cost(app: &mut App, map: Entity, x: u32, y: u32, cost: u8) {
+        let storage = app.world().get::<TileStorage>(map).unwrap();
+        let tile = storage.get(&TilePos { x, y }).unwrap();
+        app.world_mut().entity_mut(tile).insert(TileCost(cost));
+    }
+    /// The frame's tile edit: a patch of mud comes and goes, and the wall
+    /// at x = 20 opens and closes at y = 5.
+    fn edit(app: &mut App, map: Entity, frame: u64) {
+        if frame % 9 == 4 {
+            let cost = if frame % 18 == 4 { 5 } else { 1 };
+            set_cost(app, map, 8 + (frame as u32 % 6), 12, cost);
+        }
+        if frame % 40 == 20 {
+            let cost = if frame % 80 == 20 { 1 } else { 0 };
+            set_cost(app, map, 20, 5, cost);
+        }
+    }
+    let world_of = |app: &App, map: Entity, cell: Cell| -> Vec2 {
+        let world = app.world();
+        bevy_frontier::maps::MapView::new(
+            world.get::<NavGrid>(map).unwrap(),
+            world.get::<GridLayout>(map).unwrap(),
+            world.get::<Transform>(map),
+        )
+        .cell_to_world(cell)
+    };
+    let wall = |x: u32, y: u32| if x == 20 && y != 18 { 0 } else { 1 };
+    let mut app = game_app();
+    let map = spawn_tilemap(&mut app, wall);
+    app.update();
+    let units: Vec<Entity> = (0..10)
+        .map(|i| {
+            let at = world_of(&app, map, Cell::new(2 + i % 3, 2 + 2 * i));
+            let unit = spawn_unit(&mut app, at, 160.0);
+            let goal = world_of(&app, map, Cell::new(36, 2 + 2 * i));
+            app.world_mut()
+                .entity_mut(unit)
+                .insert(PathRequest::new(goal));
+            unit
+        })
+        .collect();
+    const SAVE_AT: u64 = 30;
+    for frame in 0..SAVE_AT {
+        edit(&mut app, map, frame);
+        app.update();
+    }
+    let save = FrontierSave::capture(app.world_mut()).unwrap();
+
+    let mut loaded = game_app();
+    loaded.update();
+    let tiles: Vec<Vec<u8>> = (0..H)
+        .map(|y| (0..W).map(|x| cost_at(&app, map, x, y)).collect())
+        .collect();
+    let new_map = spawn_tilemap(&mut loaded, |x, y| tiles[y as usize][x as usize]);
+    let mut ids = EntityHashMap::default();
+    ids.insert(map, new_map);
+    for &unit in &units {
+        ids.insert(unit, loaded.world_mut().spawn(Transform::default()).id());
+    }
+    save.restore(loaded.world_mut(), &ids).unwrap();
+    for frame in SAVE_AT..200 {
+        edit(&mut app, map, frame);
+        edit(&mut loaded, new_map, frame);
+        app.update();
+        loaded.update();
+        let hash = |app: &App| app.world().resource::<FrontierChecksum>().frame();
+        assert_eq!(hash(&app), hash(&loaded), "frame {frame}");
+    }
+    // They went somewhere: most crossed the wall.
+    let crossed = units
+        .iter()
+        .filter(|&&unit| {
+            let at = app
+                .world()
+                .get::<Transform>(unit)
+                .unwrap()
+                .translation
+                .truncate();
+            at.x > world_of(&app, map, Cell::new(21, 0)).x
+        })
+        .count();
+    let unit = units[0];
+    let world = app.world();
+    assert!(
+        crossed >= 5,
+        "{crossed} of 10 crossed; {:?} {:?} {:?} {:?}",
+        world.get::<Transform>(unit).map(|t| t.translation),
+        world
+            .get::<PathResult>(unit)
+            .map(|r| (r.status, r.cells.len())),
+        world.get::<bevy_frontier::movement::Steering>(unit),
+        world_of(&app, map, Cell::new(21, 0))
+    );
+}
