@@ -11,9 +11,8 @@
 //! their new keys: nothing the plugin decides follows their order (see
 //! "The order things are done in" in `docs/architecture.md`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
-use std::sync::Arc;
 
 use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
@@ -55,27 +54,16 @@ macro_rules! remap_fields {
 pub(crate) use remap_fields;
 
 no_entities!(
-    bool,
     u8,
     u16,
     u32,
     u64,
-    usize,
     i32,
-    i64,
     i128,
-    f32,
-    f64,
-    Vec2,
     std::cmp::Reverse<u64>,
     crate::core::Cell,
     crate::core::UnitKind,
     crate::core::ClassId,
-    crate::core::NavGrid,
-    crate::core::Search,
-    crate::core::Flood,
-    crate::core::CoarseRoute,
-    crate::core::ScratchPool,
 );
 
 impl<T: Remap> Remap for Option<T> {
@@ -92,18 +80,7 @@ impl<T: Remap + ?Sized> Remap for Box<T> {
     }
 }
 
-/// Shared values hold no entities here (grids, paths, routes' stretches).
-impl<T: ?Sized> Remap for Arc<T> {
-    fn remap(&mut self, _: &mut dyn FnMut(Entity) -> Entity) {}
-}
-
 impl<T: Remap> Remap for Vec<T> {
-    fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
-        self.iter_mut().for_each(|value| value.remap(to));
-    }
-}
-
-impl<T: Remap> Remap for VecDeque<T> {
     fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
         self.iter_mut().for_each(|value| value.remap(to));
     }
@@ -126,7 +103,7 @@ macro_rules! tuples {
         })*
     };
 }
-tuples!((A, B), (A, B, C), (A, B, C, D), (A, B, C, D, E));
+tuples!((A, B), (A, B, C), (A, B, C, D));
 
 /// The pairs of a map, renamed and gathered again.
 fn remapped<K: Remap, V: Remap, M: IntoIterator<Item = (K, V)> + FromIterator<(K, V)>>(
@@ -168,41 +145,8 @@ impl<V: Remap> Remap for EntityHashMap<V> {
     }
 }
 
-/// The members of a set, renamed and gathered again.
-fn remapped_set<T: Remap, M: IntoIterator<Item = T> + FromIterator<T>>(
-    set: M,
-    to: &mut dyn FnMut(Entity) -> Entity,
-) -> M {
-    set.into_iter()
-        .map(|mut value| {
-            value.remap(to);
-            value
-        })
-        .collect()
-}
-
-impl<T: Remap + Eq + Hash, S: BuildHasher + Default> Remap for HashSet<T, S> {
-    fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
-        *self = remapped_set(std::mem::take(self), to);
-    }
-}
-
-impl<T: Remap + Eq + Hash, S: BuildHasher + Default> Remap
-    for bevy::platform::collections::HashSet<T, S>
-{
-    fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
-        *self = remapped_set(std::mem::take(self), to);
-    }
-}
-
-impl<T: Remap + Ord> Remap for BTreeSet<T> {
-    fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
-        *self = remapped_set(std::mem::take(self), to);
-    }
-}
-
 impl Remap for EntityHashSet {
     fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
-        *self = remapped_set(std::mem::take(self), to);
+        *self = std::mem::take(self).into_iter().map(to).collect();
     }
 }

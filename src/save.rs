@@ -36,7 +36,7 @@
 //!
 //! ```
 //! # use bevy::prelude::*;
-//! # use bevy::ecs::entity::EntityHashMap;
+//! # use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 //! # use bevy_frontier::prelude::*;
 //! # use bevy_frontier::save::FrontierSave;
 //! # let mut app = App::new();
@@ -65,7 +65,7 @@
 use std::fmt;
 
 use bevy::ecs::change_detection::{MAX_CHANGE_AGE, Tick};
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::ecs::message::Messages;
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -274,9 +274,11 @@ fn centres(world: &World, result: &PathResult) -> Option<Vec<Vec2>> {
 }
 
 /// The plugin's components, each an `Option` of the entity's, written
-/// from references and read back owned, in this order: later ones replace
-/// what the hooks of earlier ones set (a request stamps its `Ordinal`, a
-/// mover takes a `Seat`).
+/// from references and read back owned, in this order (after the grid,
+/// `Transform`, request and result, which need more than that): later
+/// ones replace what the hooks of earlier ones set (a request stamps its
+/// `Ordinal`, a mover takes a `Seat`). On load they read as unchanged
+/// since long ago.
 macro_rules! components {
     ($($field:ident: $ty:ty),* $(,)?) => {
         /// One saved entity's components, as written.
@@ -284,6 +286,9 @@ macro_rules! components {
         struct EntityRef<'a> {
             id: Entity,
             grid: Option<GridStateRef<'a>>,
+            /// The game's component, but the crowd moves it.
+            transform: Option<&'a Transform>,
+            request: Option<&'a PathRequest>,
             /// Its result, without its waypoints when they are its cells'
             /// centres on its map (then placed again on load).
             result: Option<ResultState>,
@@ -304,6 +309,8 @@ macro_rules! components {
         struct EntityState {
             id: Entity,
             grid: Option<GridState>,
+            transform: Option<Transform>,
+            request: Option<PathRequest>,
             result: Option<ResultState>,
             $($field: Option<$ty>,)*
             members: Option<Vec<Entity>>,
@@ -315,6 +322,7 @@ macro_rules! components {
         impl EntityState {
             fn remap(&mut self, to: &mut dyn FnMut(Entity) -> Entity) {
                 $(self.$field.remap(to);)*
+                self.request.remap(to);
                 self.members.remap(to);
                 if let Some(result) = &mut self.result {
                     result.result.remap(to);
@@ -326,6 +334,12 @@ macro_rules! components {
                 let mut at = world.entity_mut(entity);
                 if let Some(grid) = self.grid {
                     at.insert(grid.grid);
+                }
+                if let Some(transform) = self.transform {
+                    at.insert(transform);
+                }
+                if let Some(request) = self.request {
+                    at.insert(request);
                 }
                 if let Some(result) = self.result {
                     at.insert(result.result);
@@ -341,6 +355,8 @@ macro_rules! components {
             let at = world.entity(entity);
             EntityRef {
                 id: entity,
+                transform: at.get::<Transform>(),
+                request: at.get::<PathRequest>(),
                 result: at.get::<PathResult>().map(|result| ResultState::of(world, result)),
                 grid: at.get::<NavGrid>().map(|grid| {
                     let (journal_from, journal) = grid.journal_parts();
@@ -359,23 +375,30 @@ macro_rules! components {
         /// game's, and only replaced by the saved one.
         fn strip(world: &mut World, entity: Entity) {
             let mut at = world.entity_mut(entity);
-            at.remove::<(NavGrid, PathResult, GroupMember, EndedOrder)>();
-            $(if std::any::TypeId::of::<$ty>() != std::any::TypeId::of::<Transform>() {
-                at.remove::<$ty>();
-            })*
+            at.remove::<(NavGrid, PathRequest, PathResult, GroupMember, EndedOrder)>();
+            $(at.remove::<$ty>();)*
+        }
+
+        /// Marks every component restored on `entity` as unchanged since
+        /// `old`, but a request and a result every system still had to
+        /// read (`fresh`), which read as changed now.
+        fn age_all(world: &mut World, entity: Entity, old: Tick, fresh: (bool, bool)) {
+            age::<NavGrid>(world, entity, old, false);
+            age::<Transform>(world, entity, old, false);
+            age::<PathRequest>(world, entity, old, fresh.0);
+            age::<PathResult>(world, entity, old, fresh.1);
+            $(age::<$ty>(world, entity, old, false);)*
         }
     };
 }
 
 components!(
-    transform: Transform,
     layout: GridLayout,
     graphs: CoarseGraphs,
     footprint: Footprint,
     class: MovementClass,
     avoidance: Avoidance,
     shared_route: SharedRoute,
-    request: PathRequest,
     mover: Mover,
     steering: Steering,
     motion: Motion,
@@ -501,13 +524,12 @@ impl FrontierSave {
             .map(|(entity, ordinal)| (ordinal.map_or(u64::MAX, Ordinal::joined), entity))
             .collect();
         ids.sort_unstable();
-        let resumed_requests = world
-            .get_resource::<PathfindingQueue>()
-            .map(|queue| queue.resumed().to_vec())
+        // Those a restore handed over that no frame has read since.
+        let resumed_requests: EntityHashSet = (world.get_resource::<PathfindingQueue>())
+            .map(|queue| queue.resumed().iter().copied().collect())
             .unwrap_or_default();
-        let resumed_results = world
-            .get_resource::<PathIndex>()
-            .map(|index| index.resumed.clone())
+        let resumed_results: EntityHashSet = (world.get_resource::<PathIndex>())
+            .map(|index| index.resumed.iter().copied().collect())
             .unwrap_or_default();
         let (mut unread_requests, mut unread_results) = (Vec::new(), Vec::new());
         let mut entities = Vec::with_capacity(ids.len());
@@ -671,12 +693,12 @@ impl FrontierSave {
             if let Some(eq) = saved.ended {
                 ended.push((entity, eq));
             }
-            let ages = AgeOf::of(&saved);
+            let fresh = (saved.request_fresh, saved.result_fresh);
             if saved.result.as_ref().is_some_and(|result| result.centres) {
                 placed_again.push(entity);
             }
             saved.insert(world, entity);
-            saved_entities.push((entity, ages));
+            saved_entities.push((entity, fresh));
         }
         // Results' waypoints left out are placed again, on the maps
         // restored.
@@ -700,8 +722,8 @@ impl FrontierSave {
         state.resources.insert(world);
         let now = world.change_tick();
         let old = Tick::new(now.get().wrapping_sub(MAX_CHANGE_AGE));
-        for (entity, ages) in saved_entities {
-            ages.apply(world, entity, old);
+        for (entity, fresh) in saved_entities {
+            age_all(world, entity, old, fresh);
         }
         for (entity, eq) in ended {
             let request = world.entity(entity).get_change_ticks::<PathRequest>();
@@ -739,54 +761,5 @@ impl FrontierSave {
             adopt: before,
         });
         Ok(())
-    }
-}
-
-/// Which of a restored entity's components read as changed now.
-struct AgeOf {
-    grid: bool,
-    fresh_request: bool,
-    fresh_result: bool,
-}
-
-impl AgeOf {
-    fn of(saved: &EntityState) -> Self {
-        Self {
-            grid: saved.grid.is_some(),
-            fresh_request: saved.request_fresh,
-            fresh_result: saved.result_fresh,
-        }
-    }
-
-    /// Ages every plugin component `entity` holds.
-    fn apply(&self, world: &mut World, entity: Entity, old: Tick) {
-        macro_rules! each {
-            ($($ty:ty),*) => {
-                $(age::<$ty>(world, entity, old, false);)*
-            };
-        }
-        each!(
-            Transform,
-            GridLayout,
-            CoarseGraphs,
-            Footprint,
-            MovementClass,
-            Avoidance,
-            SharedRoute,
-            Mover,
-            Steering,
-            Motion,
-            Seat,
-            Arrived,
-            OnProvisionalPath,
-            MissesGoal,
-            Pursuit,
-            Ordinal
-        );
-        if self.grid {
-            age::<NavGrid>(world, entity, old, false);
-        }
-        age::<PathRequest>(world, entity, old, self.fresh_request);
-        age::<PathResult>(world, entity, old, self.fresh_result);
     }
 }

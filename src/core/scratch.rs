@@ -322,36 +322,25 @@ impl ScratchPool {
     }
 }
 
-/// A saved scratch space: its size, its generation and only the cells the
-/// search of that generation has seen (their stamp and score), with the
-/// open list. Positions are those of the open list's items; a cell not
-/// seen is left at zero, which no generation a search takes reads as seen.
+/// A saved scratch space is its size, its generation and only the cells
+/// the search of that generation has seen (`(cell, stamp, g)`, in cell
+/// order), with the open list. Positions are those of the open list's
+/// items; a cell not seen is left at zero, which no generation a search
+/// takes reads as seen.
 #[cfg(feature = "serialize")]
-#[derive(serde::Serialize, serde::Deserialize)]
-struct ScratchData {
-    cells: u32,
-    generation: u32,
-    /// `(cell, stamp, g)`, in cell order.
-    seen: Vec<(u32, u32, u64)>,
-    open: OpenList<u64>,
-}
+type SeenCell = (u32, u32, u64);
 
 #[cfg(feature = "serialize")]
 impl serde::Serialize for Scratch {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let seen = (self.nodes.stamp.iter().enumerate())
+        let seen: Vec<SeenCell> = (self.nodes.stamp.iter().enumerate())
             .filter(|&(_, &stamp)| {
                 self.generation > 0 && generation(stamp).wrapping_sub(self.generation) <= 1
             })
             .map(|(cell, &stamp)| (cell as u32, stamp, self.nodes.g[cell]))
             .collect();
-        ScratchData {
-            cells: self.nodes.stamp.len() as u32,
-            generation: self.generation,
-            seen,
-            open: self.open.clone(),
-        }
-        .serialize(serializer)
+        let cells = self.nodes.stamp.len() as u32;
+        (cells, self.generation, seen, &self.open).serialize(serializer)
     }
 }
 
@@ -359,14 +348,15 @@ impl serde::Serialize for Scratch {
 impl<'de> serde::Deserialize<'de> for Scratch {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let data = ScratchData::deserialize(deserializer)?;
-        let cells = data.cells as usize;
+        let (cells, generation, seen, open): (u32, u32, Vec<SeenCell>, OpenList<u64>) =
+            serde::Deserialize::deserialize(deserializer)?;
+        let cells = cells as usize;
         let mut nodes = Nodes {
             stamp: vec![0; cells],
             g: vec![0; cells],
             position: vec![0; cells],
         };
-        for (cell, stamp, g) in data.seen {
+        for (cell, stamp, g) in seen {
             let cell = cell as usize;
             if cell >= cells {
                 return Err(D::Error::custom("a scratch cell beyond its size"));
@@ -374,15 +364,15 @@ impl<'de> serde::Deserialize<'de> for Scratch {
             nodes.stamp[cell] = stamp;
             nodes.g[cell] = g;
         }
-        for (position, &item) in data.open.items().iter().enumerate() {
+        for (position, &item) in open.items().iter().enumerate() {
             let slot = nodes.position.get_mut(item as usize);
             *slot.ok_or_else(|| D::Error::custom("an open cell beyond its size"))? =
                 position as u32;
         }
         Ok(Self {
             nodes,
-            generation: data.generation,
-            open: data.open,
+            generation,
+            open,
         })
     }
 }

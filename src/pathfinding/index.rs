@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::clock;
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::prelude::*;
 
 use super::result::{PathInvalidated, PathResult};
@@ -232,10 +232,10 @@ pub(crate) fn invalidate_paths(
         .filter(|(_, result, _)| result.is_changed())
         .map(|(unit, ..)| unit)
         .collect();
-    for unit in resumed {
-        if results.get(unit).is_ok() && !changed.contains(&unit) {
-            changed.push(unit);
-        }
+    if !resumed.is_empty() {
+        let mut seen: EntityHashSet = changed.iter().copied().collect();
+        let resumed = resumed.into_iter().filter(|&unit| results.contains(unit));
+        changed.extend(resumed.filter(|&unit| seen.insert(unit)));
     }
     // Their old paths are gone; the new ones are checked below.
     for &unit in &changed {
